@@ -1,0 +1,87 @@
+"""The histogram that turns "how many players are ahead of me" into a few counter reads.
+
+Two levels over the score domain ``[0, 10**12)``:
+
+- coarse buckets, logarithmic as in the seeds: ``min(C - 1, floor(log1p(s) / ln(10**12) * C))``;
+- fine buckets, each coarse bucket's integer range cut into at most ``F`` equal slices.
+
+Each bucket is a contiguous score range, so it is also a contiguous ``rankKey`` range of a board: the
+entries ahead of a player are the players in higher coarse buckets, plus those in higher fine buckets
+of the player's coarse bucket, plus the ones ahead of them inside their own fine bucket (a capped
+COUNT on the index). The bounds are derived from the mapping itself, so a bound and the mapping can
+never disagree by a rounding step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from app.domain.keys import SCORE_CEILING, check_score
+
+_LOG_CEILING = math.log(SCORE_CEILING)
+
+
+@dataclass(frozen=True)
+class BucketLayout:
+    """A two-level layout: ``coarse`` log buckets, each cut into up to ``fine`` linear slices."""
+
+    coarse: int = 128
+    fine: int = 512
+    _lower: tuple[int, ...] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.coarse < 1 or self.fine < 1:
+            raise ValueError("a layout needs at least one coarse and one fine bucket")
+        object.__setattr__(self, "_lower", tuple(self._first_score_at_or_above(b) for b in range(self.coarse)))
+
+    def coarse_of(self, score: int) -> int:
+        check_score(score)
+        return min(self.coarse - 1, math.floor(math.log1p(score) / _LOG_CEILING * self.coarse))
+
+    def coarse_bounds(self, bucket: int) -> tuple[int, int]:
+        """The scores ``[lo, hi)`` that map to coarse ``bucket``; empty (``lo == hi``) for the
+        low buckets that are finer than the integers they separate."""
+        lo = self._lower[bucket]
+        hi = self._lower[bucket + 1] if bucket + 1 < self.coarse else SCORE_CEILING
+        return lo, hi
+
+    def fine_of(self, score: int) -> tuple[int, int]:
+        """The ``(coarse, fine)`` bucket of ``score``."""
+        bucket = self.coarse_of(score)
+        lo, hi = self.coarse_bounds(bucket)
+        return bucket, (score - lo) * self.slices(bucket) // (hi - lo)
+
+    def slices(self, bucket: int) -> int:
+        """How many fine buckets coarse ``bucket`` has: ``fine``, or fewer when it spans fewer
+        scores (one score per slice then)."""
+        lo, hi = self.coarse_bounds(bucket)
+        return max(1, min(self.fine, hi - lo))
+
+    def fine_bounds(self, bucket: int, slot: int) -> tuple[int, int]:
+        """The scores ``[lo, hi)`` of fine bucket ``slot`` of coarse ``bucket``."""
+        lo, hi = self.coarse_bounds(bucket)
+        width, n = hi - lo, self.slices(bucket)
+        # The smallest s with (s - lo) * n // width >= slot is lo + ceil(slot * width / n).
+        return lo + -(-slot * width // n), lo + -(-(slot + 1) * width // n)
+
+    @cached_property
+    def nonempty_coarse(self) -> tuple[int, ...]:
+        return tuple(b for b in range(self.coarse) if self.coarse_bounds(b)[0] < self.coarse_bounds(b)[1])
+
+    def _first_score_at_or_above(self, bucket: int) -> int:
+        """The smallest score whose coarse bucket is ``>= bucket``, by bisection over the mapping
+        (which never decreases), so floating-point rounding cannot make a bound disagree with it."""
+        lo, hi = 0, SCORE_CEILING
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.coarse_of(mid) >= bucket:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+
+SEEDS_LAYOUT = BucketLayout(coarse=128, fine=1)
+"""The seeds' histogram: 128 log buckets, no second level."""

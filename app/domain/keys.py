@@ -1,0 +1,93 @@
+"""Identifiers and the RankIndex sort key.
+
+A rank key is ``<SCORE_CEILING - score, 13 digits>#<achievedAt ms, 13 digits>#<playerId>``, so one
+ascending read of the index gives the best score first, the earliest achievement first among equal
+scores, and the smaller player id first on an exact tie of both.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SCORE_CEILING = 10**12
+"""Scores are integers in ``[0, SCORE_CEILING)``."""
+
+_DIGITS = 13
+_MAX_MILLIS = 10**_DIGITS - 1
+ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
+_ID_RE = re.compile(ID_PATTERN)
+# Every character an id may hold sorts below "~", so a key followed by "~" runs sorts after every
+# key it is a prefix of; see key_just_below.
+_ABOVE_ANY_ID_CHAR = "~"
+
+
+def is_valid_id(value: str) -> bool:
+    """Ids (players, games, variants) are 1..64 characters of ``[A-Za-z0-9_.:-]``: never ``#``."""
+    return _ID_RE.fullmatch(value) is not None
+
+
+def check_score(score: int) -> int:
+    """Return ``score`` if it can be keyed, else raise ``ValueError``.
+
+    A score at or above the ceiling would invert to a negative number whose ``-`` sorts before every
+    real key, silently corrupting the board; a bool is refused because it is an int in Python only.
+    """
+    if isinstance(score, bool) or not isinstance(score, int):
+        raise ValueError(f"score must be an integer, not {type(score).__name__}")
+    if not 0 <= score < SCORE_CEILING:
+        raise ValueError(f"score must be in [0, {SCORE_CEILING}), got {score}")
+    return score
+
+
+def score_prefix(score: int) -> str:
+    """The first field of every rank key for ``score``, with its separator."""
+    return f"{SCORE_CEILING - check_score(score):0{_DIGITS}d}#"
+
+
+@dataclass(frozen=True, order=False)
+class RankKey:
+    """What a rank key encodes: the ordering fields of one entry."""
+
+    score: int
+    achieved_at_ms: int
+    player_id: str
+
+    def encode(self) -> str:
+        check_score(self.score)
+        if not 0 <= self.achieved_at_ms <= _MAX_MILLIS:
+            raise ValueError(f"achievedAt millis out of range: {self.achieved_at_ms}")
+        if not is_valid_id(self.player_id):
+            raise ValueError(f"invalid player id: {self.player_id!r}")
+        return f"{score_prefix(self.score)}{self.achieved_at_ms:0{_DIGITS}d}#{self.player_id}"
+
+    @property
+    def order(self) -> tuple[int, int, str]:
+        """The board order as a tuple: smaller is better."""
+        return (-self.score, self.achieved_at_ms, self.player_id)
+
+    @classmethod
+    def decode(cls, key: str) -> RankKey:
+        inverted, millis, player_id = key.split("#", 2)
+        if len(inverted) != _DIGITS or len(millis) != _DIGITS:
+            raise ValueError(f"malformed rank key: {key!r}")
+        return cls(
+            score=SCORE_CEILING - int(inverted),
+            achieved_at_ms=int(millis),
+            player_id=player_id,
+        )
+
+
+def build_rank_key(score: int, achieved_at_ms: int, player_id: str) -> str:
+    return RankKey(score, achieved_at_ms, player_id).encode()
+
+
+def key_just_below(key: str) -> str:
+    """The greatest string that no valid rank key lies strictly between and ``key``.
+
+    DynamoDB's key conditions allow one comparison on the sort key, and ``BETWEEN`` is inclusive;
+    this bound lets one ``BETWEEN lo AND key_just_below(k)`` count the entries strictly ahead of
+    ``k``. It replaces the last character by its predecessor and pads with a character above any id
+    character, longer than any id, so every valid key below ``key`` is at or below the result.
+    """
+    return key[:-1] + chr(ord(key[-1]) - 1) + _ABOVE_ANY_ID_CHAR * 65

@@ -1,0 +1,115 @@
+"""Boards and their periods: all-time, the UTC day, the ISO week.
+
+A board id is ``<game>#<variant>#<period>``: ``trivia#alltopics#alltime``,
+``trivia#alltopics#day#2026-11-30``, ``trivia#alltopics#week#2026-W48``.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+
+class PeriodKind(enum.StrEnum):
+    ALLTIME = "alltime"
+    DAY = "day"
+    WEEK = "week"
+
+
+_DAY_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_WEEK_RE = re.compile(r"^(\d{4})-W(\d{2})$")
+
+
+@dataclass(frozen=True)
+class Period:
+    """One period of a board: ``label`` is empty for all-time, a date or an ISO week otherwise."""
+
+    kind: PeriodKind
+    label: str = ""
+
+    @classmethod
+    def containing(cls, kind: PeriodKind, moment: datetime) -> Period:
+        moment = moment.astimezone(UTC)
+        if kind is PeriodKind.ALLTIME:
+            return cls(kind)
+        if kind is PeriodKind.DAY:
+            return cls(kind, moment.date().isoformat())
+        year, week, _ = moment.isocalendar()
+        return cls(kind, f"{year:04d}-W{week:02d}")
+
+    @classmethod
+    def parse(cls, text: str, *, now: datetime) -> Period:
+        """Parse the URL form: ``alltime``, ``day``, ``week`` (current) or ``day:2026-11-30``,
+        ``week:2026-W48``. Raises ``ValueError`` with a reason the client can act on."""
+        kind_text, separator, label = text.partition(":")
+        try:
+            kind = PeriodKind(kind_text)
+        except ValueError:
+            raise ValueError(
+                f"unknown period {text!r}: use alltime, day, week, day:YYYY-MM-DD or week:YYYY-Www"
+            ) from None
+        if not label:
+            if separator:
+                raise ValueError(f"period {text!r} has an empty label")
+            return cls.containing(kind, now)
+        if kind is PeriodKind.ALLTIME:
+            raise ValueError("the alltime period takes no label")
+        period = cls(kind, label)
+        period.start()  # validates the label
+        return period
+
+    def start(self) -> datetime:
+        """The first instant of the period (UTC); ``datetime.min`` for all-time."""
+        if self.kind is PeriodKind.ALLTIME:
+            return datetime.min.replace(tzinfo=UTC)
+        if self.kind is PeriodKind.DAY:
+            match = _DAY_RE.fullmatch(self.label)
+            if match is None:
+                raise ValueError(f"day {self.label!r} is not YYYY-MM-DD")
+            try:
+                day = date(int(match[1]), int(match[2]), int(match[3]))
+            except ValueError as exc:
+                raise ValueError(f"day {self.label!r} is not a date: {exc}") from None
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        match = _WEEK_RE.fullmatch(self.label)
+        if match is None:
+            raise ValueError(f"week {self.label!r} is not YYYY-Www")
+        try:
+            monday = date.fromisocalendar(int(match[1]), int(match[2]), 1)
+        except ValueError as exc:
+            raise ValueError(f"week {self.label!r} is not an ISO week: {exc}") from None
+        return datetime(monday.year, monday.month, monday.day, tzinfo=UTC)
+
+    def end(self) -> datetime | None:
+        """The first instant after the period, or ``None`` for all-time."""
+        if self.kind is PeriodKind.ALLTIME:
+            return None
+        span = timedelta(days=1) if self.kind is PeriodKind.DAY else timedelta(weeks=1)
+        return self.start() + span
+
+    def expires_at(self, retention: timedelta) -> datetime | None:
+        """When the period's rows may be deleted: its end plus the retention; never for all-time."""
+        end = self.end()
+        return None if end is None else end + retention
+
+    @property
+    def suffix(self) -> str:
+        return self.kind.value if not self.label else f"{self.kind.value}#{self.label}"
+
+    @property
+    def display(self) -> str:
+        """The URL form of this period with its label: ``alltime``, ``day:2026-11-30``."""
+        return self.kind.value if not self.label else f"{self.kind.value}:{self.label}"
+
+
+@dataclass(frozen=True)
+class Board:
+    game: str
+    variant: str
+    period: Period
+
+    @property
+    def board_id(self) -> str:
+        return f"{self.game}#{self.variant}#{self.period.suffix}"

@@ -1,0 +1,77 @@
+"""The narrow ports the use cases depend on; the DynamoDB adapter and the test fakes implement them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from app.domain.models import Page, Standing, StandingWrite
+
+
+class RankReader(Protocol):
+    """What the rank code reads: the histogram and a capped count of index keys."""
+
+    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
+        """Players per coarse bucket (summed over shards); absent buckets are empty."""
+        ...
+
+    async def fine_counts(self, board_id: str, bucket: int) -> Mapping[int, int]:
+        """Players per fine slot of coarse ``bucket``."""
+        ...
+
+    async def count_keys(
+        self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
+    ) -> tuple[int, bool]:
+        """Count index entries with ``low <= rankKey <= high`` (not ``exclude_player``'s), stopping
+        at ``limit``; returns the count and whether it stopped there."""
+        ...
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """An idempotency record as found when a reservation failed."""
+
+    request_hash: str
+    status: str
+    deadline_ms: int
+    response_json: str | None
+
+
+class ScoreStore(RankReader, Protocol):
+    async def reserve_request(
+        self,
+        record_id: str,
+        *,
+        request_hash: str,
+        owner: str,
+        deadline_ms: int,
+        now_ms: int,
+        expires_at: int,
+    ) -> RequestRecord | None:
+        """Reserve an idempotency record; ``None`` when reserved (new, expired, or a stale
+        in-progress record of the same request taken over), else the record in the way."""
+        ...
+
+    async def complete_request(
+        self, record_id: str, *, owner: str, response_json: str, expires_at: int
+    ) -> None: ...
+
+    async def release_request(self, record_id: str, *, owner: str) -> None: ...
+
+    async def read_standing(self, board_id: str, player_id: str) -> Standing | None:
+        """The player's row, strongly consistent."""
+        ...
+
+    async def write_standing(self, write: StandingWrite, *, token: str, now_s: int) -> None:
+        """Apply one board's write in one transaction (seeding-lease check, the row conditioned on
+        the version read, the counters). Raises ``TransactionCancelled``."""
+        ...
+
+    async def query_board(
+        self, board_id: str, *, limit: int, start: tuple[str, str] | None
+    ) -> Page: ...
+
+    async def ping(self) -> None:
+        """Raise ``Unavailable`` unless both tables answer."""
+        ...

@@ -1,0 +1,95 @@
+"""Typed settings from the environment (prefix ``LEADERBOARD_``), checked at start-up."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+from functools import lru_cache
+from typing import Literal, Self
+
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.domain.periods import PeriodKind
+
+
+class ApiKeyEntry(BaseModel):
+    """One configured API key: its name (the client identity), the SHA-256 hex digest of the
+    plaintext, and its scopes: ``submit:<game>``, ``submit:*``, ``admin``."""
+
+    name: str = Field(min_length=1, max_length=64)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    scopes: list[str] = Field(min_length=1)
+
+
+def hash_key(plaintext: str) -> str:
+    return hashlib.sha256(plaintext.encode()).hexdigest()
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LEADERBOARD_", extra="ignore", frozen=True)
+
+    environment: Literal["development", "production"] = "development"
+    dynamodb_endpoint: str | None = None
+    region: str = "us-east-1"
+    scores_table: str = "leaderboard-scores"
+    snapshots_table: str = "leaderboard-snapshots"
+
+    periods: list[PeriodKind] = Field(
+        default_factory=lambda: [PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK], min_length=1
+    )
+    retention_days: int = Field(default=30, ge=1, le=3650)
+    idempotency_ttl_hours: int = Field(default=24, ge=1, le=24 * 30)
+    idempotency_in_progress_seconds: int = Field(default=30, ge=1, le=3600)
+    max_lateness_seconds: int = Field(default=3600, ge=0)
+    future_skew_seconds: int = Field(default=5, ge=0, le=300)
+    max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
+    rank_count_cap: int = Field(default=2000, ge=1, le=100_000)
+    counter_shards: int = Field(default=4, ge=1, le=64)
+    transact_max_attempts: int = Field(default=8, ge=1, le=20)
+    request_deadline_seconds: float = Field(default=10.0, gt=0, le=60)
+
+    api_keys: list[ApiKeyEntry] = Field(default_factory=list)
+    dev_api_key: SecretStr | None = None
+    cursor_secret: SecretStr | None = None
+
+    @field_validator("periods")
+    @classmethod
+    def _distinct_periods(cls, value: list[PeriodKind]) -> list[PeriodKind]:
+        return list(dict.fromkeys(value))
+
+    @model_validator(mode="after")
+    def _fail_fast(self) -> Self:
+        if self.dev_api_key is not None and not self.uses_embedded_backend:
+            raise ValueError(
+                "LEADERBOARD_DEV_API_KEY is accepted only with the embedded backend "
+                "(no LEADERBOARD_DYNAMODB_ENDPOINT, not in production)"
+            )
+        if self.environment == "production":
+            if self.cursor_secret is None or len(self.cursor_secret.get_secret_value()) < 32:
+                raise ValueError("production needs LEADERBOARD_CURSOR_SECRET of 32+ characters")
+        return self
+
+    @property
+    def uses_embedded_backend(self) -> bool:
+        return self.dynamodb_endpoint is None and self.environment != "production"
+
+    @property
+    def retention(self) -> timedelta:
+        return timedelta(days=self.retention_days)
+
+    def cursor_key(self) -> bytes:
+        """The HMAC key for cursors; a random one per process when none is configured (dev only),
+        which makes cursors from before a restart invalid (a 400), not wrong."""
+        if self.cursor_secret is not None:
+            return self.cursor_secret.get_secret_value().encode()
+        return _PROCESS_CURSOR_KEY
+
+
+_PROCESS_CURSOR_KEY = secrets.token_bytes(32)
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
