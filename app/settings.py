@@ -66,9 +66,10 @@ class Settings(BaseSettings):
                 "LEADERBOARD_DEV_API_KEY is accepted only with the embedded backend "
                 "(no LEADERBOARD_DYNAMODB_ENDPOINT, not in production)"
             )
-        if self.environment == "production":
-            if self.cursor_secret is None or len(self.cursor_secret.get_secret_value()) < 32:
-                raise ValueError("production needs LEADERBOARD_CURSOR_SECRET of 32+ characters")
+        if self.environment == "production" and (
+            self.cursor_secret is None or len(self.cursor_secret.get_secret_value()) < 32
+        ):
+            raise ValueError("production needs LEADERBOARD_CURSOR_SECRET of 32+ characters")
         return self
 
     @property

@@ -34,7 +34,9 @@ class BucketLayout:
     def __post_init__(self) -> None:
         if self.coarse < 1 or self.fine < 1:
             raise ValueError("a layout needs at least one coarse and one fine bucket")
-        object.__setattr__(self, "_lower", tuple(self._first_score_at_or_above(b) for b in range(self.coarse)))
+        object.__setattr__(
+            self, "_lower", tuple(self._first_score_at_or_above(b) for b in range(self.coarse))
+        )
 
     def coarse_of(self, score: int) -> int:
         check_score(score)
@@ -68,7 +70,9 @@ class BucketLayout:
 
     @cached_property
     def nonempty_coarse(self) -> tuple[int, ...]:
-        return tuple(b for b in range(self.coarse) if self.coarse_bounds(b)[0] < self.coarse_bounds(b)[1])
+        return tuple(
+            b for b in range(self.coarse) if self.coarse_bounds(b)[0] < self.coarse_bounds(b)[1]
+        )
 
     def _first_score_at_or_above(self, bucket: int) -> int:
         """The smallest score whose coarse bucket is ``>= bucket``, by bisection over the mapping

@@ -34,7 +34,7 @@ def check_score(score: int) -> int:
     real key, silently corrupting the board; a bool is refused because it is an int in Python only.
     """
     if isinstance(score, bool) or not isinstance(score, int):
-        raise ValueError(f"score must be an integer, not {type(score).__name__}")
+        raise TypeError(f"score must be an integer, not {type(score).__name__}")
     if not 0 <= score < SCORE_CEILING:
         raise ValueError(f"score must be in [0, {SCORE_CEILING}), got {score}")
     return score

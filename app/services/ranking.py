@@ -29,7 +29,7 @@ class RankQuery:
 async def rank_of(reader: RankReader, layout: BucketLayout, query: RankQuery, *, cap: int) -> Rank:
     key = query.key
     bucket, slot = layout.fine_of(key.score)
-    slot_lo, slot_hi = layout.fine_bounds(bucket, slot)
+    _, slot_hi = layout.fine_bounds(bucket, slot)
     moved = query.counted_at is not None and query.counted_at != key
     coarse, fine, (ahead_in_slot, capped) = await asyncio.gather(
         reader.coarse_counts(query.board_id),

@@ -1,0 +1,114 @@
+"""``Annotated`` dependency aliases: routes declare what they need, never how it is built."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, cast
+
+from fastapi import Depends, Header, Request
+from pydantic import ValidationError
+
+from app.api.auth import Principal
+from app.api.problems import validation_errors
+from app.api.schemas import ScoreSubmission
+from app.api.state import AppState
+from app.errors import (
+    IdempotencyKeyMissing,
+    InvalidInput,
+    MalformedJson,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+)
+from app.settings import Settings
+from app.store.dynamo import DynamoStore
+
+
+def get_state(request: Request) -> AppState:
+    return cast("AppState", request.state.app)
+
+
+StateDep = Annotated[AppState, Depends(get_state)]
+
+
+def get_store(state: StateDep) -> DynamoStore:
+    return state.store
+
+
+def get_settings_dep(state: StateDep) -> Settings:
+    return state.settings
+
+
+StoreDep = Annotated[DynamoStore, Depends(get_store)]
+SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+
+
+def get_principal(
+    state: StateDep, authorization: Annotated[str | None, Header()] = None
+) -> Principal:
+    return state.keys.authenticate(authorization)
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+_KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
+
+
+def get_idempotency_key(
+    idempotency_key: Annotated[
+        str | None,
+        Header(description="1..255 visible ASCII characters; one per distinct submission"),
+    ] = None,
+) -> str:
+    if idempotency_key is None or not idempotency_key.strip():
+        raise IdempotencyKeyMissing("send an Idempotency-Key header with every submission")
+    key = idempotency_key.strip()
+    if len(key) > 255 or not set(key) <= _KEY_CHARS:
+        raise InvalidInput(
+            "the Idempotency-Key must be 1..255 visible ASCII characters",
+            errors=[{"field": "Idempotency-Key", "message": "invalid"}],
+        )
+    return key
+
+
+IdempotencyKeyDep = Annotated[str, Depends(get_idempotency_key)]
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+async def read_json_body(request: Request, settings: SettingsDep) -> Any:
+    """The body as JSON: 415 unless it says it is JSON, 413 over the limit (checked while
+    streaming, so a lying Content-Length cannot get more through), 400 if it does not parse."""
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json" and not media_type.endswith("+json"):
+        raise UnsupportedMediaType("send the body as application/json")
+    limit = settings.max_body_bytes
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
+        chunks.append(chunk)
+    try:
+        return json.loads(b"".join(chunks), parse_constant=_refuse_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MalformedJson(f"the body is not valid JSON: {exc}") from None
+
+
+async def get_submission(body: Annotated[Any, Depends(read_json_body)]) -> ScoreSubmission:
+    if not isinstance(body, dict):
+        raise InvalidInput("the body must be a JSON object")
+    try:
+        return ScoreSubmission.model_validate(body)
+    except ValidationError as exc:
+        errors = validation_errors(exc.errors())
+        fields = ", ".join(sorted({e["field"] or "body" for e in errors}))
+        raise InvalidInput(f"invalid: {fields}", errors=errors) from None
+
+
+SubmissionDep = Annotated[ScoreSubmission, Depends(get_submission)]

@@ -1,0 +1,86 @@
+"""The one place errors become RFC 9457 problem documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.errors import PROBLEM_JSON, LeaderboardError
+
+log = structlog.get_logger(__name__)
+
+_HTTP_TITLES = {404: "Not found", 405: "Method not allowed", 406: "Not acceptable"}
+
+
+def problem_response(
+    status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_JSON)
+
+
+def _field(loc: tuple[Any, ...] | list[Any]) -> str:
+    return ".".join(str(part) for part in loc if part not in ("body", "path", "query", "header"))
+
+
+def validation_errors(errors: Any) -> list[dict[str, Any]]:
+    return [{"field": _field(e.get("loc", ())), "message": e.get("msg", "")} for e in errors]
+
+
+async def _on_service_error(request: Request, exc: Exception) -> JSONResponse:
+    if not isinstance(exc, LeaderboardError):  # pragma: no cover - registered for this type only
+        raise exc
+    return problem_response(exc.status, exc.problem(request.url.path), exc.headers())
+
+
+async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
+    if not isinstance(exc, RequestValidationError):  # pragma: no cover
+        raise exc
+    errors = validation_errors(exc.errors())
+    fields = ", ".join(sorted({e["field"] or "request" for e in errors}))
+    body = {
+        "type": "/problems/invalid-input",
+        "title": "Invalid input",
+        "status": 422,
+        "detail": f"invalid: {fields}",
+        "instance": request.url.path,
+        "errors": errors,
+    }
+    return problem_response(422, body)
+
+
+async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
+    if not isinstance(exc, StarletteHTTPException):  # pragma: no cover
+        raise exc
+    body = {
+        "type": "about:blank",
+        "title": _HTTP_TITLES.get(exc.status_code, "HTTP error"),
+        "status": exc.status_code,
+        "detail": str(exc.detail),
+        "instance": request.url.path,
+    }
+    return problem_response(exc.status_code, body, dict(exc.headers or {}))
+
+
+async def _on_bug(request: Request, exc: Exception) -> JSONResponse:
+    # A bug: logged in full under the request id, answered without internals.
+    log.exception("unhandled_error", path=request.url.path)
+    body = {
+        "type": "/problems/internal",
+        "title": "Internal error",
+        "status": 500,
+        "detail": "the service failed unexpectedly; the request id identifies the log entry",
+        "instance": request.url.path,
+    }
+    return problem_response(500, body)
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(LeaderboardError, _on_service_error)
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_exception_handler(Exception, _on_bug)

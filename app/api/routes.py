@@ -1,0 +1,163 @@
+"""HTTP routes: parse, authorise, call a service, shape the response. No queries here."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Response
+from fastapi.responses import JSONResponse
+
+from app.api.deps import IdempotencyKeyDep, PrincipalDep, StateDep, SubmissionDep
+from app.api.schemas import (
+    BoardPageOut,
+    EntryOut,
+    Health,
+    Problem,
+    ScoreSubmission,
+    SubmitResponse,
+)
+from app.domain.clock import iso_ms, to_ms
+from app.domain.keys import ID_PATTERN
+from app.domain.periods import Board, Period
+from app.errors import InvalidInput
+from app.services.boards import read_board
+from app.services.submit import Submission, request_fingerprint, submit_score
+
+router = APIRouter()
+
+PathId = Annotated[str, Path(pattern=ID_PATTERN)]
+PeriodParam = Annotated[
+    str,
+    Path(
+        description="alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www",
+        examples=["alltime", "day:2026-11-30", "week:2026-W48"],
+    ),
+]
+
+
+def _problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    return {
+        status: {"model": Problem, "content": {"application/problem+json": {}}}
+        for status in statuses
+    }
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def parse_board(game: str, variant: str, period: str, now: datetime) -> Board:
+    try:
+        return Board(game, variant, Period.parse(period, now=now))
+    except ValueError as exc:
+        raise InvalidInput(str(exc), errors=[{"field": "period", "message": str(exc)}]) from None
+
+
+@router.post(
+    "/v1/scores",
+    response_model=SubmitResponse,
+    response_model_exclude_none=False,
+    responses=_problems(400, 401, 403, 409, 413, 415, 422, 503),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": ScoreSubmission.model_json_schema(by_alias=True)}
+            },
+        }
+    },
+    summary="Submit a round's score; fans out to the day, week and all-time boards",
+)
+async def post_score(
+    state: StateDep,
+    principal: PrincipalDep,
+    idempotency_key: IdempotencyKeyDep,
+    body: SubmissionDep,
+) -> Response:
+    principal.require_submit(body.game)
+    fields = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    submission = Submission(
+        player_id=body.player_id,
+        score=body.score,
+        game=body.game,
+        variant=body.variant,
+        achieved_at_ms=None if body.achieved_at is None else to_ms(body.achieved_at),
+        display_name=body.display_name,
+        country=body.country,
+        context_json=None
+        if body.context is None
+        else json.dumps(body.context, separators=(",", ":")),
+        rank_delta=body.rank_delta,
+    )
+    result = await submit_score(
+        store=state.store,
+        policy=state.policy,
+        client=principal.name,
+        idempotency_key=idempotency_key,
+        request_hash=request_fingerprint(principal.name, fields),
+        submission=submission,
+        now_ms=to_ms(_now()),
+    )
+    headers = {"Idempotent-Replayed": "true"} if result.replayed else {}
+    return JSONResponse(result.document, headers=headers)
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}",
+    response_model=BoardPageOut,
+    responses=_problems(400, 422),
+    summary="The top of a board, best first",
+)
+async def get_board(
+    state: StateDep,
+    game: PathId,
+    variant: PathId,
+    period: PeriodParam,
+    limit: Annotated[int, Query(ge=1, le=100)] = 25,
+    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+) -> BoardPageOut:
+    now = _now()
+    board = parse_board(game, variant, period, now)
+    page = await read_board(
+        store=state.store,
+        board=board,
+        limit=limit,
+        cursor=cursor,
+        cursor_secret=state.settings.cursor_key(),
+        now=now,
+        retention=state.settings.retention,
+    )
+    return BoardPageOut(
+        leaderboard_id=page.board_id,
+        player_count=page.player_count,
+        entries=[
+            EntryOut(
+                rank=ranked.rank,
+                player_id=ranked.entry.player_id,
+                display_name=ranked.entry.display_name,
+                country=ranked.entry.country,
+                score=ranked.entry.score,
+                achieved_at=iso_ms(ranked.entry.key.achieved_at_ms),
+            )
+            for ranked in page.entries
+        ],
+        next_cursor=page.next_cursor,
+    )
+
+
+@router.get("/healthz", response_model=Health, summary="Liveness")
+async def healthz() -> Health:
+    return Health(status="ok")
+
+
+@router.get(
+    "/readyz",
+    response_model=Health,
+    responses=_problems(503),
+    summary="Readiness: the tables answer",
+)
+async def readyz(state: StateDep) -> Health:
+    await state.store.ping()
+    return Health(status="ready")

@@ -1,0 +1,84 @@
+"""The HTTP contract's bodies (camelCase), as pydantic models; OpenAPI is generated from them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic.alias_generators import to_camel
+
+from app.domain.keys import ID_PATTERN, SCORE_CEILING
+
+Id = Annotated[str, Field(pattern=ID_PATTERN, examples=["player_123"])]
+DisplayName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Country = Annotated[str, Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class ScoreSubmission(_Model):
+    """A round's result for one player. Unknown fields are refused (422)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
+
+    player_id: Id
+    score: Annotated[StrictInt, Field(ge=0, lt=SCORE_CEILING)]
+    game: Id
+    variant: Id
+    achieved_at: AwareDatetime | None = Field(
+        default=None, description="when the score was achieved (UTC); defaults to now"
+    )
+    display_name: DisplayName | None = None
+    country: Country | None = None
+    context: dict[str, Any] | None = Field(
+        default=None, description="free-form, kept, never indexed"
+    )
+    rank_delta: StrictBool = True
+
+
+class BoardOutcomeOut(_Model):
+    leaderboard_id: str
+    period: str
+    best: int
+    previous_best: int | None
+    improved: bool
+    rank_before: int | None = None
+    rank_after: int | None = None
+
+
+class SubmitResponse(_Model):
+    player_id: str
+    boards: list[BoardOutcomeOut]
+
+
+class EntryOut(_Model):
+    rank: int
+    player_id: str
+    display_name: str | None
+    country: str | None
+    score: int
+    achieved_at: str
+
+
+class BoardPageOut(_Model):
+    leaderboard_id: str
+    player_count: int
+    entries: list[EntryOut]
+    next_cursor: str | None
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+    errors: list[dict[str, Any]] | None = None
+
+
+class Health(BaseModel):
+    status: str

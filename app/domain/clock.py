@@ -1,0 +1,27 @@
+"""Times as the API shows them: ISO 8601 UTC with milliseconds and ``Z``; stored as epoch millis."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MILLISECOND = timedelta(milliseconds=1)
+
+
+def to_ms(moment: datetime) -> int:
+    """Epoch milliseconds, truncated; a naive time is refused rather than guessed."""
+    if moment.tzinfo is None:
+        raise ValueError("a time must carry its UTC offset")
+    return (moment - _EPOCH) // _MILLISECOND
+
+
+def from_ms(millis: int) -> datetime:
+    return _EPOCH + millis * _MILLISECOND
+
+
+def iso_ms(millis: int) -> str:
+    return from_ms(millis).strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
+
+
+def parse_iso_ms(text: str) -> int:
+    return to_ms(datetime.fromisoformat(text.replace("Z", "+00:00")))

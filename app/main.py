@@ -1,0 +1,100 @@
+"""The application factory and its lifespan, which owns the DynamoDB client (and, with no endpoint
+configured outside production, the embedded backend)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import structlog
+from fastapi import FastAPI
+
+from app.api.auth import KeyRing
+from app.api.middleware import RequestContext
+from app.api.problems import install_problem_handlers
+from app.api.routes import router
+from app.api.state import AppState
+from app.domain.buckets import BucketLayout
+from app.local.embedded import EmbeddedDynamo
+from app.services.submit import SubmitPolicy
+from app.settings import Settings, get_settings
+from app.store.dynamo import DynamoStore, open_client
+from app.store.tables import TableNames
+
+log = structlog.get_logger(__name__)
+
+
+def submit_policy(settings: Settings) -> SubmitPolicy:
+    from datetime import timedelta
+
+    return SubmitPolicy(
+        periods=tuple(settings.periods),
+        retention=settings.retention,
+        idempotency_ttl=timedelta(hours=settings.idempotency_ttl_hours),
+        in_progress_for=timedelta(seconds=settings.idempotency_in_progress_seconds),
+        max_lateness=timedelta(seconds=settings.max_lateness_seconds),
+        future_skew=timedelta(seconds=settings.future_skew_seconds),
+        max_attempts=settings.transact_max_attempts,
+        rank_cap=settings.rank_count_cap,
+        layout=BucketLayout(),
+    )
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, Any]]:
+        embedded: EmbeddedDynamo | None = None
+        endpoint = settings.dynamodb_endpoint
+        if settings.uses_embedded_backend:
+            embedded = EmbeddedDynamo()
+            endpoint = await asyncio.to_thread(embedded.start)
+            log.info("embedded_backend_started", endpoint=endpoint, pid=embedded.pid)
+        try:
+            async with open_client(
+                endpoint=endpoint,
+                region=settings.region,
+                dummy_credentials=endpoint is not None and "AWS_ACCESS_KEY_ID" not in os.environ,
+            ) as client:
+                store = DynamoStore(
+                    client,
+                    TableNames(settings.scores_table, settings.snapshots_table),
+                    counter_shards=settings.counter_shards,
+                )
+                if embedded is not None:
+                    await store.create_tables()
+                    if settings.dev_api_key is None:
+                        log.warning(
+                            "no_submit_key",
+                            hint="set LEADERBOARD_DEV_API_KEY to post scores to the embedded backend",
+                        )
+                state = AppState(
+                    settings, store, KeyRing.from_settings(settings), submit_policy(settings)
+                )
+                yield {"app": state}
+        finally:
+            if embedded is not None:
+                await asyncio.to_thread(embedded.stop)
+                log.info("embedded_backend_stopped")
+
+    app = FastAPI(
+        title="Leaderboard",
+        version="1.0.0",
+        summary="Game leaderboards on DynamoDB: scores in, exact boards and ranks out.",
+        lifespan=lifespan,
+    )
+    app.add_middleware(RequestContext)
+    install_problem_handlers(app)
+    app.include_router(router)
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    # ``uvicorn app.main:app`` builds the app on first access, never at import of this module.
+    if name == "app":
+        return create_app()
+    raise AttributeError(name)

@@ -1,0 +1,362 @@
+"""Submitting a score: reserve the Idempotency-Key, fan out to the boards, store the outcome.
+
+The reservation and the per-board reads go out together; then one transaction per board (with
+jittered, bounded retries on cancellation); then, optionally, the ranks; then the stored outcome.
+A retry of a request that was cut short finds, on each row it already wrote, the request's id and
+what it found there, and reports that instead of writing again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import uuid
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any
+
+import structlog
+
+from app.domain.buckets import BucketLayout
+from app.domain.clock import from_ms
+from app.domain.keys import RankKey
+from app.domain.models import (
+    BoardOutcome,
+    CounterDelta,
+    Entry,
+    LastWrite,
+    Standing,
+    StandingWrite,
+    SubmitOutcome,
+)
+from app.domain.periods import Board, Period, PeriodKind
+from app.domain.ranking import ExactRank
+from app.errors import (
+    BoardBeingSeeded,
+    IdempotencyKeyReused,
+    InvalidInput,
+    LeaderboardError,
+    RequestInFlight,
+    TransactionCancelled,
+    Unavailable,
+)
+from app.services.ports import ScoreStore
+from app.services.ranking import RankQuery, rank_of
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Submission:
+    player_id: str
+    score: int
+    game: str
+    variant: str
+    achieved_at_ms: int | None = None
+    display_name: str | None = None
+    country: str | None = None
+    context_json: str | None = None
+    rank_delta: bool = True
+
+
+@dataclass(frozen=True)
+class SubmitPolicy:
+    """The settings a submission obeys."""
+
+    periods: tuple[PeriodKind, ...]
+    retention: timedelta
+    idempotency_ttl: timedelta
+    in_progress_for: timedelta
+    max_lateness: timedelta
+    future_skew: timedelta
+    max_attempts: int
+    rank_cap: int
+    layout: BucketLayout
+    backoff_base_s: float = 0.02
+    backoff_cap_s: float = 1.0
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    document: dict[str, Any]
+    """The response body: what is stored on the idempotency record and replayed."""
+    replayed: bool
+
+
+def request_fingerprint(client: str, fields: dict[str, Any]) -> str:
+    """A hash of the caller and the request as sent (unset fields absent), for key reuse checks."""
+    canonical = json.dumps(
+        {"client": client, "request": fields}, sort_keys=True, separators=(",", ":")
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+async def submit_score(
+    *,
+    store: ScoreStore,
+    policy: SubmitPolicy,
+    client: str,
+    idempotency_key: str,
+    request_hash: str,
+    submission: Submission,
+    now_ms: int,
+) -> SubmitResult:
+    achieved_ms = _checked_achieved_at(submission, policy, now_ms)
+    key = RankKey(submission.score, achieved_ms, submission.player_id)
+    key.encode()  # refuses anything the index could not order
+    moment = from_ms(achieved_ms)
+    boards = [
+        Board(submission.game, submission.variant, Period.containing(kind, moment))
+        for kind in policy.periods
+    ]
+    record_id = f"idem#{client}#{idempotency_key}"
+    owner = uuid.uuid4().hex
+    expires_at = (now_ms + int(policy.idempotency_ttl.total_seconds() * 1000)) // 1000
+    reserve = store.reserve_request(
+        record_id,
+        request_hash=request_hash,
+        owner=owner,
+        deadline_ms=now_ms + int(policy.in_progress_for.total_seconds() * 1000),
+        now_ms=now_ms,
+        expires_at=expires_at,
+    )
+    found, standings = await asyncio.gather(
+        reserve,
+        asyncio.gather(*(store.read_standing(b.board_id, submission.player_id) for b in boards)),
+    )
+    if found is not None:
+        if (
+            found.status == "completed"
+            and found.request_hash == request_hash
+            and found.response_json
+        ):
+            return SubmitResult(json.loads(found.response_json), replayed=True)
+        if found.request_hash and found.request_hash != request_hash:
+            raise IdempotencyKeyReused(
+                "this Idempotency-Key was used with a different request; use a new key"
+            )
+        wait_s = max(1, -(-(found.deadline_ms - now_ms) // 1000))
+        raise RequestInFlight(
+            "a request with this Idempotency-Key is still being processed; retry later",
+            retry_after=wait_s,
+        )
+
+    writer = _BoardWriter(store, policy, submission, key, request_hash, owner, now_ms)
+    try:
+        outcomes = await asyncio.gather(
+            *(
+                writer.apply(board, standing)
+                for board, standing in zip(boards, standings, strict=True)
+            )
+        )
+        if submission.rank_delta:
+            outcomes = list(await asyncio.gather(*(writer.with_ranks(o) for o in outcomes)))
+    except LeaderboardError:
+        await store.release_request(record_id, owner=owner)
+        raise
+    document = outcome_document(SubmitOutcome(submission.player_id, [o.outcome for o in outcomes]))
+    await store.complete_request(
+        record_id,
+        owner=owner,
+        response_json=json.dumps(document, separators=(",", ":")),
+        expires_at=expires_at,
+    )
+    return SubmitResult(document, replayed=False)
+
+
+def _checked_achieved_at(submission: Submission, policy: SubmitPolicy, now_ms: int) -> int:
+    if submission.achieved_at_ms is None:
+        return now_ms
+    ahead = submission.achieved_at_ms - now_ms
+    if ahead > policy.future_skew.total_seconds() * 1000:
+        raise InvalidInput(
+            f"achievedAt is {ahead / 1000:.1f} s ahead of the server's clock "
+            f"(at most {policy.future_skew.total_seconds():g} s allowed)",
+            errors=[{"field": "achievedAt", "message": "in the future"}],
+        )
+    if -ahead > policy.max_lateness.total_seconds() * 1000:
+        raise InvalidInput(
+            f"achievedAt is older than the allowed lateness of {policy.max_lateness.total_seconds():g} s",
+            errors=[{"field": "achievedAt", "message": "too old"}],
+        )
+    return submission.achieved_at_ms
+
+
+@dataclass(frozen=True)
+class _Applied:
+    outcome: BoardOutcome
+    key: RankKey
+    previous_key: RankKey | None
+
+
+class _BoardWriter:
+    def __init__(
+        self,
+        store: ScoreStore,
+        policy: SubmitPolicy,
+        submission: Submission,
+        key: RankKey,
+        request_id: str,
+        owner: str,
+        now_ms: int,
+    ) -> None:
+        self._store = store
+        self._policy = policy
+        self._submission = submission
+        self._key = key
+        self._request_id = request_id
+        self._owner = owner
+        self._now_ms = now_ms
+
+    async def apply(self, board: Board, standing: Standing | None) -> _Applied:
+        """Write one board, re-reading and retrying (bounded, jittered) when cancelled."""
+        board_id = board.board_id
+        for attempt in range(self._policy.max_attempts):
+            if attempt:
+                delay = min(self._policy.backoff_cap_s, self._policy.backoff_base_s * 2**attempt)
+                await asyncio.sleep(random.uniform(0, delay))
+                standing = await self._store.read_standing(board_id, self._submission.player_id)
+            done = self._already_applied(board, standing)
+            if done is not None:
+                return done
+            write, applied = self._plan(board, standing)
+            try:
+                await self._store.write_standing(
+                    write, token=self._token(board_id, standing), now_s=self._now_ms // 1000
+                )
+            except TransactionCancelled as cancelled:
+                if cancelled.reasons and cancelled.reasons[0] == "ConditionalCheckFailed":
+                    raise BoardBeingSeeded(
+                        f"board {board_id} is being seeded; retry shortly", retry_after=5
+                    ) from None
+                log.info(
+                    "transaction_cancelled",
+                    board=board_id,
+                    attempt=attempt + 1,
+                    reasons=cancelled.reasons,
+                )
+            else:
+                return applied
+        raise Unavailable(
+            f"board {board_id} is too contended right now; retry with the same Idempotency-Key",
+            retry_after=1,
+        )
+
+    def _token(self, board_id: str, standing: Standing | None) -> str:
+        """Same owner, board and state read: the same call, applied once if resent. A retry after
+        a re-read, or a takeover by a new owner, is a new request."""
+        state = "none" if standing is None else f"{standing.version}"
+        digest = hashlib.sha256(f"{self._owner}|{board_id}|{state}".encode()).hexdigest()
+        return digest[:36]
+
+    def _already_applied(self, board: Board, standing: Standing | None) -> _Applied | None:
+        if standing is None or standing.last_write is None:
+            return None
+        if standing.last_write.request_id != self._request_id:
+            return None
+        last = standing.last_write
+        return _Applied(
+            BoardOutcome(
+                board.board_id,
+                board.period.display,
+                standing.entry.score,
+                last.previous_best,
+                last.improved,
+            ),
+            standing.entry.key,
+            # The key before an improvement is gone from the row, so its rank cannot be asked.
+            None if last.improved else standing.entry.key,
+        )
+
+    def _plan(self, board: Board, standing: Standing | None) -> tuple[StandingWrite, _Applied]:
+        layout = self._policy.layout
+        sub = self._submission
+        new = self._key
+        expires = board.period.expires_at(self._policy.retention)
+        expires_s = None if expires is None else int(expires.timestamp())
+        if standing is None:
+            improved, previous_best, key = True, None, new
+            counters: tuple[CounterDelta, ...] = (CounterDelta(*layout.fine_of(new.score), 1),)
+            entry = Entry(new, sub.display_name, sub.country, self._now_ms)
+        else:
+            old = standing.entry
+            previous_best = old.score
+            improved = new.order < old.key.order
+            last_played = max(self._now_ms, old.last_played_at_ms or 0)
+            if improved:
+                key = new
+                counters = (
+                    CounterDelta(*layout.fine_of(old.score), -1),
+                    CounterDelta(*layout.fine_of(new.score), 1),
+                )
+                entry = Entry(
+                    new,
+                    sub.display_name if sub.display_name is not None else old.display_name,
+                    sub.country if sub.country is not None else old.country,
+                    last_played,
+                )
+            else:
+                key, counters = old.key, ()
+                entry = replace(old, last_played_at_ms=last_played)
+        row = Standing(
+            board_id=board.board_id,
+            entry=entry,
+            version=(standing.version + 1) if standing else 1,
+            last_write=LastWrite(self._request_id, previous_best, improved),
+            expires_at=expires_s,
+        )
+        write = StandingWrite(
+            board_id=board.board_id,
+            standing=row,
+            expected_version=None if standing is None else standing.version,
+            counters=counters,
+            context_json=sub.context_json if improved else None,
+            expires_at=expires_s,
+        )
+        outcome = BoardOutcome(
+            board.board_id, board.period.display, key.score, previous_best, improved
+        )
+        return write, _Applied(outcome, key, None if standing is None else standing.entry.key)
+
+    async def with_ranks(self, applied: _Applied) -> _Applied:
+        """Add rankBefore/rankAfter where they are exact; leave them out where they are not."""
+        board_id = applied.outcome.board_id
+        cap, layout = self._policy.rank_cap, self._policy.layout
+        after_q = rank_of(self._store, layout, RankQuery(board_id, applied.key), cap=cap)
+        if applied.previous_key is None or applied.previous_key == applied.key:
+            after = await after_q
+            before = after if applied.previous_key is not None else None
+        else:
+            before_q = rank_of(
+                self._store,
+                layout,
+                RankQuery(board_id, applied.previous_key, counted_at=applied.key),
+                cap=cap,
+            )
+            after, before = await asyncio.gather(after_q, before_q)
+        outcome = replace(
+            applied.outcome,
+            rank_after=after.rank if isinstance(after, ExactRank) else None,
+            rank_before=before.rank if isinstance(before, ExactRank) else None,
+        )
+        return replace(applied, outcome=outcome)
+
+
+def outcome_document(outcome: SubmitOutcome) -> dict[str, Any]:
+    boards = []
+    for board in outcome.boards:
+        doc: dict[str, Any] = {
+            "leaderboardId": board.board_id,
+            "period": board.period,
+            "best": board.best,
+            "previousBest": board.previous_best,
+            "improved": board.improved,
+        }
+        if board.rank_before is not None:
+            doc["rankBefore"] = board.rank_before
+        if board.rank_after is not None:
+            doc["rankAfter"] = board.rank_after
+        boards.append(doc)
+    return {"playerId": outcome.player_id, "boards": boards}
