@@ -47,7 +47,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, Any]]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         embedded: EmbeddedDynamo | None = None
         endpoint = settings.dynamodb_endpoint
         if settings.uses_embedded_backend:
@@ -75,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 state = AppState(
                     settings, store, KeyRing.from_settings(settings), submit_policy(settings)
                 )
+                app.state.leaderboard = state  # for operators' tools and tests
                 yield {"app": state}
         finally:
             if embedded is not None:

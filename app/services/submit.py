@@ -224,7 +224,9 @@ class _BoardWriter:
             write, applied = self._plan(board, standing)
             try:
                 await self._store.write_standing(
-                    write, token=self._token(board_id, standing), now_s=self._now_ms // 1000
+                    write,
+                    token=self._token(board_id, standing, attempt),
+                    now_s=self._now_ms // 1000,
                 )
             except TransactionCancelled as cancelled:
                 if cancelled.reasons and cancelled.reasons[0] == "ConditionalCheckFailed":
@@ -244,11 +246,12 @@ class _BoardWriter:
             retry_after=1,
         )
 
-    def _token(self, board_id: str, standing: Standing | None) -> str:
-        """Same owner, board and state read: the same call, applied once if resent. A retry after
-        a re-read, or a takeover by a new owner, is a new request."""
+    def _token(self, board_id: str, standing: Standing | None, attempt: int) -> str:
+        """The same owner, board, state read and attempt: the same call, which DynamoDB applies
+        once however often botocore resends it. A retry after a re-read is a new request even when
+        the state read is unchanged (its counter shard differs), and so is a takeover (new owner)."""
         state = "none" if standing is None else f"{standing.version}"
-        digest = hashlib.sha256(f"{self._owner}|{board_id}|{state}".encode()).hexdigest()
+        digest = hashlib.sha256(f"{self._owner}|{board_id}|{state}|{attempt}".encode()).hexdigest()
         return digest[:36]
 
     def _already_applied(self, board: Board, standing: Standing | None) -> _Applied | None:

@@ -115,6 +115,10 @@ class DynamoStore:
         self._shards = counter_shards
 
     @property
+    def client(self) -> DynamoDBClient:
+        return self._client
+
+    @property
     def tables(self) -> TableNames:
         return self._tables
 

@@ -1,0 +1,185 @@
+"""Every bad input gets its 4xx problem document, says what was wrong, and writes nothing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from app.domain.clock import iso_ms
+from tests.conftest import OTHER_GAME_KEY, SUBMIT_KEY, Service
+from tests.support import now_ms, scores_items
+
+VALID: dict[str, Any] = {"playerId": "p1", "score": 10, "game": "trivia", "variant": "classic"}
+AUTH = {"Authorization": f"Bearer {SUBMIT_KEY}", "Idempotency-Key": "k-1"}
+
+
+def _with(**changes: Any) -> dict[str, Any]:
+    body = dict(VALID)
+    for name, value in changes.items():
+        if value is ...:
+            body.pop(name, None)
+        else:
+            body[name] = value
+    return body
+
+
+BAD_BODIES: list[tuple[str, dict[str, Any], str]] = [
+    ("negative score", _with(score=-1), "score"),
+    ("score at the ceiling", _with(score=10**12), "score"),
+    ("fractional score", _with(score=1.5), "score"),
+    ("integral float score", _with(score=10.0), "score"),
+    ("string score", _with(score="10"), "score"),
+    ("boolean score", _with(score=True), "score"),
+    ("missing score", _with(score=...), "score"),
+    ("hash in player id", _with(playerId="a#b"), "playerId"),
+    ("empty player id", _with(playerId=""), "playerId"),
+    ("long player id", _with(playerId="x" * 65), "playerId"),
+    ("space in player id", _with(playerId="a b"), "playerId"),
+    ("hash in game", _with(game="tri#via"), "game"),
+    ("hash in variant", _with(variant="#"), "variant"),
+    ("unknown field", _with(nickname="x"), "nickname"),
+    ("mass-assigned rank", _with(rank=1), "rank"),
+    ("mass-assigned best", _with(best=10**9), "best"),
+    ("mass-assigned rankKey", _with(rankKey="0000000000000#0#p1"), "rankKey"),
+    ("naive achievedAt", _with(achievedAt="2026-11-30T10:00:00"), "achievedAt"),
+    ("control char in name", _with(displayName="a\u0007b"), "displayName"),
+    ("lowercase country", _with(country="gb"), "country"),
+    ("non-object context", _with(context=[1, 2]), "context"),
+    ("string rankDelta", _with(rankDelta="yes"), "rankDelta"),
+]
+
+
+async def _assert_nothing_written(service: Service) -> None:
+    assert await scores_items(service.state.store) == []
+
+
+def _assert_problem(response: Any, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/problem+json")
+    problem: dict[str, Any] = response.json()
+    assert problem["status"] == status
+    assert problem["title"]
+    assert problem["detail"]
+    return problem
+
+
+@pytest.mark.parametrize(("case", "body", "field"), BAD_BODIES, ids=[c for c, _, _ in BAD_BODIES])
+async def test_invalid_fields_are_422_naming_the_field(
+    service: Service, case: str, body: dict[str, Any], field: str
+) -> None:
+    response = await service.http.post("/v1/scores", json=body, headers=AUTH)
+    problem = _assert_problem(response, 422)
+    assert field in {e["field"] for e in problem["errors"]}, case
+    await _assert_nothing_written(service)
+
+
+@pytest.mark.parametrize(
+    ("case", "offset_ms"), [("future beyond skew", 60_000), ("older than lateness", -7_200_000)]
+)
+async def test_achieved_at_out_of_window_is_422(
+    service: Service, case: str, offset_ms: int
+) -> None:
+    body = _with(achievedAt=iso_ms(now_ms() + offset_ms))
+    problem = _assert_problem(await service.http.post("/v1/scores", json=body, headers=AUTH), 422)
+    assert "achievedAt" in problem["detail"], case
+    await _assert_nothing_written(service)
+
+
+async def test_malformed_json_is_400(service: Service) -> None:
+    headers = {**AUTH, "Content-Type": "application/json"}
+    response = await service.http.post("/v1/scores", content=b'{"playerId": ', headers=headers)
+    _assert_problem(response, 400)
+    response = await service.http.post("/v1/scores", content=b'{"score": NaN}', headers=headers)
+    _assert_problem(response, 400)
+    await _assert_nothing_written(service)
+
+
+async def test_body_that_is_not_an_object_is_422(service: Service) -> None:
+    response = await service.http.post("/v1/scores", json=[VALID], headers=AUTH)
+    _assert_problem(response, 422)
+    await _assert_nothing_written(service)
+
+
+async def test_wrong_content_type_is_415(service: Service) -> None:
+    headers = {**AUTH, "Content-Type": "text/plain"}
+    response = await service.http.post("/v1/scores", content=json.dumps(VALID), headers=headers)
+    _assert_problem(response, 415)
+    await _assert_nothing_written(service)
+
+
+async def test_body_over_the_limit_is_413(service: Service) -> None:
+    body = _with(context={"padding": "x" * (70 * 1024)})
+    _assert_problem(await service.http.post("/v1/scores", json=body, headers=AUTH), 413)
+    await _assert_nothing_written(service)
+
+
+async def test_missing_idempotency_key_is_400(service: Service) -> None:
+    headers = {"Authorization": AUTH["Authorization"]}
+    problem = _assert_problem(
+        await service.http.post("/v1/scores", json=VALID, headers=headers), 400
+    )
+    assert "Idempotency-Key" in problem["title"]
+    await _assert_nothing_written(service)
+
+
+@pytest.mark.parametrize(
+    ("case", "authorization", "status"),
+    [
+        ("no key", None, 401),
+        ("unknown key", "Bearer not-a-key", 401),
+        ("wrong scheme", f"Basic {SUBMIT_KEY}", 401),
+        ("key of another game", f"Bearer {OTHER_GAME_KEY}", 403),
+    ],
+)
+async def test_keys_are_checked_before_anything_is_written(
+    service: Service, case: str, authorization: str | None, status: int
+) -> None:
+    headers = {"Idempotency-Key": "k-1"}
+    if authorization:
+        headers["Authorization"] = authorization
+    response = await service.http.post("/v1/scores", json=VALID, headers=headers)
+    _assert_problem(response, status)
+    assert SUBMIT_KEY not in response.text, case
+    assert "not-a-key" not in response.text, case
+    await _assert_nothing_written(service)
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/v1/leaderboards/trivia/classic/alltime?limit=0", 422),
+        ("/v1/leaderboards/trivia/classic/alltime?limit=101", 422),
+        ("/v1/leaderboards/trivia/classic/month", 422),
+        ("/v1/leaderboards/trivia/classic/day:2026-02-30", 422),
+        ("/v1/leaderboards/trivia/classic/week:2026-W60", 422),
+        ("/v1/leaderboards/trivia/classic/alltime:2026", 422),
+        ("/v1/leaderboards/tri%23via/classic/alltime", 422),
+        ("/v1/leaderboards/trivia/classic/alltime?cursor=not-a-cursor", 400),
+        ("/v1/leaderboards/trivia/classic/alltime?cursor=eyJ4Ijox.AAAA", 400),
+        ("/v1/nothing-here", 404),
+    ],
+)
+async def test_bad_reads_are_problems(service: Service, path: str, status: int) -> None:
+    _assert_problem(await service.http.get(path), status)
+
+
+async def test_a_cursor_only_works_on_its_own_board(service: Service) -> None:
+    for i in range(3):
+        headers = {**AUTH, "Idempotency-Key": f"k-{i}"}
+        body = _with(playerId=f"p{i}", score=i, rankDelta=False)
+        assert (
+            await service.http.post("/v1/scores", json=body, headers=headers)
+        ).status_code == 200
+    page = (await service.http.get("/v1/leaderboards/trivia/classic/alltime?limit=1")).json()
+    cursor = page["nextCursor"]
+    assert cursor
+    other = await service.http.get(f"/v1/leaderboards/trivia/other/alltime?cursor={cursor}")
+    _assert_problem(other, 400)
+    payload, signature = cursor.split(".")
+    forged = payload[:-2] + ("A" if payload[-2] != "A" else "B") + payload[-1] + "." + signature
+    tampered = await service.http.get(f"/v1/leaderboards/trivia/classic/alltime?cursor={forged}")
+    _assert_problem(tampered, 400)
+    ok = await service.http.get(f"/v1/leaderboards/trivia/classic/alltime?cursor={cursor}")
+    assert [e["rank"] for e in ok.json()["entries"]] == [2, 3]

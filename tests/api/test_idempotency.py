@@ -1,0 +1,107 @@
+"""Idempotency-Key semantics: replay, reuse with another body, in flight, takeover, scoping."""
+
+from __future__ import annotations
+
+from app.services.submit import request_fingerprint
+from tests.conftest import SUBMIT_KEY, Service
+from tests.support import counter_total, now_ms, scores_items, submit
+
+BOARD = "trivia#classic#alltime"
+
+
+async def _versions(service: Service, player: str) -> list[int]:
+    return sorted(
+        int(item["version"]["N"])
+        for item in await scores_items(service.state.store)
+        if item["playerId"]["S"] == player
+    )
+
+
+async def test_same_key_same_request_replays_the_stored_response(service: Service) -> None:
+    t = now_ms() - 1000
+    first = await submit(service.http, player="p1", score=10, achieved_ms=t, idempotency_key="k")
+    again = await submit(service.http, player="p1", score=10, achieved_ms=t, idempotency_key="k")
+    assert first.status_code == again.status_code == 200
+    assert "Idempotent-Replayed" not in first.headers
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert await _versions(service, "p1") == [1, 1, 1]  # each board written once
+    assert await counter_total(service.state.store, BOARD) == (1, 1)
+
+
+async def test_same_key_different_request_is_422_and_changes_nothing(service: Service) -> None:
+    t = now_ms() - 1000
+    await submit(service.http, player="p1", score=10, achieved_ms=t, idempotency_key="k")
+    before = await scores_items(service.state.store)
+    reused = await submit(service.http, player="p1", score=99, achieved_ms=t, idempotency_key="k")
+    assert reused.status_code == 422
+    assert reused.json()["type"] == "/problems/idempotency-key-reused"
+    assert await scores_items(service.state.store) == before
+
+
+async def test_keys_are_scoped_to_the_calling_client(service: Service) -> None:
+    t = now_ms() - 1000
+    trivia = await submit(service.http, player="p1", score=10, achieved_ms=t, idempotency_key="k")
+    assert trivia.status_code == 200
+    # Another client may use the same key for its own, different request.
+    chess = await submit(
+        service.http,
+        player="p2",
+        score=5,
+        achieved_ms=t,
+        idempotency_key="k",
+        game="chess",
+        key="test-submit-chess-key",
+    )
+    assert chess.status_code == 200
+    assert "Idempotent-Replayed" not in chess.headers
+
+
+async def _reserve(service: Service, fields: dict[str, object], *, deadline_ms: int) -> None:
+    found = await service.state.store.reserve_request(
+        "idem#trivia-server#k",
+        request_hash=request_fingerprint("trivia-server", fields),
+        owner="someone-else",
+        deadline_ms=deadline_ms,
+        now_ms=now_ms(),
+        expires_at=now_ms() // 1000 + 3600,
+    )
+    assert found is None
+
+
+async def test_retry_while_the_first_is_in_flight_is_409_with_retry_after(
+    service: Service,
+) -> None:
+    fields = {"playerId": "p1", "score": 10, "game": "trivia", "variant": "classic"}
+    await _reserve(service, fields, deadline_ms=now_ms() + 20_000)
+    response = await submit(service.http, player="p1", score=10, idempotency_key="k")
+    assert response.status_code == 409
+    assert 1 <= int(response.headers["Retry-After"]) <= 20
+    assert await _versions(service, "p1") == []
+
+
+async def test_an_in_progress_record_past_its_deadline_is_taken_over(service: Service) -> None:
+    fields = {"playerId": "p1", "score": 10, "game": "trivia", "variant": "classic"}
+    await _reserve(service, fields, deadline_ms=now_ms() - 1)
+    response = await submit(service.http, player="p1", score=10, idempotency_key="k")
+    assert response.status_code == 200, response.text
+    assert [b["improved"] for b in response.json()["boards"]] == [True, True, True]
+    replay = await submit(service.http, player="p1", score=10, idempotency_key="k")
+    assert replay.headers["Idempotent-Replayed"] == "true"
+
+
+async def test_a_stale_record_of_another_request_is_not_taken_over(service: Service) -> None:
+    fields = {"playerId": "p1", "score": 11, "game": "trivia", "variant": "classic"}
+    await _reserve(service, fields, deadline_ms=now_ms() - 1)
+    response = await submit(service.http, player="p1", score=10, idempotency_key="k")
+    assert response.status_code == 422
+    assert await _versions(service, "p1") == []
+
+
+async def test_validation_failures_are_not_stored(service: Service) -> None:
+    bad = await submit(service.http, player="p1", score=-5, idempotency_key="k")
+    assert bad.status_code == 422
+    good = await submit(service.http, player="p1", score=5, idempotency_key="k")
+    assert good.status_code == 200
+    assert "Idempotent-Replayed" not in good.headers
+    assert SUBMIT_KEY not in good.text

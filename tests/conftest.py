@@ -1,0 +1,115 @@
+"""Shared fixtures: one embedded DynamoDB (moto's server over HTTP) per test session, fresh tables
+per test, the real adapter, and the app served in-process through its lifespan.
+
+Set ``LEADERBOARD_TEST_DYNAMODB_ENDPOINT`` to run the same tests against another endpoint
+(DynamoDB Local, say) instead of the embedded one.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+import structlog
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+
+from app.api.state import AppState
+from app.local.embedded import EmbeddedDynamo
+from app.logging import configure_logging
+from app.main import create_app
+from app.settings import ApiKeyEntry, Settings, hash_key
+from app.store.dynamo import DynamoStore, open_client
+from app.store.tables import TableNames
+
+SUBMIT_KEY = "test-submit-trivia-key"
+OTHER_GAME_KEY = "test-submit-chess-key"
+ADMIN_KEY = "test-admin-key"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _logging() -> None:
+    configure_logging(json=True, cache=False)
+    structlog.contextvars.clear_contextvars()
+
+
+@pytest.fixture(scope="session")
+def dynamo_endpoint() -> Iterator[str]:
+    given = os.environ.get("LEADERBOARD_TEST_DYNAMODB_ENDPOINT")
+    if given:
+        yield given
+        return
+    with EmbeddedDynamo() as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+def table_names() -> TableNames:
+    run = uuid.uuid4().hex[:10]
+    return TableNames(scores=f"scores-{run}", snapshots=f"snapshots-{run}")
+
+
+def make_settings(endpoint: str, tables: TableNames, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "dynamodb_endpoint": endpoint,
+        "scores_table": tables.scores,
+        "snapshots_table": tables.snapshots,
+        "cursor_secret": "test-cursor-secret-of-enough-length-000",
+        "api_keys": [
+            ApiKeyEntry(
+                name="trivia-server", sha256=hash_key(SUBMIT_KEY), scopes=["submit:trivia"]
+            ),
+            ApiKeyEntry(
+                name="chess-server", sha256=hash_key(OTHER_GAME_KEY), scopes=["submit:chess"]
+            ),
+            ApiKeyEntry(name="ops", sha256=hash_key(ADMIN_KEY), scopes=["admin"]),
+        ],
+    }
+    values.update(overrides)
+    return Settings.model_validate(values)
+
+
+@pytest.fixture
+def settings(dynamo_endpoint: str, table_names: TableNames) -> Settings:
+    return make_settings(dynamo_endpoint, table_names)
+
+
+@pytest.fixture
+async def store(settings: Settings, table_names: TableNames) -> AsyncIterator[DynamoStore]:
+    """The real adapter on fresh tables, dropped afterwards so moto stays small and fast."""
+    async with open_client(
+        endpoint=settings.dynamodb_endpoint, region=settings.region, dummy_credentials=True
+    ) as client:
+        adapter = DynamoStore(client, table_names, counter_shards=settings.counter_shards)
+        await adapter.create_tables()
+        yield adapter
+        for name in (table_names.scores, table_names.snapshots):
+            await client.delete_table(TableName=name)
+
+
+@dataclass
+class Service:
+    """The app, served in-process, and a client for it."""
+
+    app: FastAPI
+    http: httpx.AsyncClient
+
+    @property
+    def state(self) -> AppState:
+        state: AppState = self.app.state.leaderboard
+        return state
+
+
+@pytest.fixture
+async def service(settings: Settings, store: DynamoStore) -> AsyncIterator[Service]:
+    app = create_app(settings)
+    async with LifespanManager(app) as manager:
+        transport = httpx.ASGITransport(app=manager.app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://leaderboard.test"
+        ) as http:
+            yield Service(app, http)

@@ -1,0 +1,149 @@
+"""Faults injected at botocore's ``before-send`` event, where moto cannot produce them itself.
+
+moto never raises ``TransactionConflict`` or throttles, and ignores ``ClientRequestToken``. The
+``Faults`` hook answers chosen calls with DynamoDB's own error bodies, can let a call reach the
+server and then lose its response (a read timeout after commit), and emulates DynamoDB's token
+rule for ``TransactWriteItems``: a resent call with a token already applied succeeds without being
+applied again, and the same token with other parameters is ``IdempotentParameterMismatch``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from aiobotocore.awsrequest import AioAWSResponse
+from botocore.awsrequest import AWSPreparedRequest
+from botocore.compat import HTTPHeaders
+from botocore.exceptions import ReadTimeoutError
+
+_PREFIX = "com.amazonaws.dynamodb.v20120810#"
+
+
+class _Body:
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    async def read(self) -> bytes:
+        return self._data
+
+
+def dynamo_response(status: int, body: dict[str, Any]) -> AioAWSResponse:
+    headers = _headers({"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "f"})
+    return AioAWSResponse("http://fault", status, headers, _Body(json.dumps(body).encode()))
+
+
+def _headers(values: dict[str, str]) -> HTTPHeaders:
+    headers = HTTPHeaders()
+    for name, value in values.items():
+        headers[name] = value
+    return headers
+
+
+def cancelled(reasons: list[str]) -> AioAWSResponse:
+    return dynamo_response(
+        400,
+        {
+            "__type": _PREFIX + "TransactionCanceledException",
+            "message": f"Transaction cancelled, please refer cancellation reasons [{', '.join(reasons)}]",
+            "CancellationReasons": [{"Code": reason} for reason in reasons],
+        },
+    )
+
+
+def throttled() -> AioAWSResponse:
+    return dynamo_response(
+        400, {"__type": _PREFIX + "ThrottlingException", "message": "Rate exceeded"}
+    )
+
+
+Rule = Callable[[str, dict[str, Any]], AioAWSResponse | None]
+
+
+@dataclass
+class Faults:
+    endpoint: str
+    rules: list[Rule] = field(default_factory=list)
+    seen: Counter[str] = field(default_factory=Counter)
+    applied_tokens: dict[str, str] = field(default_factory=dict)
+    lose_responses: int = 0
+    """How many successful TransactWriteItems responses to lose (as read timeouts) after the
+    call was applied; a resend with the same token is answered as DynamoDB would, and can be lost
+    too."""
+
+    async def before_send(self, request: AWSPreparedRequest, **_: Any) -> AioAWSResponse | None:
+        target = request.headers.get("X-Amz-Target", b"")
+        operation = (target.decode() if isinstance(target, bytes) else target).rsplit(".", 1)[-1]
+        self.seen[operation] += 1
+        raw = request.body
+        body = json.loads(raw if isinstance(raw, str | bytes) and raw else b"{}")
+        for rule in self.rules:
+            response = rule(operation, body)
+            if response is not None:
+                return response
+        if operation != "TransactWriteItems":
+            return None
+        token = body.get("ClientRequestToken")
+        items = json.dumps(body.get("TransactItems"), sort_keys=True)
+        if token in self.applied_tokens:
+            if self.applied_tokens[token] != items:
+                return dynamo_response(
+                    400,
+                    {
+                        "__type": _PREFIX + "IdempotentParameterMismatchException",
+                        "message": "token reused with other parameters",
+                    },
+                )
+            response = dynamo_response(200, {})
+        else:
+            response = await self._forward(request)
+            if response.status_code == 200 and token:
+                self.applied_tokens[token] = items
+        if response.status_code == 200 and self.lose_responses > 0:
+            self.lose_responses -= 1
+            raise ReadTimeoutError(endpoint_url=self.endpoint)
+        return response
+
+    async def _forward(self, request: AWSPreparedRequest) -> AioAWSResponse:
+        headers = {
+            k: (v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()
+        }
+        raw = request.body
+        content = raw if isinstance(raw, str | bytes) else None
+        async with httpx.AsyncClient() as http:
+            sent = await http.post(request.url, headers=headers, content=content)
+        return AioAWSResponse(
+            request.url, sent.status_code, _headers(dict(sent.headers)), _Body(sent.content)
+        )
+
+
+def install(client: Any, endpoint: str) -> Faults:
+    faults = Faults(endpoint)
+    client.meta.events.register_first("before-send.dynamodb", faults.before_send)
+    return faults
+
+
+def fail_first(
+    operation: str, times: int, make: Callable[[dict[str, Any]], AioAWSResponse]
+) -> Rule:
+    """A rule answering the first ``times`` calls of ``operation`` with ``make(body)``."""
+    remaining = [times]
+
+    def rule(op: str, body: dict[str, Any]) -> AioAWSResponse | None:
+        if op != operation or remaining[0] <= 0:
+            return None
+        remaining[0] -= 1
+        return make(body)
+
+    return rule
+
+
+def conflict_on_row(body: dict[str, Any]) -> AioAWSResponse:
+    """Cancel as DynamoDB does when another transaction holds the score row (item 2)."""
+    reasons = ["None"] * len(body.get("TransactItems", []))
+    reasons[1] = "TransactionConflict"
+    return cancelled(reasons)

@@ -1,0 +1,125 @@
+"""Faults DynamoDB raises and moto does not, injected at botocore's before-send: the submission
+still lands once on every board, or fails cleanly and lands once when retried with its key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.store.dynamo import DynamoStore
+from tests.conftest import Service
+from tests.faults import cancelled, conflict_on_row, fail_first, install, throttled
+from tests.support import counter_total, now_ms, scores_items, submit
+
+BOARDS = ("trivia#classic#alltime",)
+
+
+async def _rows(store: DynamoStore, player: str) -> list[dict[str, Any]]:
+    return [i for i in await scores_items(store) if i["playerId"]["S"] == player]
+
+
+async def test_conflicting_first_attempts_still_write_each_board_once(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    faults = install(service.state.store.client, dynamo_endpoint)
+    faults.rules.append(fail_first("TransactWriteItems", 5, conflict_on_row))
+    response = await submit(service.http, player="p1", score=42, rankDelta=False)
+    assert response.status_code == 200, response.text
+    assert [b["improved"] for b in response.json()["boards"]] == [True, True, True]
+    # Five cancelled attempts and three that landed (a connection botocore itself retried may add one).
+    assert faults.seen["TransactWriteItems"] >= 3 + 5
+    rows = await _rows(service.state.store, "p1")
+    assert sorted(int(r["version"]["N"]) for r in rows) == [1, 1, 1]
+    assert await counter_total(service.state.store, BOARDS[0]) == (1, 1)
+
+
+async def test_throttled_transactions_are_retried_by_the_client(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    faults = install(service.state.store.client, dynamo_endpoint)
+    faults.rules.append(fail_first("TransactWriteItems", 2, lambda _: throttled()))
+    response = await submit(service.http, player="p1", score=42, rankDelta=False)
+    assert response.status_code == 200, response.text
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+        1,
+        1,
+        1,
+    ]
+
+
+async def test_throttling_past_the_retries_is_503_and_a_retry_completes_it(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    faults = install(service.state.store.client, dynamo_endpoint)
+    faults.rules.append(fail_first("TransactWriteItems", 1000, lambda _: throttled()))
+    t = now_ms() - 1000
+    failed = await submit(service.http, player="p1", score=42, achieved_ms=t, idempotency_key="k")
+    assert failed.status_code == 503
+    assert int(failed.headers["Retry-After"]) >= 1
+    assert failed.headers["content-type"].startswith("application/problem+json")
+    faults.rules.clear()
+    retried = await submit(service.http, player="p1", score=42, achieved_ms=t, idempotency_key="k")
+    assert retried.status_code == 200, retried.text
+    assert "Idempotent-Replayed" not in retried.headers
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+        1,
+        1,
+        1,
+    ]
+
+
+async def test_a_lost_response_after_commit_is_applied_once(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    """The transaction commits but its response times out; botocore resends the same call with
+    the same ClientRequestToken, which DynamoDB (emulated here) does not apply twice."""
+    faults = install(service.state.store.client, dynamo_endpoint)
+    faults.lose_responses = 3
+    response = await submit(service.http, player="p1", score=42, rankDelta=False)
+    assert response.status_code == 200, response.text
+    assert [b["improved"] for b in response.json()["boards"]] == [True, True, True]
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+        1,
+        1,
+        1,
+    ]
+    assert await counter_total(service.state.store, BOARDS[0]) == (1, 1)
+
+
+async def test_responses_lost_past_the_retries_then_a_retry_reports_the_true_outcome(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    """Every response of one board's commit is lost: the client gets a 503, and its retry with the
+    same key finds the rows already written by this request and reports what it really did."""
+    faults = install(service.state.store.client, dynamo_endpoint)
+    faults.lose_responses = 1000
+    t = now_ms() - 1000
+    failed = await submit(service.http, player="p1", score=42, achieved_ms=t, idempotency_key="k")
+    assert failed.status_code == 503
+    faults.lose_responses = 0
+    retried = await submit(service.http, player="p1", score=42, achieved_ms=t, idempotency_key="k")
+    assert retried.status_code == 200, retried.text
+    boards = retried.json()["boards"]
+    assert [(b["improved"], b["previousBest"]) for b in boards] == [(True, None)] * 3
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+        1,
+        1,
+        1,
+    ]
+    assert await counter_total(service.state.store, BOARDS[0]) == (1, 1)
+
+
+async def test_a_seeding_lease_refuses_the_board_with_409(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    faults = install(service.state.store.client, dynamo_endpoint)
+
+    def lease_held(body: dict[str, Any]) -> Any:
+        reasons = ["None"] * len(body["TransactItems"])
+        reasons[0] = "ConditionalCheckFailed"
+        return cancelled(reasons)
+
+    faults.rules.append(fail_first("TransactWriteItems", 1, lease_held))
+    response = await submit(service.http, player="p1", score=42, rankDelta=False)
+    assert response.status_code == 409
+    assert response.headers["Retry-After"] == "5"
+    assert response.json()["type"] == "/problems/board-being-seeded"

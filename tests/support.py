@@ -1,0 +1,63 @@
+"""Small helpers for the API and integration tests."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from app.domain.clock import iso_ms, to_ms
+from app.store.dynamo import DynamoStore
+from tests.conftest import SUBMIT_KEY
+
+
+def now_ms() -> int:
+    return to_ms(datetime.now(UTC))
+
+
+async def submit(
+    http: httpx.AsyncClient,
+    *,
+    player: str,
+    score: int,
+    achieved_ms: int | None = None,
+    key: str | None = SUBMIT_KEY,
+    idempotency_key: str | None = None,
+    game: str = "trivia",
+    variant: str = "classic",
+    **extra: Any,
+) -> httpx.Response:
+    body: dict[str, Any] = {"playerId": player, "score": score, "game": game, "variant": variant}
+    if achieved_ms is not None:
+        body["achievedAt"] = iso_ms(achieved_ms)
+    body.update(extra)
+    headers = {"Idempotency-Key": idempotency_key or uuid.uuid4().hex}
+    if key is not None:
+        headers["Authorization"] = f"Bearer {key}"
+    return await http.post("/v1/scores", json=body, headers=headers)
+
+
+async def scores_items(store: DynamoStore) -> list[dict[str, Any]]:
+    """Every item of the Scores table (small tables only)."""
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"TableName": store.tables.scores, "ConsistentRead": True}
+    while True:
+        page = await store.client.scan(**kwargs)
+        items.extend(page.get("Items", []))
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+async def counter_total(store: DynamoStore, board_id: str) -> tuple[int, int]:
+    """(sum of coarse counters, sum of fine counters) of a board, from a scan."""
+    coarse = fine = 0
+    for item in await scores_items(store):
+        pk = item["playerId"]["S"]
+        if pk.startswith(f"hist#{board_id}#c"):
+            coarse += int(item["n"]["N"])
+        elif pk.startswith(f"hist#{board_id}#f"):
+            fine += int(item["n"]["N"])
+    return coarse, fine

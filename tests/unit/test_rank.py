@@ -1,0 +1,81 @@
+"""The rank code against brute force on small boards: exact when it says so, and every range
+contains the truth, including the rank before an improvement asked for after it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.domain.buckets import BucketLayout
+from app.domain.keys import RankKey
+from app.domain.ranking import EstimatedRank, ExactRank, rank_from_counts
+from app.services.ranking import RankQuery, rank_of
+from tests.fakes import MemoryIndex
+
+LAYOUT = BucketLayout(coarse=8, fine=3)  # coarse enough that small boards crowd the buckets
+
+boards = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 5)), min_size=1, max_size=40).map(
+    lambda rows: [RankKey(score, t, f"p{i:02d}") for i, (score, t) in enumerate(rows)]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(keys=boards, cap=st.integers(1, 6), data=st.data())
+async def test_rank_matches_brute_force(keys: list[RankKey], cap: int, data: st.DataObject) -> None:
+    index = MemoryIndex(LAYOUT, keys)
+    key = data.draw(st.sampled_from(keys))
+    truth = index.true_rank(key)
+    rank = await rank_of(index, LAYOUT, RankQuery("b", key), cap=cap)
+    if isinstance(rank, ExactRank):
+        assert rank.rank == truth
+    else:
+        lo, hi = rank.rank_range
+        assert lo <= truth <= hi
+        assert lo <= rank.rank_estimate <= hi
+
+
+@settings(max_examples=150, deadline=None)
+@given(keys=boards, cap=st.integers(1, 6), data=st.data())
+async def test_rank_before_an_improvement(
+    keys: list[RankKey], cap: int, data: st.DataObject
+) -> None:
+    old = data.draw(st.sampled_from(keys))
+    better = RankKey(old.score + data.draw(st.integers(1, 30)), old.achieved_at_ms, old.player_id)
+    before_board = MemoryIndex(LAYOUT, keys)
+    after_board = MemoryIndex(LAYOUT, [better if k == old else k for k in keys])
+    truth = before_board.true_rank(old)
+    rank = await rank_of(after_board, LAYOUT, RankQuery("b", old, counted_at=better), cap=cap)
+    if isinstance(rank, ExactRank):
+        assert rank.rank == truth
+    else:
+        assert rank.rank_range[0] <= truth <= rank.rank_range[1]
+
+
+def test_a_big_cap_gives_exact_ranks_everywhere() -> None:
+    keys = [RankKey(score % 7, score, f"p{score}") for score in range(50)]
+    index = MemoryIndex(LAYOUT, keys)
+
+    async def all_ranks() -> list[int]:
+        out = []
+        for key in keys:
+            rank = await rank_of(index, LAYOUT, RankQuery("b", key), cap=1000)
+            assert isinstance(rank, ExactRank)
+            out.append(rank.rank)
+        return out
+
+    assert sorted(asyncio.run(all_ranks())) == list(range(1, 51))
+
+
+def test_estimates_never_claim_a_rank() -> None:
+    rank = rank_from_counts(
+        ahead_in_higher_buckets=10,
+        ahead_in_bucket=5,
+        bucket_capped=True,
+        bucket_size=20,
+        player_count=100,
+    )
+    assert isinstance(rank, EstimatedRank)
+    assert rank.rank_range == (16, 30)
+    assert rank.top_percent_range == (16.0, 30.0)
