@@ -27,8 +27,10 @@ class MemoryIndex:
             totals[bucket] += n
         return dict(totals)
 
-    async def fine_counts(self, board_id: str, bucket: int) -> Mapping[int, int]:
-        return {slot: n for (b, slot), n in self._fine.items() if b == bucket}
+    async def fine_counts(
+        self, board_id: str, bucket: int, first: int, last: int
+    ) -> Mapping[int, int]:
+        return {s: n for (b, s), n in self._fine.items() if b == bucket and first <= s <= last}
 
     async def count_keys(
         self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None

@@ -11,18 +11,29 @@ from fastapi.responses import JSONResponse
 
 from app.api.deps import IdempotencyKeyDep, PrincipalDep, StateDep, SubmissionDep
 from app.api.schemas import (
+    AroundEntryOut,
+    AroundOut,
     BoardPageOut,
+    BoardStandingOut,
     EntryOut,
+    EstimatedRankOut,
+    ExactRankOut,
     Health,
+    PlayerRankOut,
     Problem,
     ScoreSubmission,
+    StandingsOut,
     SubmitResponse,
 )
+from app.api.state import AppState
 from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import ID_PATTERN
+from app.domain.models import Entry
 from app.domain.periods import Board, Period
+from app.domain.ranking import ExactRank, Rank
 from app.errors import InvalidInput
 from app.services.boards import read_board
+from app.services.standings import RankReads, around_player, player_rank, player_standings
 from app.services.submit import Submission, request_fingerprint, submit_score
 
 router = APIRouter()
@@ -132,18 +143,116 @@ async def get_board(
     return BoardPageOut(
         leaderboard_id=page.board_id,
         player_count=page.player_count,
-        entries=[
-            EntryOut(
-                rank=ranked.rank,
-                player_id=ranked.entry.player_id,
-                display_name=ranked.entry.display_name,
-                country=ranked.entry.country,
-                score=ranked.entry.score,
-                achieved_at=iso_ms(ranked.entry.key.achieved_at_ms),
-            )
-            for ranked in page.entries
-        ],
+        entries=[_entry_out(ranked.entry, ranked.rank) for ranked in page.entries],
         next_cursor=page.next_cursor,
+    )
+
+
+def _rank_out(rank: Rank) -> ExactRankOut | EstimatedRankOut:
+    if isinstance(rank, ExactRank):
+        return ExactRankOut(rank=rank.rank, top_percent=rank.top_percent)
+    return EstimatedRankOut(
+        rank_range=rank.rank_range,
+        top_percent_range=rank.top_percent_range,
+        rank_estimate=rank.rank_estimate,
+    )
+
+
+def _entry_out(entry: Entry, rank: int | None) -> EntryOut:
+    return EntryOut(
+        rank=rank,
+        player_id=entry.player_id,
+        display_name=entry.display_name,
+        country=entry.country,
+        score=entry.score,
+        achieved_at=iso_ms(entry.key.achieved_at_ms),
+    )
+
+
+def _reads(state: AppState) -> RankReads:
+    return RankReads(
+        layout=state.policy.layout,
+        cap=state.settings.rank_count_cap,
+        retention=state.settings.retention,
+    )
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}",
+    response_model=PlayerRankOut,
+    responses=_problems(404, 422),
+    summary="A player's entry and rank: exact, or an honest range",
+)
+async def get_player_rank(
+    state: StateDep, game: PathId, variant: PathId, period: PeriodParam, player_id: PathId
+) -> PlayerRankOut:
+    now = _now()
+    board = parse_board(game, variant, period, now)
+    found = await player_rank(state.store, _reads(state), board=board, player_id=player_id, now=now)
+    exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
+    return PlayerRankOut(
+        leaderboard_id=board.board_id,
+        entry=_entry_out(found.entry, exact),
+        rank=_rank_out(found.rank),
+    )
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}/around",
+    response_model=AroundOut,
+    responses=_problems(404, 422),
+    summary="The players just ahead of and just behind a player, in board order",
+)
+async def get_around(
+    state: StateDep,
+    game: PathId,
+    variant: PathId,
+    period: PeriodParam,
+    player_id: PathId,
+    before: Annotated[int, Query(ge=0, le=50)] = 5,
+    after: Annotated[int, Query(ge=0, le=50)] = 5,
+) -> AroundOut:
+    now = _now()
+    board = parse_board(game, variant, period, now)
+    around = await around_player(
+        state.store,
+        _reads(state),
+        board=board,
+        player_id=player_id,
+        before=before,
+        after=after,
+        now=now,
+    )
+    entries = []
+    for neighbour in around.neighbours:
+        base = _entry_out(neighbour.entry, around.rank_of(neighbour))
+        entries.append(AroundEntryOut(**base.model_dump(), rank_range=around.range_of(neighbour)))
+    return AroundOut(
+        leaderboard_id=board.board_id,
+        rank_kind="exact" if isinstance(around.player.rank, ExactRank) else "estimated",
+        entries=entries,
+    )
+
+
+@router.get(
+    "/v1/players/{player_id}/standings",
+    response_model=StandingsOut,
+    responses=_problems(422),
+    summary="Every live board a player is on, with best score and rank",
+)
+async def get_standings(state: StateDep, player_id: PathId) -> StandingsOut:
+    standings = await player_standings(state.store, _reads(state), player_id=player_id, now=_now())
+    return StandingsOut(
+        player_id=player_id,
+        boards=[
+            BoardStandingOut(
+                leaderboard_id=s.board.board_id,
+                period=s.board.period.display,
+                best=s.standing.entry.score,
+                rank=_rank_out(s.rank),
+            )
+            for s in standings
+        ],
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 from pydantic.alias_generators import to_camel
@@ -54,7 +54,7 @@ class SubmitResponse(_Model):
 
 
 class EntryOut(_Model):
-    rank: int
+    rank: int | None
     player_id: str
     display_name: str | None
     country: str | None
@@ -67,6 +67,53 @@ class BoardPageOut(_Model):
     player_count: int
     entries: list[EntryOut]
     next_cursor: str | None
+
+
+class ExactRankOut(_Model):
+    kind: Literal["exact"] = "exact"
+    rank: int
+    top_percent: float
+
+
+class EstimatedRankOut(_Model):
+    """An honest range: ``rank`` is null, and the range always holds the true rank."""
+
+    kind: Literal["estimated"] = "estimated"
+    rank: None = None
+    rank_range: tuple[int, int]
+    top_percent_range: tuple[float, float]
+    rank_estimate: int
+
+
+RankOut = Annotated[ExactRankOut | EstimatedRankOut, Field(discriminator="kind")]
+
+
+class PlayerRankOut(_Model):
+    leaderboard_id: str
+    entry: EntryOut
+    rank: RankOut
+
+
+class AroundEntryOut(EntryOut):
+    rank_range: tuple[int, int] | None = None
+
+
+class AroundOut(_Model):
+    leaderboard_id: str
+    rank_kind: Literal["exact", "estimated"]
+    entries: list[AroundEntryOut]
+
+
+class BoardStandingOut(_Model):
+    leaderboard_id: str
+    period: str
+    best: int
+    rank: RankOut
+
+
+class StandingsOut(_Model):
+    player_id: str
+    boards: list[BoardStandingOut]
 
 
 class Problem(BaseModel):

@@ -28,7 +28,7 @@ class BucketLayout:
     """A two-level layout: ``coarse`` log buckets, each cut into up to ``fine`` linear slices."""
 
     coarse: int = 128
-    fine: int = 512
+    fine: int = 1024
     _lower: tuple[int, ...] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:

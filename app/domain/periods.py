@@ -113,3 +113,16 @@ class Board:
     @property
     def board_id(self) -> str:
         return f"{self.game}#{self.variant}#{self.period.suffix}"
+
+    @classmethod
+    def from_id(cls, board_id: str) -> Board:
+        """Parse a board id back (``trivia#alltopics#day#2026-11-30``); ``ValueError`` if malformed."""
+        game, variant, *rest = board_id.split("#")
+        if not rest or len(rest) > 2:
+            raise ValueError(f"not a board id: {board_id!r}")
+        period = Period(PeriodKind(rest[0]), rest[1] if len(rest) == 2 else "")
+        if period.kind is not PeriodKind.ALLTIME:
+            period.start()
+        elif period.label:
+            raise ValueError(f"not a board id: {board_id!r}")
+        return cls(game, variant, period)

@@ -54,7 +54,15 @@ class EmbeddedDynamo:
         for _ in range(3):  # another process may take the free port before moto binds it
             self.port = free_port(self.host)
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)],
+                [
+                    sys.executable,
+                    "-m",
+                    "app.local.moto_runner",
+                    "-H",
+                    self.host,
+                    "-p",
+                    str(self.port),
+                ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 stdin=subprocess.DEVNULL,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from app.domain.models import Page, Standing, StandingWrite
+from app.domain.models import Entry, Page, Standing, StandingWrite
 
 
 class RankReader(Protocol):
@@ -16,8 +16,10 @@ class RankReader(Protocol):
         """Players per coarse bucket (summed over shards); absent buckets are empty."""
         ...
 
-    async def fine_counts(self, board_id: str, bucket: int) -> Mapping[int, int]:
-        """Players per fine slot of coarse ``bucket``."""
+    async def fine_counts(
+        self, board_id: str, bucket: int, first: int, last: int
+    ) -> Mapping[int, int]:
+        """Players per fine slot ``first..last`` (inclusive) of coarse ``bucket``."""
         ...
 
     async def count_keys(
@@ -71,6 +73,16 @@ class ScoreStore(RankReader, Protocol):
     async def query_board(
         self, board_id: str, *, limit: int, start: tuple[str, str] | None
     ) -> Page: ...
+
+    async def query_neighbours(
+        self, board_id: str, key: str, *, ahead: bool, limit: int
+    ) -> list[Entry]:
+        """Up to ``limit`` entries just ahead of (or behind) ``key``, nearest first."""
+        ...
+
+    async def standings_of(self, player_id: str) -> list[Standing]:
+        """Every board row of the player: one Query on the base table."""
+        ...
 
     async def ping(self) -> None:
         """Raise ``Unavailable`` unless both tables answer."""

@@ -3,6 +3,7 @@
 The entries ahead of a key are the players in higher coarse buckets, plus those in higher fine
 slots of its coarse bucket (both from counter items), plus the entries ahead of it inside its own
 fine slot, counted on the index up to the cap. All three reads go out together: one round trip.
+The layout and this read were chosen by simulation: docs/rank-simulation.md.
 """
 
 from __future__ import annotations
@@ -31,9 +32,14 @@ async def rank_of(reader: RankReader, layout: BucketLayout, query: RankQuery, *,
     bucket, slot = layout.fine_of(key.score)
     _, slot_hi = layout.fine_bounds(bucket, slot)
     moved = query.counted_at is not None and query.counted_at != key
+    # Read only the fine counters on the nearer side of the player's slot (theirs included): from
+    # below, the players in higher slots are the bucket's total less those read, exact because the
+    # coarse and fine counters change in the same transaction. At most half a bucket's items.
+    upward = slot >= layout.slices(bucket) // 2
+    first, last = (slot, layout.slices(bucket) - 1) if upward else (0, slot)
     coarse, fine, (ahead_in_slot, capped) = await asyncio.gather(
         reader.coarse_counts(query.board_id),
-        reader.fine_counts(query.board_id, bucket),
+        reader.fine_counts(query.board_id, bucket, first, last),
         reader.count_keys(
             query.board_id,
             score_prefix(slot_hi - 1),
@@ -43,7 +49,10 @@ async def rank_of(reader: RankReader, layout: BucketLayout, query: RankQuery, *,
         ),
     )
     ahead = sum(n for b, n in coarse.items() if b > bucket)
-    ahead += sum(n for s, n in fine.items() if s > slot)
+    if upward:
+        ahead += sum(n for s, n in fine.items() if s > slot)
+    else:
+        ahead += coarse.get(bucket, 0) - sum(fine.values())
     slot_size = fine.get(slot, 0)
     if moved and query.counted_at is not None:
         # The histogram counts the player where they are now, not at ``key``.

@@ -434,10 +434,14 @@ class DynamoStore:
                 totals[bucket] += n
         return {b: n for b, n in totals.items() if n}
 
-    async def fine_counts(self, board_id: str, bucket: int) -> Mapping[int, int]:
-        return await self._query_counters(fine_pk(board_id, bucket))
+    async def fine_counts(
+        self, board_id: str, bucket: int, first: int, last: int
+    ) -> Mapping[int, int]:
+        return await self._query_counters(fine_pk(board_id, bucket), (first, last))
 
-    async def _query_counters(self, pk: str) -> dict[int, int]:
+    async def _query_counters(
+        self, pk: str, slots: tuple[int, int] | None = None
+    ) -> dict[int, int]:
         counts: dict[int, int] = {}
         start: dict[str, Any] | None = None
         while True:
@@ -446,6 +450,12 @@ class DynamoStore:
                 "KeyConditionExpression": "playerId = :p",
                 "ExpressionAttributeValues": {":p": _s(pk)},
             }
+            if slots is not None:  # slot keys are zero-padded, so string order is slot order
+                kwargs["KeyConditionExpression"] += " AND leaderboardId BETWEEN :lo AND :hi"
+                kwargs["ExpressionAttributeValues"] |= {
+                    ":lo": _s(f"{slots[0]:04d}"),
+                    ":hi": _s(f"{slots[1]:04d}"),
+                }
             if start:
                 kwargs["ExclusiveStartKey"] = start
             page = await self._call("reading the histogram", self._client.query, **kwargs)

@@ -1,0 +1,121 @@
+"""Where am I: a player's entry and rank on a board, the players around them, and their standings
+on every live board."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from app.domain.buckets import BucketLayout
+from app.domain.models import Entry, Standing
+from app.domain.periods import Board
+from app.domain.ranking import EstimatedRank, ExactRank, Rank
+from app.errors import NotFound
+from app.services.boards import board_is_expired
+from app.services.ports import ScoreStore
+from app.services.ranking import RankQuery, rank_of
+
+
+@dataclass(frozen=True)
+class RankReads:
+    """What every rank read needs besides the store."""
+
+    layout: BucketLayout
+    cap: int
+    retention: timedelta
+
+
+@dataclass(frozen=True)
+class PlayerRank:
+    board: Board
+    entry: Entry
+    rank: Rank
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    entry: Entry
+    offset: int
+    """Places from the player: -2 is two ahead, 0 is the player, 1 is just behind."""
+
+
+@dataclass(frozen=True)
+class Around:
+    player: PlayerRank
+    neighbours: list[Neighbour]
+
+    def rank_of(self, neighbour: Neighbour) -> int | None:
+        if isinstance(self.player.rank, ExactRank):
+            return self.player.rank.rank + neighbour.offset
+        return None
+
+    def range_of(self, neighbour: Neighbour) -> tuple[int, int] | None:
+        if isinstance(self.player.rank, EstimatedRank):
+            lo, hi = self.player.rank.rank_range
+            return max(1, lo + neighbour.offset), max(1, hi + neighbour.offset)
+        return None
+
+
+async def player_rank(
+    store: ScoreStore, reads: RankReads, *, board: Board, player_id: str, now: datetime
+) -> PlayerRank:
+    standing = None
+    if not board_is_expired(board, now=now, retention=reads.retention):
+        standing = await store.read_standing(board.board_id, player_id)
+    if standing is None:
+        raise NotFound(f"player {player_id!r} is not on board {board.board_id}")
+    rank = await rank_of(
+        store, reads.layout, RankQuery(board.board_id, standing.entry.key), cap=reads.cap
+    )
+    return PlayerRank(board, standing.entry, rank)
+
+
+async def around_player(
+    store: ScoreStore,
+    reads: RankReads,
+    *,
+    board: Board,
+    player_id: str,
+    before: int,
+    after: int,
+    now: datetime,
+) -> Around:
+    """The ``before`` entries just ahead, the player, the ``after`` just behind, in board order."""
+    found = await player_rank(store, reads, board=board, player_id=player_id, now=now)
+    key = found.entry.key.encode()
+    ahead, behind = await asyncio.gather(
+        store.query_neighbours(board.board_id, key, ahead=True, limit=before),
+        store.query_neighbours(board.board_id, key, ahead=False, limit=after),
+    )
+    neighbours = [Neighbour(e, -(i + 1)) for i, e in enumerate(ahead)][::-1]
+    neighbours.append(Neighbour(found.entry, 0))
+    neighbours += [Neighbour(e, i + 1) for i, e in enumerate(behind)]
+    return Around(found, neighbours)
+
+
+@dataclass(frozen=True)
+class BoardStanding:
+    board: Board
+    standing: Standing
+    rank: Rank
+
+
+async def player_standings(
+    store: ScoreStore, reads: RankReads, *, player_id: str, now: datetime
+) -> list[BoardStanding]:
+    """Every live board the player is on: one base-table query, then the ranks together."""
+    rows = await store.standings_of(player_id)
+    live = [
+        (Board.from_id(row.board_id), row)
+        for row in rows
+        if not board_is_expired(Board.from_id(row.board_id), now=now, retention=reads.retention)
+        and (row.expires_at is None or row.expires_at > now.timestamp())
+    ]
+    ranks = await asyncio.gather(
+        *(
+            rank_of(store, reads.layout, RankQuery(board.board_id, row.entry.key), cap=reads.cap)
+            for board, row in live
+        )
+    )
+    return [BoardStanding(board, row, rank) for (board, row), rank in zip(live, ranks, strict=True)]

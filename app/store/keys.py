@@ -1,0 +1,180 @@
+"""API keys in DynamoDB: the ``KeyStore`` port over the Scores table.
+
+A key is one bookkeeping item, ``apikey#<sha256 hex>`` / ``apikey``, with ``name``, ``scopes`` (a
+list of strings), ``createdAt`` and, once revoked, ``revokedAt`` (ISO 8601 UTC, milliseconds, ``Z``).
+It has no ``rankKey``, so it never reaches RankIndex, and its partition key cannot be a player's
+(player ids never hold ``#``). Only the digest is stored, never the key.
+
+Authentication reads one item by its digest (GetItem, eventually consistent: the authenticator
+caches answers for seconds anyway). Listing has no index to query (the table is keyed by playerId
+first, and a key's playerId is its digest), so it is a Scan of the whole table filtered to
+``leaderboardId = apikey``: it reads, and is billed for, every item. That is for operators' tools,
+never a request path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from app.domain.clock import iso_ms, to_ms
+from app.errors import ConditionFailed, InvalidInput, NotFound
+from app.services.keys import StoredKey
+from app.store.dynamo import Item, _get_s, _s, _translate
+from app.store.tables import TableNames
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb import DynamoDBClient
+    from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
+
+KEYS_SORT_KEY = "apikey"
+"""The ``leaderboardId`` of every key item: no board can be called that (board ids hold ``#``)."""
+
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+
+
+def key_pk(digest: str) -> str:
+    if not _DIGEST.fullmatch(digest):
+        raise ValueError("a key digest is 64 lowercase hex characters")
+    return f"apikey#{digest}"
+
+
+def _now_ms() -> int:
+    return to_ms(datetime.now(UTC))
+
+
+class DynamoKeyStore:
+    """API keys over the service's long-lived aioboto3 client (the one ``DynamoStore`` holds)."""
+
+    def __init__(self, client: DynamoDBClient, tables: TableNames) -> None:
+        self._client = client
+        self._tables = tables
+
+    async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
+        try:
+            return await operation(ReturnConsumedCapacity="TOTAL", **kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            raise _translate(exc, what) from exc
+
+    def _key(self, digest: str) -> dict[str, AttributeValueTypeDef]:
+        return {"playerId": _s(key_pk(digest)), "leaderboardId": _s(KEYS_SORT_KEY)}
+
+    async def create_key(
+        self, digest: str, name: str, scopes: Sequence[str], *, created_at_ms: int | None = None
+    ) -> StoredKey:
+        """Store a new key; ``ConditionFailed`` if that digest is already stored (with 256 random
+        bits behind it, that means the same key was submitted twice)."""
+        created_at = iso_ms(_now_ms() if created_at_ms is None else created_at_ms)
+        await self._call(
+            "storing the API key",
+            self._client.put_item,
+            TableName=self._tables.scores,
+            Item={
+                **self._key(digest),
+                "name": _s(name),
+                "scopes": {"L": [_s(scope) for scope in scopes]},
+                "createdAt": _s(created_at),
+            },
+            ConditionExpression="attribute_not_exists(playerId)",
+        )
+        return StoredKey(digest, name, tuple(scopes), created_at)
+
+    async def get(self, digest: str) -> StoredKey | None:
+        found = await self._call(
+            "reading the API key",
+            self._client.get_item,
+            TableName=self._tables.scores,
+            Key=self._key(digest),
+        )
+        item = found.get("Item")
+        return None if item is None else _key_from_item(item)
+
+    async def list_keys(self) -> list[StoredKey]:
+        """Every key, revoked or not: a consistent Scan of the table (see the module docstring)."""
+        keys: list[StoredKey] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._tables.scores,
+            "FilterExpression": "leaderboardId = :keys AND begins_with(playerId, :prefix)",
+            "ExpressionAttributeValues": {":keys": _s(KEYS_SORT_KEY), ":prefix": _s("apikey#")},
+            # Consistent, so that a key made a moment ago can be revoked a moment later.
+            "ConsistentRead": True,
+        }
+        while True:
+            page = await self._call("listing the API keys", self._client.scan, **kwargs)
+            keys.extend(_key_from_item(item) for item in page.get("Items", []))
+            start = page.get("LastEvaluatedKey")
+            if not start:
+                return keys
+            kwargs["ExclusiveStartKey"] = start
+
+    async def revoke(
+        self,
+        *,
+        name: str | None = None,
+        digest_prefix: str | None = None,
+        revoked_at_ms: int | None = None,
+    ) -> list[StoredKey]:
+        """Revoke every key of ``name``, or the one key whose digest starts with
+        ``digest_prefix``. A key already revoked keeps its first ``revokedAt``; revoking again is
+        harmless. Returns the matching keys as now stored.
+
+        Raises ``NotFound`` when no key matches, ``InvalidInput`` when a prefix matches several."""
+        if (name is None) == (digest_prefix is None):
+            raise ValueError("revoke by name or by digest prefix, not both or neither")
+        matching = [
+            key
+            for key in await self.list_keys()
+            if key.name == name or (digest_prefix and key.digest.startswith(digest_prefix))
+        ]
+        if not matching:
+            raise NotFound("no API key matches")
+        if digest_prefix is not None and len(matching) > 1:
+            raise InvalidInput("that key id matches several keys: give more of it")
+        revoked_at = iso_ms(_now_ms() if revoked_at_ms is None else revoked_at_ms)
+        return [await self._revoke_one(key, revoked_at) for key in matching]
+
+    async def _revoke_one(self, key: StoredKey, revoked_at: str) -> StoredKey:
+        if key.revoked_at is not None:
+            return key
+        try:
+            updated = await self._call(
+                "revoking the API key",
+                self._client.update_item,
+                TableName=self._tables.scores,
+                Key=self._key(key.digest),
+                UpdateExpression="SET revokedAt = :at",
+                ConditionExpression="attribute_exists(playerId) AND attribute_not_exists(revokedAt)",
+                ExpressionAttributeValues={":at": _s(revoked_at)},
+                ReturnValues="ALL_NEW",
+            )
+        except ConditionFailed:
+            # Revoked by someone else meanwhile: theirs is the time that stands.
+            found = await self._call(
+                "reading the API key",
+                self._client.get_item,
+                TableName=self._tables.scores,
+                Key=self._key(key.digest),
+                ConsistentRead=True,
+            )
+            item = found.get("Item")
+            return key if item is None else _key_from_item(item)
+        return _key_from_item(updated["Attributes"])
+
+
+def _key_from_item(item: Item) -> StoredKey:
+    pk = _get_s(item, "playerId") or ""
+    scopes = item.get("scopes", {}).get("L", [])
+    return StoredKey(
+        digest=pk.removeprefix("apikey#"),
+        name=_get_s(item, "name") or "",
+        scopes=tuple(scope["S"] for scope in scopes if "S" in scope),
+        created_at=_get_s(item, "createdAt") or "",
+        revoked_at=_get_s(item, "revokedAt"),
+    )
+
+
+__all__: Sequence[str] = ("KEYS_SORT_KEY", "DynamoKeyStore", "key_pk")

@@ -1,0 +1,1 @@
+"""Benchmarks and simulations; run as modules (``uv run python -m bench.<name>``)."""
