@@ -12,16 +12,18 @@ from typing import Any
 import structlog
 from fastapi import FastAPI
 
-from app.api.auth import KeyRing
 from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
-from app.api.routes import router
+from app.api.ratelimit import RateLimiter, RatePolicy
+from app.api.routes import reads, router
 from app.api.state import AppState
 from app.domain.buckets import BucketLayout
 from app.local.embedded import EmbeddedDynamo
+from app.services.keys import KeyAuthenticator
 from app.services.submit import SubmitPolicy
 from app.settings import Settings, get_settings
 from app.store.dynamo import DynamoStore, open_client
+from app.store.keys import DynamoKeyStore
 from app.store.tables import TableNames
 
 log = structlog.get_logger(__name__)
@@ -73,7 +75,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                             hint="set LEADERBOARD_DEV_API_KEY to post scores to the embedded backend",
                         )
                 state = AppState(
-                    settings, store, KeyRing.from_settings(settings), submit_policy(settings)
+                    settings=settings,
+                    store=store,
+                    keys=KeyAuthenticator.from_settings(
+                        settings,
+                        DynamoKeyStore(client, store.tables),
+                        ttl=settings.api_key_cache_ttl_seconds,
+                        max_entries=settings.api_key_cache_max_entries,
+                    ),
+                    policy=submit_policy(settings),
+                    write_limits=RateLimiter(
+                        RatePolicy(settings.write_rate_per_second, settings.write_burst),
+                        max_buckets=settings.rate_limit_max_buckets,
+                    ),
+                    read_limits=RateLimiter(
+                        RatePolicy(settings.read_rate_per_second, settings.read_burst),
+                        max_buckets=settings.rate_limit_max_buckets,
+                    ),
                 )
                 app.state.leaderboard = state  # for operators' tools and tests
                 yield {"app": state}
@@ -91,6 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestContext)
     install_problem_handlers(app)
     app.include_router(router)
+    app.include_router(reads)
     return app
 
 

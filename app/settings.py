@@ -51,6 +51,14 @@ class Settings(BaseSettings):
     request_deadline_seconds: float = Field(default=10.0, gt=0, le=60)
 
     api_keys: list[ApiKeyEntry] = Field(default_factory=list)
+    api_key_cache_ttl_seconds: float = Field(default=10.0, ge=0, le=300)
+    api_key_cache_max_entries: int = Field(default=10_000, ge=1)
+    write_rate_per_second: float = Field(default=100.0, gt=0)
+    write_burst: int = Field(default=1000, ge=1)
+    read_rate_per_second: float = Field(default=20.0, gt=0)
+    read_burst: int = Field(default=100, ge=1)
+    rate_limit_max_buckets: int = Field(default=10_000, ge=1)
+    forwarded_allow_ips: str = "127.0.0.1"
     dev_api_key: SecretStr | None = None
     cursor_secret: SecretStr | None = None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import httpx
@@ -59,6 +60,11 @@ def make_settings(endpoint: str, tables: TableNames, **overrides: object) -> Set
         "scores_table": tables.scores,
         "snapshots_table": tables.snapshots,
         "cursor_secret": "test-cursor-secret-of-enough-length-000",
+        # Tests send many requests from one key and one address; the limits get their own tests.
+        "write_rate_per_second": 10_000,
+        "write_burst": 10_000,
+        "read_rate_per_second": 10_000,
+        "read_burst": 10_000,
         "api_keys": [
             ApiKeyEntry(
                 name="trivia-server", sha256=hash_key(SUBMIT_KEY), scopes=["submit:trivia"]
@@ -104,8 +110,9 @@ class Service:
         return state
 
 
-@pytest.fixture
-async def service(settings: Settings, store: DynamoStore) -> AsyncIterator[Service]:
+@asynccontextmanager
+async def serve(settings: Settings) -> AsyncIterator[Service]:
+    """The app with these settings, through its lifespan, and an async client for it."""
     app = create_app(settings)
     async with LifespanManager(app) as manager:
         transport = httpx.ASGITransport(app=manager.app)
@@ -113,3 +120,9 @@ async def service(settings: Settings, store: DynamoStore) -> AsyncIterator[Servi
             transport=transport, base_url="http://leaderboard.test"
         ) as http:
             yield Service(app, http)
+
+
+@pytest.fixture
+async def service(settings: Settings, store: DynamoStore) -> AsyncIterator[Service]:
+    async with serve(settings) as running:
+        yield running

@@ -1,14 +1,11 @@
-"""API keys: bearer tokens checked against SHA-256 hashes, with scopes (``submit:<game>``,
-``submit:*``, ``admin``). Neither a key nor its hash is ever logged or echoed."""
+"""Who is calling, and what they may do: scopes ``submit:<game>``, ``submit:*``, ``admin``.
+Keys are recognised by ``app.services.keys.KeyAuthenticator``."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from dataclasses import dataclass
 
-from app.errors import Forbidden, Unauthorized
-from app.settings import Settings
+from app.errors import Forbidden
 
 
 @dataclass(frozen=True)
@@ -25,40 +22,3 @@ class Principal:
     def require_admin(self) -> None:
         if "admin" not in self.scopes:
             raise Forbidden("this operation needs a key with the admin scope")
-
-
-@dataclass(frozen=True)
-class _Key:
-    digest: bytes
-    principal: Principal
-
-
-class KeyRing:
-    def __init__(self, keys: list[_Key]) -> None:
-        self._keys = keys
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> KeyRing:
-        keys = [
-            _Key(bytes.fromhex(entry.sha256), Principal(entry.name, frozenset(entry.scopes)))
-            for entry in settings.api_keys
-        ]
-        if settings.dev_api_key is not None:
-            digest = hashlib.sha256(settings.dev_api_key.get_secret_value().encode()).digest()
-            keys.append(_Key(digest, Principal("dev", frozenset({"submit:*", "admin"}))))
-        return cls(keys)
-
-    def authenticate(self, authorization: str | None) -> Principal:
-        if not authorization:
-            raise Unauthorized("an API key is required: send Authorization: Bearer <key>")
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("send the API key as Authorization: Bearer <key>")
-        digest = hashlib.sha256(token.strip().encode()).digest()
-        found: Principal | None = None
-        for key in self._keys:  # every key is compared, in constant time each
-            if hmac.compare_digest(digest, key.digest):
-                found = key.principal
-        if found is None:
-            raise Unauthorized("the API key is not valid")
-        return found

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, cast
 
-from fastapi import Depends, Header, Request
+import structlog
+from fastapi import Depends, Header, Request, Response
 from pydantic import ValidationError
 
 from app.api.auth import Principal
 from app.api.problems import validation_errors
+from app.api.ratelimit import Decision, ratelimit_headers
 from app.api.schemas import ScoreSubmission
 from app.api.state import AppState
 from app.errors import (
@@ -42,13 +44,31 @@ StoreDep = Annotated[DynamoStore, Depends(get_store)]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 
 
-def get_principal(
+async def get_principal(
     state: StateDep, authorization: Annotated[str | None, Header()] = None
 ) -> Principal:
-    return state.keys.authenticate(authorization)
+    principal = await state.keys.authenticate(authorization)
+    structlog.contextvars.bind_contextvars(client=principal.name)
+    return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def limit_writes(state: StateDep, principal: PrincipalDep) -> Decision:
+    """Per key, before the body is read or anything reserved: a 429 stores nothing."""
+    return state.write_limits.enforce(principal.name)
+
+
+WriteLimitDep = Annotated[Decision, Depends(limit_writes)]
+
+
+def limit_reads(state: StateDep, request: Request, response: Response) -> None:
+    """Per client address (behind a trusted proxy, the forwarded one)."""
+    address = request.client.host if request.client else "unknown"
+    decision = state.read_limits.enforce(address)
+    response.headers.update(ratelimit_headers(decision))
+
 
 _KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
 

@@ -6,10 +6,18 @@ import json
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Depends, Path, Query, Response
 from fastapi.responses import JSONResponse
 
-from app.api.deps import IdempotencyKeyDep, PrincipalDep, StateDep, SubmissionDep
+from app.api.deps import (
+    IdempotencyKeyDep,
+    PrincipalDep,
+    StateDep,
+    SubmissionDep,
+    WriteLimitDep,
+    limit_reads,
+)
+from app.api.ratelimit import ratelimit_headers
 from app.api.schemas import (
     AroundEntryOut,
     AroundOut,
@@ -37,6 +45,7 @@ from app.services.standings import RankReads, around_player, player_rank, player
 from app.services.submit import Submission, request_fingerprint, submit_score
 
 router = APIRouter()
+reads = APIRouter(dependencies=[Depends(limit_reads)])
 
 PathId = Annotated[str, Path(pattern=ID_PATTERN)]
 PeriodParam = Annotated[
@@ -70,7 +79,7 @@ def parse_board(game: str, variant: str, period: str, now: datetime) -> Board:
     "/v1/scores",
     response_model=SubmitResponse,
     response_model_exclude_none=False,
-    responses=_problems(400, 401, 403, 409, 413, 415, 422, 503),
+    responses=_problems(400, 401, 403, 409, 413, 415, 422, 429, 503),
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -84,6 +93,7 @@ def parse_board(game: str, variant: str, period: str, now: datetime) -> Board:
 async def post_score(
     state: StateDep,
     principal: PrincipalDep,
+    limit: WriteLimitDep,
     idempotency_key: IdempotencyKeyDep,
     body: SubmissionDep,
 ) -> Response:
@@ -111,14 +121,16 @@ async def post_score(
         submission=submission,
         now_ms=to_ms(_now()),
     )
-    headers = {"Idempotent-Replayed": "true"} if result.replayed else {}
+    headers = ratelimit_headers(limit)
+    if result.replayed:
+        headers["Idempotent-Replayed"] = "true"
     return JSONResponse(result.document, headers=headers)
 
 
-@router.get(
+@reads.get(
     "/v1/leaderboards/{game}/{variant}/{period}",
     response_model=BoardPageOut,
-    responses=_problems(400, 422),
+    responses=_problems(400, 422, 429),
     summary="The top of a board, best first",
 )
 async def get_board(
@@ -177,10 +189,10 @@ def _reads(state: AppState) -> RankReads:
     )
 
 
-@router.get(
+@reads.get(
     "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}",
     response_model=PlayerRankOut,
-    responses=_problems(404, 422),
+    responses=_problems(404, 422, 429),
     summary="A player's entry and rank: exact, or an honest range",
 )
 async def get_player_rank(
@@ -197,10 +209,10 @@ async def get_player_rank(
     )
 
 
-@router.get(
+@reads.get(
     "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}/around",
     response_model=AroundOut,
-    responses=_problems(404, 422),
+    responses=_problems(404, 422, 429),
     summary="The players just ahead of and just behind a player, in board order",
 )
 async def get_around(
@@ -234,10 +246,10 @@ async def get_around(
     )
 
 
-@router.get(
+@reads.get(
     "/v1/players/{player_id}/standings",
     response_model=StandingsOut,
-    responses=_problems(422),
+    responses=_problems(422, 429),
     summary="Every live board a player is on, with best score and rank",
 )
 async def get_standings(state: StateDep, player_id: PathId) -> StandingsOut:

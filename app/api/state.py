@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.api.auth import KeyRing
+from app.api.ratelimit import RateLimiter
+from app.services.keys import KeyAuthenticator
 from app.services.submit import SubmitPolicy
 from app.settings import Settings
 from app.store.dynamo import DynamoStore
@@ -14,5 +15,7 @@ from app.store.dynamo import DynamoStore
 class AppState:
     settings: Settings
     store: DynamoStore
-    keys: KeyRing
+    keys: KeyAuthenticator
     policy: SubmitPolicy
+    write_limits: RateLimiter
+    read_limits: RateLimiter

@@ -6,15 +6,11 @@ import asyncio
 import random
 from datetime import UTC, datetime, timedelta
 
-import httpx
-from asgi_lifespan import LifespanManager
-
 from app.domain.clock import from_ms, iso_ms, to_ms
 from app.domain.periods import Period, PeriodKind
-from app.main import create_app
 from app.store.dynamo import DynamoStore
 from app.store.tables import TableNames
-from tests.conftest import Service, make_settings
+from tests.conftest import Service, make_settings, serve
 from tests.support import counter_total, now_ms, submit
 
 
@@ -155,17 +151,15 @@ async def test_rows_of_an_expired_period_are_not_shown(
     settings = make_settings(
         dynamo_endpoint, table_names, retention_days=1, max_lateness_seconds=5 * 86400
     )
-    app = create_app(settings)
     three_days_ago = now_ms() - 3 * 86_400_000
-    async with LifespanManager(app) as manager:
-        transport = httpx.ASGITransport(app=manager.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
-            response = await submit(http, player="old", score=10, achieved_ms=three_days_ago)
-            assert response.status_code == 200
-            day = response.json()["boards"][1]["period"]
-            assert day.startswith("day:")
-            expired = (await http.get(f"/v1/leaderboards/trivia/classic/{day}")).json()
-            alltime = (await http.get("/v1/leaderboards/trivia/classic/alltime")).json()
+    async with serve(settings) as running:
+        http = running.http
+        response = await submit(http, player="old", score=10, achieved_ms=three_days_ago)
+        assert response.status_code == 200
+        day = response.json()["boards"][1]["period"]
+        assert day.startswith("day:")
+        expired = (await http.get(f"/v1/leaderboards/trivia/classic/{day}")).json()
+        alltime = (await http.get("/v1/leaderboards/trivia/classic/alltime")).json()
     assert (expired["entries"], expired["playerCount"]) == ([], 0)
     assert [e["playerId"] for e in alltime["entries"]] == ["old"]
     standing = await store.read_standing(expired["leaderboardId"], "old")

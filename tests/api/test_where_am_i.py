@@ -9,12 +9,10 @@ from typing import Any
 
 import httpx
 import pytest
-from asgi_lifespan import LifespanManager
 
-from app.main import create_app
 from app.store.dynamo import DynamoStore
 from app.store.tables import TableNames
-from tests.conftest import make_settings
+from tests.conftest import make_settings, serve
 from tests.support import now_ms, submit
 
 CAP = 3
@@ -25,11 +23,8 @@ BOARD = "/v1/leaderboards/trivia/classic/alltime"
 async def http(
     dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
 ) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(make_settings(dynamo_endpoint, table_names, rank_count_cap=CAP))
-    async with LifespanManager(app) as manager:
-        transport = httpx.ASGITransport(app=manager.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-            yield client
+    async with serve(make_settings(dynamo_endpoint, table_names, rank_count_cap=CAP)) as running:
+        yield running.http
 
 
 async def _build_board(http: httpx.AsyncClient) -> list[str]:

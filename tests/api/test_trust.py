@@ -1,0 +1,83 @@
+"""Keys from the key store (create, rotate, revoke without a redeploy) and rate limits (429 with
+Retry-After and RateLimit headers, before anything is stored)."""
+
+from __future__ import annotations
+
+from app.services.keys import KeyInfo, create_api_key, list_api_keys, revoke_api_key
+from app.store.dynamo import DynamoStore
+from app.store.keys import DynamoKeyStore
+from app.store.tables import TableNames
+from tests.conftest import make_settings, serve
+from tests.support import scores_items, submit
+
+
+async def test_stored_keys_rotate_and_revoke_without_a_restart(
+    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+) -> None:
+    keys = DynamoKeyStore(store.client, store.tables)
+    old = await create_api_key(keys, "quiz-server", ["submit:trivia"])
+    settings = make_settings(dynamo_endpoint, table_names, api_key_cache_ttl_seconds=0)
+    async with serve(settings) as running:
+        assert (await submit(running.http, player="a", score=1, key=old)).status_code == 200
+        new = await create_api_key(keys, "quiz-server", ["submit:trivia"])  # rotation: both work
+        assert (await submit(running.http, player="b", score=1, key=new)).status_code == 200
+        assert (await submit(running.http, player="c", score=1, key=old)).status_code == 200
+        other_game = await submit(running.http, player="d", score=1, key=new, game="chess")
+        assert other_game.status_code == 403
+        old_id = next(i.key_id for i in await _infos(keys) if i.revoked_at is None)
+        await revoke_api_key(keys, key_id=old_id)
+        statuses = {
+            (await submit(running.http, player="e", score=1, key=k)).status_code for k in (old, new)
+        }
+        assert statuses == {200, 401}
+        await revoke_api_key(keys, "quiz-server")
+        assert (await submit(running.http, player="f", score=1, key=new)).status_code == 401
+    table = str(await scores_items(store))
+    assert old not in table
+    assert new not in table
+
+
+async def _infos(keys: DynamoKeyStore) -> list[KeyInfo]:
+    return await list_api_keys(keys)
+
+
+async def test_writes_over_the_limit_get_429_and_store_nothing(
+    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+) -> None:
+    settings = make_settings(
+        dynamo_endpoint, table_names, write_rate_per_second=0.001, write_burst=2
+    )
+    async with serve(settings) as running:
+        for i in range(2):
+            ok = await submit(running.http, player=f"p{i}", score=1, rankDelta=False)
+            assert ok.status_code == 200
+            assert ok.headers["RateLimit"].startswith(f'"burst";r={1 - i};t=')
+            assert ok.headers["RateLimit-Policy"].startswith('"burst";q=2;w=')
+        before = await scores_items(store)
+        limited = await submit(running.http, player="p9", score=1, idempotency_key="later")
+        assert limited.status_code == 429
+        assert limited.headers["content-type"].startswith("application/problem+json")
+        assert int(limited.headers["Retry-After"]) >= 1
+        assert limited.headers["RateLimit"].startswith('"burst";r=0;')
+        assert await scores_items(store) == before
+        # Another key has its own bucket.
+        other = await submit(
+            running.http, player="c1", score=1, game="chess", key="test-submit-chess-key"
+        )
+        assert other.status_code == 200
+
+
+async def test_reads_over_the_limit_get_429(
+    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+) -> None:
+    settings = make_settings(dynamo_endpoint, table_names, read_rate_per_second=0.001, read_burst=3)
+    async with serve(settings) as running:
+        statuses = [
+            (await running.http.get("/v1/leaderboards/trivia/classic/alltime")).status_code
+            for _ in range(5)
+        ]
+        assert statuses == [200, 200, 200, 429, 429]
+        limited = await running.http.get("/v1/players/p1/standings")
+        assert limited.status_code == 429
+        assert "Retry-After" in limited.headers
+        assert (await running.http.get("/healthz")).status_code == 200  # ops paths are not limited
