@@ -66,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     client,
                     TableNames(settings.scores_table, settings.snapshots_table),
                     counter_shards=settings.counter_shards,
+                    max_in_flight=settings.dynamodb_max_in_flight,
                 )
                 if embedded is not None:
                     await store.create_tables()
@@ -106,7 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Game leaderboards on DynamoDB: scores in, exact boards and ranks out.",
         lifespan=lifespan,
     )
-    app.add_middleware(RequestContext)
+    app.add_middleware(RequestContext, deadline=settings.request_deadline_seconds)
     install_problem_handlers(app)
     app.include_router(router)
     app.include_router(reads)

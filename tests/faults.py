@@ -9,6 +9,7 @@ applied again, and the same token with other parameters is ``IdempotentParameter
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -70,6 +71,8 @@ class Faults:
     rules: list[Rule] = field(default_factory=list)
     seen: Counter[str] = field(default_factory=Counter)
     applied_tokens: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    """Every call waits this long first, as on a slow network."""
     lose_responses: int = 0
     """How many successful TransactWriteItems responses to lose (as read timeouts) after the
     call was applied; a resend with the same token is answered as DynamoDB would, and can be lost
@@ -79,6 +82,8 @@ class Faults:
         target = request.headers.get("X-Amz-Target", b"")
         operation = (target.decode() if isinstance(target, bytes) else target).rsplit(".", 1)[-1]
         self.seen[operation] += 1
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
         raw = request.body
         body = json.loads(raw if isinstance(raw, str | bytes) and raw else b"{}")
         for rule in self.rules:
@@ -143,7 +148,7 @@ def fail_first(
 
 
 def conflict_on_row(body: dict[str, Any]) -> AioAWSResponse:
-    """Cancel as DynamoDB does when another transaction holds the score row (item 2)."""
+    """Cancel as DynamoDB does when another transaction holds the score row (the first item)."""
     reasons = ["None"] * len(body.get("TransactItems", []))
-    reasons[1] = "TransactionConflict"
+    reasons[0] = "TransactionConflict"
     return cancelled(reasons)

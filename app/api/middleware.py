@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import time
 import uuid
@@ -9,6 +11,7 @@ import uuid
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.errors import PROBLEM_JSON
 from app.store.accounting import CallStats, current_stats
 
 log = structlog.get_logger("app.request")
@@ -16,10 +19,16 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
 class RequestContext:
-    """Pure ASGI middleware (no BaseHTTPMiddleware), so streaming and lifespans are untouched."""
+    """Pure ASGI middleware (no BaseHTTPMiddleware), so streaming and lifespans are untouched.
 
-    def __init__(self, app: ASGIApp) -> None:
+    Also bounds each request's time: past ``deadline`` seconds a request that has not started its
+    response is answered 503 with ``Retry-After`` (a submission cut short this way is completed
+    exactly once by a retry with the same Idempotency-Key).
+    """
+
+    def __init__(self, app: ASGIApp, *, deadline: float = 10.0) -> None:
         self.app = app
+        self.deadline = deadline
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -34,16 +43,26 @@ class RequestContext:
         started = time.perf_counter()
         status = 500
 
+        started = False
+
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, started
             if message["type"] == "http.response.start":
+                started = True
                 status = message["status"]
                 message.setdefault("headers", [])
                 message["headers"] = [*message["headers"], (b"x-request-id", request_id.encode())]
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
+            async with asyncio.timeout(self.deadline):
+                await self.app(scope, receive, send_with_id)
+        except TimeoutError:
+            if started:
+                raise
+            status = 503
+            log.warning("request_deadline_exceeded", deadline_s=self.deadline)
+            await _send_timeout(send_with_id, scope["path"], self.deadline)
         finally:
             log.info(
                 "request",
@@ -57,3 +76,27 @@ class RequestContext:
             )
             current_stats.reset(stats_token)
             structlog.contextvars.clear_contextvars()
+
+
+async def _send_timeout(send: Send, path: str, deadline: float) -> None:
+    body = json.dumps(
+        {
+            "type": "/problems/unavailable",
+            "title": "Service unavailable",
+            "status": 503,
+            "detail": f"the request took longer than {deadline:g} s; retry shortly",
+            "instance": path,
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [
+                (b"content-type", PROBLEM_JSON.encode()),
+                (b"retry-after", b"1"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

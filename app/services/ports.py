@@ -65,9 +65,17 @@ class ScoreStore(RankReader, Protocol):
         """The player's row, strongly consistent."""
         ...
 
-    async def write_standing(self, write: StandingWrite, *, token: str, now_s: int) -> None:
-        """Apply one board's write in one transaction (seeding-lease check, the row conditioned on
-        the version read, the counters). Raises ``TransactionCancelled``."""
+    async def write_standing(self, write: StandingWrite, *, token: str) -> None:
+        """Apply one board's write in one transaction (the row conditioned on the version read,
+        and its counters). Raises ``TransactionCancelled``."""
+        ...
+
+    async def lease_expiry(self, board_id: str) -> int | None:
+        """When the board's seeding lease runs out (epoch seconds), if there is one."""
+        ...
+
+    async def note_request(self, player_id: str, record_id: str, *, expires_at: int) -> None:
+        """Point from the player to an idempotency record holding their data (for erasure)."""
         ...
 
     async def query_board(

@@ -122,9 +122,10 @@ async def submit_score(
         now_ms=now_ms,
         expires_at=expires_at,
     )
-    found, standings = await asyncio.gather(
+    found, standings, leases = await asyncio.gather(
         reserve,
         asyncio.gather(*(store.read_standing(b.board_id, submission.player_id) for b in boards)),
+        asyncio.gather(*(store.lease_expiry(b.board_id) for b in boards)),
     )
     if found is not None:
         if (
@@ -145,11 +146,12 @@ async def submit_score(
 
     writer = _BoardWriter(store, policy, submission, key, request_hash, owner, now_ms)
     try:
-        outcomes = await asyncio.gather(
-            *(
-                writer.apply(board, standing)
-                for board, standing in zip(boards, standings, strict=True)
-            )
+        _refuse_seeded_boards(boards, leases, now_ms)
+        outcomes, _ = await asyncio.gather(
+            asyncio.gather(
+                *(writer.apply(b, standing) for b, standing in zip(boards, standings, strict=True))
+            ),
+            store.note_request(submission.player_id, record_id, expires_at=expires_at),
         )
         if submission.rank_delta:
             outcomes = list(await asyncio.gather(*(writer.with_ranks(o) for o in outcomes)))
@@ -164,6 +166,17 @@ async def submit_score(
         expires_at=expires_at,
     )
     return SubmitResult(document, replayed=False)
+
+
+def _refuse_seeded_boards(boards: list[Board], leases: list[int | None], now_ms: int) -> None:
+    """A seeding lease holds a board: refuse before anything is written. The seeder waits out the
+    submissions that read no lease before it writes, and rebuilds the counters when done."""
+    for board, expires in zip(boards, leases, strict=True):
+        if expires is not None and expires * 1000 > now_ms:
+            raise BoardBeingSeeded(
+                f"board {board.board_id} is being seeded; retry shortly",
+                retry_after=max(1, min(60, expires - now_ms // 1000)),
+            )
 
 
 def _checked_achieved_at(submission: Submission, policy: SubmitPolicy, now_ms: int) -> int:
@@ -224,15 +237,9 @@ class _BoardWriter:
             write, applied = self._plan(board, standing)
             try:
                 await self._store.write_standing(
-                    write,
-                    token=self._token(board_id, standing, attempt),
-                    now_s=self._now_ms // 1000,
+                    write, token=self._token(board_id, standing, attempt)
                 )
             except TransactionCancelled as cancelled:
-                if cancelled.reasons and cancelled.reasons[0] == "ConditionalCheckFailed":
-                    raise BoardBeingSeeded(
-                        f"board {board_id} is being seeded; retry shortly", retry_after=5
-                    ) from None
                 log.info(
                     "transaction_cancelled",
                     board=board_id,

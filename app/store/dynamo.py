@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 from collections import defaultdict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -31,6 +30,7 @@ from app.domain.models import Entry, LastWrite, Page, Standing, StandingWrite
 from app.errors import ConditionFailed, TransactionCancelled, Unavailable
 from app.services.ports import RequestRecord
 from app.store.accounting import record_call
+from app.store.item_locks import ItemLocks
 from app.store.tables import RANK_INDEX, TTL_ATTRIBUTE, TableNames, table_specs
 
 if TYPE_CHECKING:
@@ -108,11 +108,19 @@ class DynamoStore:
     """The ``ScoreStore`` port over one long-lived aioboto3 client."""
 
     def __init__(
-        self, client: DynamoDBClient, tables: TableNames, *, counter_shards: int = 4
+        self,
+        client: DynamoDBClient,
+        tables: TableNames,
+        *,
+        counter_shards: int = 4,
+        max_in_flight: int = 64,
     ) -> None:
         self._client = client
         self._tables = tables
         self._shards = counter_shards
+        # A burst queues here instead of opening ever more connections and failing.
+        self._in_flight = asyncio.Semaphore(max_in_flight)
+        self._item_locks = ItemLocks()
 
     @property
     def client(self) -> DynamoDBClient:
@@ -124,7 +132,8 @@ class DynamoStore:
 
     async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
         try:
-            return await operation(ReturnConsumedCapacity="TOTAL", **kwargs)
+            async with self._in_flight:
+                return await operation(ReturnConsumedCapacity="TOTAL", **kwargs)
         except (ClientError, BotoCoreError) as exc:
             raise _translate(exc, what) from exc
 
@@ -268,6 +277,34 @@ class DynamoStore:
         item = found.get("Item")
         return None if item is None else _standing_from_item(item)
 
+    async def lease_expiry(self, board_id: str) -> int | None:
+        """When the board's seeding lease runs out (epoch seconds), if there is one; read strongly,
+        so a lease taken before this read is seen."""
+        found = await self._call(
+            "reading the seeding lease",
+            self._client.get_item,
+            TableName=self._tables.scores,
+            Key={"playerId": _s(lease_pk(board_id)), "leaderboardId": _s(board_id)},
+            ConsistentRead=True,
+            ProjectionExpression="expiresAt",
+        )
+        item = found.get("Item")
+        return None if item is None else _get_n(item, TTL_ATTRIBUTE)
+
+    async def note_request(self, player_id: str, record_id: str, *, expires_at: int) -> None:
+        """A pointer from the player to an idempotency record holding their data, so erasure can
+        find the record with the one Query by player."""
+        await self._call(
+            "noting the request",
+            self._client.put_item,
+            TableName=self._tables.scores,
+            Item={
+                "playerId": _s(player_id),
+                "leaderboardId": _s(record_id),
+                TTL_ATTRIBUTE: _n(expires_at),
+            },
+        )
+
     async def standings_of(self, player_id: str) -> list[Standing]:
         """Every board row of ``player_id``: one Query on the base table."""
         standings: list[Standing] = []
@@ -288,7 +325,7 @@ class DynamoStore:
             if not start:
                 return standings
 
-    async def write_standing(self, write: StandingWrite, *, token: str, now_s: int) -> None:
+    async def write_standing(self, write: StandingWrite, *, token: str) -> None:
         board = write.board_id
         entry = write.standing.entry
         row: dict[str, AttributeValueTypeDef] = {
@@ -323,39 +360,37 @@ class DynamoStore:
                 "ExpressionAttributeValues": {":v": _n(write.expected_version)},
             }
         items: list[dict[str, Any]] = [
-            {
-                "ConditionCheck": {
-                    "TableName": self._tables.scores,
-                    "Key": {"playerId": _s(lease_pk(board)), "leaderboardId": _s(board)},
-                    "ConditionExpression": "attribute_not_exists(playerId) OR expiresAt < :now",
-                    "ExpressionAttributeValues": {":now": _n(now_s)},
-                }
-            },
-            {"Put": {"TableName": self._tables.scores, "Item": row, **row_condition}},
+            {"Put": {"TableName": self._tables.scores, "Item": row, **row_condition}}
         ]
-        items.extend(self._counter_updates(write))
+        updates, counter_items = self._counter_updates(write)
+        items.extend(updates)
         try:
-            await self._client.transact_write_items(
-                TransactItems=items,  # type: ignore[arg-type]
-                ClientRequestToken=token,
-                ReturnConsumedCapacity="TOTAL",
-            )
+            async with self._item_locks.holding(counter_items), self._in_flight:
+                await self._client.transact_write_items(
+                    TransactItems=items,  # type: ignore[arg-type]
+                    ClientRequestToken=token,
+                    ReturnConsumedCapacity="TOTAL",
+                )
         except (ClientError, BotoCoreError) as exc:
             raise _translate(exc, "writing the score") from exc
 
-    def _counter_updates(self, write: StandingWrite) -> list[dict[str, Any]]:
-        """One Update per counter item touched: a coarse counter on a random shard (so a retry
-        after a conflict lands elsewhere) and the fine counter, merged where deltas share an item."""
+    def _counter_updates(self, write: StandingWrite) -> tuple[list[dict[str, Any]], list[str]]:
+        """One Update per counter item touched, and the items' names: a coarse counter on a shard
+        this process is not using (at random among those, so a retry after a conflict lands
+        elsewhere) and the fine counter, merged where deltas share an item."""
         coarse: dict[int, int] = defaultdict(int)
         fine: dict[tuple[int, int], int] = defaultdict(int)
         for change in write.counters:
             coarse[change.bucket] += change.delta
             fine[(change.bucket, change.slot)] += change.delta
-        keys: list[tuple[str, str, int]] = [
-            (coarse_pk(write.board_id, random.randrange(self._shards)), f"{b:04d}", d)
-            for b, d in coarse.items()
-            if d
-        ]
+        keys: list[tuple[str, str, int]] = []
+        for bucket, delta in coarse.items():
+            if delta:
+                shards = [
+                    f"{coarse_pk(write.board_id, k)}|{bucket:04d}" for k in range(self._shards)
+                ]
+                pk, sk = self._item_locks.pick_free(shards).split("|")
+                keys.append((pk, sk, delta))
         keys += [(fine_pk(write.board_id, b), f"{s:04d}", d) for (b, s), d in fine.items() if d]
         updates = []
         for pk, sk, delta in keys:
@@ -374,7 +409,7 @@ class DynamoStore:
                     }
                 }
             )
-        return updates
+        return updates, [f"{pk}|{sk}" for pk, sk, _ in keys]
 
     # ---- reading boards -----------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ async def _versions(service: Service, player: str) -> list[int]:
     return sorted(
         int(item["version"]["N"])
         for item in await scores_items(service.state.store)
-        if item["playerId"]["S"] == player
+        if item["playerId"]["S"] == player and "rankKey" in item
     )
 
 

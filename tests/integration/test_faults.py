@@ -3,18 +3,20 @@ still lands once on every board, or fails cleanly and lands once when retried wi
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from app.store.dynamo import DynamoStore
-from tests.conftest import Service
-from tests.faults import cancelled, conflict_on_row, fail_first, install, throttled
+from app.store.tables import TableNames
+from tests.conftest import Service, make_settings, serve
+from tests.faults import conflict_on_row, fail_first, install, throttled
 from tests.support import counter_total, now_ms, scores_items, submit
 
 BOARDS = ("trivia#classic#alltime",)
 
 
 async def _rows(store: DynamoStore, player: str) -> list[dict[str, Any]]:
-    return [i for i in await scores_items(store) if i["playerId"]["S"] == player]
+    return [i for i in await scores_items(store) if i["playerId"]["S"] == player and "rankKey" in i]
 
 
 async def test_conflicting_first_attempts_still_write_each_board_once(
@@ -108,18 +110,56 @@ async def test_responses_lost_past_the_retries_then_a_retry_reports_the_true_out
     assert await counter_total(service.state.store, BOARDS[0]) == (1, 1)
 
 
-async def test_a_seeding_lease_refuses_the_board_with_409(
-    service: Service, dynamo_endpoint: str
+async def test_a_seeding_lease_refuses_the_board_with_409_and_writes_nothing(
+    service: Service,
 ) -> None:
-    faults = install(service.state.store.client, dynamo_endpoint)
+    store = service.state.store
+    board = "trivia#classic#alltime"
+    lease = {"playerId": {"S": f"seedlock#{board}"}, "leaderboardId": {"S": board}}
+    await store.client.put_item(
+        TableName=store.tables.scores,
+        Item={**lease, "expiresAt": {"N": str(now_ms() // 1000 + 30)}},
+    )
+    t = now_ms() - 1000
+    refused = await submit(service.http, player="p1", score=42, achieved_ms=t, idempotency_key="k")
+    assert refused.status_code == 409
+    assert 1 <= int(refused.headers["Retry-After"]) <= 30
+    assert refused.json()["type"] == "/problems/board-being-seeded"
+    assert [
+        i for i in await scores_items(store) if i["playerId"]["S"] != lease["playerId"]["S"]
+    ] == []
+    # An expired lease no longer holds the board, and the key was not spent.
+    await store.client.put_item(
+        TableName=store.tables.scores, Item={**lease, "expiresAt": {"N": str(now_ms() // 1000 - 1)}}
+    )
+    accepted = await submit(service.http, player="p1", score=42, achieved_ms=t, idempotency_key="k")
+    assert accepted.status_code == 200
+    assert "Idempotent-Replayed" not in accepted.headers
 
-    def lease_held(body: dict[str, Any]) -> Any:
-        reasons = ["None"] * len(body["TransactItems"])
-        reasons[0] = "ConditionalCheckFailed"
-        return cancelled(reasons)
 
-    faults.rules.append(fail_first("TransactWriteItems", 1, lease_held))
-    response = await submit(service.http, player="p1", score=42, rankDelta=False)
-    assert response.status_code == 409
-    assert response.headers["Retry-After"] == "5"
-    assert response.json()["type"] == "/problems/board-being-seeded"
+async def test_a_request_past_its_deadline_is_503_and_a_retry_completes_it(
+    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+) -> None:
+    settings = make_settings(
+        dynamo_endpoint,
+        table_names,
+        request_deadline_seconds=2.0,
+        idempotency_in_progress_seconds=1,
+    )
+    t = now_ms() - 1000
+    async with serve(settings) as running:
+        faults = install(running.state.store.client, dynamo_endpoint)
+        faults.delay_s = 0.8
+        slow = await submit(running.http, player="p1", score=7, achieved_ms=t, idempotency_key="k")
+        assert slow.status_code == 503
+        assert slow.headers["Retry-After"] == "1"
+        assert slow.headers["content-type"].startswith("application/problem+json")
+        faults.delay_s = 0
+        await asyncio.sleep(1.1)  # the cut-short request's reservation deadline passes
+        retried = await submit(
+            running.http, player="p1", score=7, achieved_ms=t, idempotency_key="k"
+        )
+        assert retried.status_code == 200, retried.text
+    rows = await _rows(store, "p1")
+    assert sorted(int(r["version"]["N"]) for r in rows) == [1, 1, 1]
+    assert await counter_total(store, BOARDS[0]) == (1, 1)
