@@ -17,7 +17,9 @@ def configure_logging(
     if json is None:
         json = not sys.stderr.isatty()
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer()
+        structlog.processors.JSONRenderer()
+        if json
+        else structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback)
     )
     structlog.configure(
         processors=[
@@ -25,7 +27,12 @@ def configure_logging(
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.StackInfoRenderer(),
-            structlog.processors.dict_tracebacks if json else structlog.dev.set_exc_info,
+            # Tracebacks without local variables: locals hold headers, keys and bodies.
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            )
+            if json
+            else structlog.dev.set_exc_info,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import pytest
@@ -103,6 +104,8 @@ class Service:
 
     app: FastAPI
     http: httpx.AsyncClient
+    asgi: Any
+    """The app as served (with its lifespan state), for clients of a test's own."""
 
     @property
     def state(self) -> AppState:
@@ -119,7 +122,7 @@ async def serve(settings: Settings) -> AsyncIterator[Service]:
         async with httpx.AsyncClient(
             transport=transport, base_url="http://leaderboard.test"
         ) as http:
-            yield Service(app, http)
+            yield Service(app, http, manager.app)
 
 
 @pytest.fixture

@@ -66,11 +66,34 @@ Rule = Callable[[str, dict[str, Any]], AioAWSResponse | None]
 
 
 @dataclass
+class InFlightItems:
+    """DynamoDB's per-item transaction conflicts: a transaction touching an item that another
+    transaction in flight touches is cancelled with ``TransactionConflict`` on that item. Shared
+    by the clients of several app instances, it stands for one table seen by several tasks."""
+
+    busy: Counter[str] = field(default_factory=Counter)
+    conflicts: int = 0
+
+    @staticmethod
+    def keys(body: dict[str, Any]) -> list[str]:
+        keys = []
+        for action in body.get("TransactItems", []):
+            (operation,) = action.values()
+            key = operation.get("Key") or {
+                name: operation["Item"][name] for name in ("playerId", "leaderboardId")
+            }
+            keys.append(operation["TableName"] + json.dumps(key, sort_keys=True))
+        return keys
+
+
+@dataclass
 class Faults:
     endpoint: str
     rules: list[Rule] = field(default_factory=list)
     seen: Counter[str] = field(default_factory=Counter)
     applied_tokens: dict[str, str] = field(default_factory=dict)
+    in_flight: InFlightItems | None = None
+    """Emulate per-item transaction conflicts (shared between clients to stand for many tasks)."""
     delay_s: float = 0.0
     """Every call waits this long first, as on a slow network."""
     lose_responses: int = 0
@@ -92,6 +115,14 @@ class Faults:
                 return response
         if operation != "TransactWriteItems":
             return None
+        response = await self._transact(request, body)
+        if response.status_code == 200 and self.lose_responses > 0:
+            self.lose_responses -= 1
+            raise ReadTimeoutError(endpoint_url=self.endpoint)
+        return response
+
+    async def _transact(self, request: AWSPreparedRequest, body: dict[str, Any]) -> AioAWSResponse:
+        """As DynamoDB answers a transaction: by its token, by per-item conflicts, or by applying it."""
         token = body.get("ClientRequestToken")
         items = json.dumps(body.get("TransactItems"), sort_keys=True)
         if token in self.applied_tokens:
@@ -103,14 +134,21 @@ class Faults:
                         "message": "token reused with other parameters",
                     },
                 )
-            response = dynamo_response(200, {})
-        else:
+            return dynamo_response(200, {})
+        keys = InFlightItems.keys(body) if self.in_flight is not None else []
+        if self.in_flight is not None:
+            clashes = [self.in_flight.busy[k] > 0 for k in keys]
+            if any(clashes):
+                self.in_flight.conflicts += 1
+                return cancelled(["TransactionConflict" if c else "None" for c in clashes])
+            self.in_flight.busy.update(keys)
+        try:
             response = await self._forward(request)
-            if response.status_code == 200 and token:
-                self.applied_tokens[token] = items
-        if response.status_code == 200 and self.lose_responses > 0:
-            self.lose_responses -= 1
-            raise ReadTimeoutError(endpoint_url=self.endpoint)
+        finally:
+            if self.in_flight is not None:
+                self.in_flight.busy.subtract(keys)
+        if response.status_code == 200 and token:
+            self.applied_tokens[token] = items
         return response
 
     async def _forward(self, request: AWSPreparedRequest) -> AioAWSResponse:
@@ -119,15 +157,15 @@ class Faults:
         }
         raw = request.body
         content = raw if isinstance(raw, str | bytes) else None
-        async with httpx.AsyncClient() as http:
+        async with httpx.AsyncClient(timeout=120) as http:
             sent = await http.post(request.url, headers=headers, content=content)
         return AioAWSResponse(
             request.url, sent.status_code, _headers(dict(sent.headers)), _Body(sent.content)
         )
 
 
-def install(client: Any, endpoint: str) -> Faults:
-    faults = Faults(endpoint)
+def install(client: Any, endpoint: str, *, in_flight: InFlightItems | None = None) -> Faults:
+    faults = Faults(endpoint, in_flight=in_flight)
     client.meta.events.register_first("before-send.dynamodb", faults.before_send)
     return faults
 

@@ -3,11 +3,17 @@ Retry-After and RateLimit headers, before anything is stored)."""
 
 from __future__ import annotations
 
+import json
+
+import httpx
+import structlog
+
 from app.services.keys import KeyInfo, create_api_key, list_api_keys, revoke_api_key
+from app.settings import hash_key
 from app.store.dynamo import DynamoStore
 from app.store.keys import DynamoKeyStore
 from app.store.tables import TableNames
-from tests.conftest import make_settings, serve
+from tests.conftest import SUBMIT_KEY, Service, make_settings, serve
 from tests.support import scores_items, submit
 
 
@@ -81,3 +87,34 @@ async def test_reads_over_the_limit_get_429(
         assert limited.status_code == 429
         assert "Retry-After" in limited.headers
         assert (await running.http.get("/healthz")).status_code == 200  # ops paths are not limited
+
+
+async def test_no_key_or_authorization_header_reaches_a_log_line(
+    service: Service,
+) -> None:
+    with structlog.testing.capture_logs() as logs:
+        await submit(service.http, player="p1", score=1)
+        await submit(service.http, player="p1", score=1, key="lb_live_not-a-real-key-000000000")
+    text = json.dumps(logs, default=str)
+    assert "request" in {entry["event"] for entry in logs}
+    assert SUBMIT_KEY not in text
+    assert hash_key(SUBMIT_KEY) not in text
+    assert "lb_live_not-a-real-key" not in text
+    assert "Bearer" not in text
+
+
+async def test_a_bug_is_a_500_problem_without_internals_or_locals_in_the_log(
+    service: Service,
+) -> None:
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    service.state.store.coarse_counts = broken  # type: ignore[method-assign,assignment]
+    transport = httpx.ASGITransport(app=service.asgi, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+        with structlog.testing.capture_logs() as logs:
+            response = await http.get("/v1/leaderboards/trivia/classic/alltime")
+    assert response.status_code == 500
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert "boom" not in response.text
+    assert any(entry["event"] == "unhandled_error" for entry in logs)

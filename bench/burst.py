@@ -1,0 +1,146 @@
+"""Bursts: 1,000 new players onto one board at 8, 16, 64, 256 and 1,000 requests in flight.
+
+Two app instances (standing for two ECS tasks) share one embedded DynamoDB, and per-item
+transaction conflicts are injected as DynamoDB raises them (a transaction touching an item another
+transaction in flight touches is cancelled). Every failure is recorded with its reason; the board
+and its counters are checked against the successes. Printed beside the seeds' figures.
+
+``uv run python -m bench.burst [--players 1000] [--levels 8,16,64,256,1000] [--out docs/bursts.md]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import time
+import uuid
+from collections import Counter
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+
+import structlog
+
+from app.local.embedded import EmbeddedDynamo
+from app.logging import configure_logging
+from app.store.dynamo import DynamoStore, open_client
+from app.store.tables import TableNames
+from tests.conftest import Service, make_settings, serve
+from tests.faults import InFlightItems, install
+from tests.support import counter_total, now_ms, submit
+
+BOARD = "trivia#classic#alltime"
+SEEDS = {8: (1000, 0), 16: (986, 14), 64: (525, 475), 1000: (204, 796)}
+"""The seeds' 2026-08-19 run: succeeded, failed (mostly Lambda throttles, as it turned out)."""
+
+
+@dataclass
+class LevelResult:
+    in_flight: int
+    players: int
+    succeeded: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    conflicts_injected: int = 0
+    seconds: float = 0.0
+    board_count: int = 0
+    counters: tuple[int, int] = (0, 0)
+    attempts: int = 0
+
+
+async def run_level(endpoint: str, in_flight: int, players: int, instances: int = 2) -> LevelResult:
+    run = uuid.uuid4().hex[:8]
+    tables = TableNames(f"burst-{run}", f"burst-snap-{run}")
+    # The embedded backend serves one call at a time and slows as the table grows, so a burst
+    # queues for far longer than on DynamoDB: the deadline is lifted to measure contention alone.
+    settings = make_settings(endpoint, tables, periods=["alltime"], request_deadline_seconds=600)
+    result = LevelResult(in_flight, players)
+    rng = random.Random(in_flight)
+    async with open_client(endpoint=endpoint, region="us-east-1", dummy_credentials=True) as client:
+        store = DynamoStore(client, tables)
+        await store.create_tables()
+        conflicts = InFlightItems()
+        async with AsyncExitStack() as stack:
+            services: list[Service] = [
+                await stack.enter_async_context(serve(settings)) for _ in range(instances)
+            ]
+            faults = [
+                install(s.state.store.client, endpoint, in_flight=conflicts) for s in services
+            ]
+            gate = asyncio.Semaphore(in_flight)
+            base = now_ms() - 600_000
+
+            async def one(i: int) -> None:
+                score = max(0, int(rng.gauss(5000, 1500)))
+                async with gate:
+                    response = await submit(
+                        services[i % instances].http,
+                        player=f"burst-{i:05d}",
+                        score=score,
+                        achieved_ms=base + rng.randrange(590_000),
+                        rankDelta=False,
+                    )
+                if response.status_code == 200:
+                    result.succeeded += 1
+                else:
+                    problem = response.json() if response.content else {}
+                    reason = str(problem.get("detail", "?")).split(";")[0][:60]
+                    result.failures[f"{response.status_code} {reason}"] += 1
+
+            started = time.perf_counter()
+            await asyncio.gather(*(one(i) for i in range(players)))
+            result.seconds = time.perf_counter() - started
+            result.conflicts_injected = conflicts.conflicts
+            result.attempts = sum(f.seen["TransactWriteItems"] for f in faults)
+        result.counters = await counter_total(store, BOARD)
+        page = await store.query_board(BOARD, limit=players + 1, start=None)
+        result.board_count = len(page.entries)
+        for name in (tables.scores, tables.snapshots):
+            await client.delete_table(TableName=name)
+    return result
+
+
+def table(results: list[LevelResult]) -> str:
+    lines = [
+        "| in flight | succeeded | failed (reason) | seeds: succeeded / failed | conflicts injected "
+        "| transactions sent | on the board | counters (coarse, fine) | seconds |",
+        "| ---: | ---: | --- | --- | ---: | ---: | ---: | --- | ---: |",
+    ]
+    for r in results:
+        failed = ", ".join(f"{n} x {k}" for k, n in r.failures.most_common()) or "0"
+        seeds = "{} / {}".format(*SEEDS[r.in_flight]) if r.in_flight in SEEDS else "-"
+        lines.append(
+            f"| {r.in_flight} | {r.succeeded} | {failed} | {seeds} | {r.conflicts_injected} "
+            f"| {r.attempts} | {r.board_count} | {r.counters} | {r.seconds:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+async def main_async(players: int, levels: list[int]) -> list[LevelResult]:
+    configure_logging(json=True, level=30, cache=False)
+    structlog.contextvars.clear_contextvars()
+    results = []
+    with EmbeddedDynamo() as endpoint:
+        for level in levels:
+            result = await run_level(endpoint, level, players)
+            print(table([result]).splitlines()[-1], flush=True)
+            results.append(result)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--players", type=int, default=1000)
+    parser.add_argument("--levels", default="8,16,64,256,1000")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    levels = [int(x) for x in args.levels.split(",")]
+    results = asyncio.run(main_async(args.players, levels))
+    report = table(results)
+    print(report)
+    if args.out:
+        with open(args.out, "w") as out:
+            out.write(report + "\n")
+
+
+if __name__ == "__main__":
+    main()
