@@ -55,7 +55,9 @@ async def run_level(endpoint: str, in_flight: int, players: int, instances: int 
     settings = make_settings(endpoint, tables, periods=["alltime"], request_deadline_seconds=600)
     result = LevelResult(in_flight, players)
     rng = random.Random(in_flight)
-    async with open_client(endpoint=endpoint, region="us-east-1", dummy_credentials=True) as client:
+    async with open_client(
+        endpoint=endpoint, region="us-east-1", dummy_credentials=True, read_timeout=300
+    ) as client:
         store = DynamoStore(client, tables)
         await store.create_tables()
         conflicts = InFlightItems()
@@ -91,6 +93,7 @@ async def run_level(endpoint: str, in_flight: int, players: int, instances: int 
             result.seconds = time.perf_counter() - started
             result.conflicts_injected = conflicts.conflicts
             result.attempts = sum(f.seen["TransactWriteItems"] for f in faults)
+            print(f"  {in_flight} in flight: {result.succeeded} succeeded, {dict(result.failures)}")
         result.counters = await counter_total(store, BOARD)
         page = await store.query_board(BOARD, limit=players + 1, start=None)
         result.board_count = len(page.entries)

@@ -7,6 +7,7 @@ from typing import Annotated, Any, cast
 
 import structlog
 from fastapi import Depends, Header, Request, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 
 from app.api.auth import Principal
@@ -15,7 +16,6 @@ from app.api.ratelimit import Decision, ratelimit_headers
 from app.api.schemas import ScoreSubmission
 from app.api.state import AppState
 from app.errors import (
-    IdempotencyKeyMissing,
     InvalidInput,
     MalformedJson,
     PayloadTooLarge,
@@ -44,9 +44,14 @@ StoreDep = Annotated[DynamoStore, Depends(get_store)]
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 
 
+_bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer <key>`")
+
+
 async def get_principal(
-    state: StateDep, authorization: Annotated[str | None, Header()] = None
+    state: StateDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
+    authorization = None if credentials is None else f"Bearer {credentials.credentials}"
     principal = await state.keys.authenticate(authorization)
     structlog.contextvars.bind_contextvars(client=principal.name)
     return principal
@@ -70,24 +75,18 @@ def limit_reads(state: StateDep, request: Request, response: Response) -> None:
     response.headers.update(ratelimit_headers(decision))
 
 
-_KEY_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F))
-
-
 def get_idempotency_key(
     idempotency_key: Annotated[
-        str | None,
-        Header(description="1..255 visible ASCII characters; one per distinct submission"),
-    ] = None,
+        str,
+        Header(
+            alias="Idempotency-Key",
+            pattern=r"^[\x21-\x7e]{1,255}$",
+            description="1..255 visible ASCII characters; one per distinct submission. "
+            "Missing: 400.",
+        ),
+    ],
 ) -> str:
-    if idempotency_key is None or not idempotency_key.strip():
-        raise IdempotencyKeyMissing("send an Idempotency-Key header with every submission")
-    key = idempotency_key.strip()
-    if len(key) > 255 or not set(key) <= _KEY_CHARS:
-        raise InvalidInput(
-            "the Idempotency-Key must be 1..255 visible ASCII characters",
-            errors=[{"field": "Idempotency-Key", "message": "invalid"}],
-        )
-    return key
+    return idempotency_key
 
 
 IdempotencyKeyDep = Annotated[str, Depends(get_idempotency_key)]

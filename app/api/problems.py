@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.errors import PROBLEM_JSON, LeaderboardError
+from app.errors import PROBLEM_JSON, IdempotencyKeyMissing, LeaderboardError
 
 log = structlog.get_logger(__name__)
 
@@ -37,9 +37,19 @@ async def _on_service_error(request: Request, exc: Exception) -> JSONResponse:
     return problem_response(exc.status, exc.problem(request.url.path), exc.headers())
 
 
+def _is_missing_idempotency_key(error: Any) -> bool:
+    """A submission without the header is a 400 (the key is how retries are made safe), not the
+    422 of a malformed field."""
+    loc = tuple(str(part).lower() for part in error.get("loc", ()))
+    return error.get("type") == "missing" and loc == ("header", "idempotency-key")
+
+
 async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, RequestValidationError):  # pragma: no cover
         raise exc
+    if any(_is_missing_idempotency_key(e) for e in exc.errors()):
+        missing = IdempotencyKeyMissing("send an Idempotency-Key header with every submission")
+        return problem_response(missing.status, missing.problem(request.url.path))
     errors = validation_errors(exc.errors())
     fields = ", ".join(sorted({e["field"] or "request" for e in errors}))
     body = {

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+)
 from pydantic.alias_generators import to_camel
 
 from app.domain.keys import ID_PATTERN, SCORE_CEILING
@@ -12,6 +20,21 @@ from app.domain.keys import ID_PATTERN, SCORE_CEILING
 Id = Annotated[str, Field(pattern=ID_PATTERN, examples=["player_123"])]
 DisplayName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")]
 Country = Annotated[str, Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2")]
+
+
+def _integral(value: Any) -> Any:
+    """JSON does not tell 10 from 10.0, and JSON Schema calls both integers: accept an integral
+    number however written; 10.5, "10" and true stay refused by the strict check after this."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Score = Annotated[
+    StrictInt,
+    BeforeValidator(_integral),
+    Field(ge=0, lt=SCORE_CEILING, description="an integer in [0, 10**12)"),
+]
 
 
 class _Model(BaseModel):
@@ -24,11 +47,13 @@ class ScoreSubmission(_Model):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
 
     player_id: Id
-    score: Annotated[StrictInt, Field(ge=0, lt=SCORE_CEILING)]
+    score: Score
     game: Id
     variant: Id
     achieved_at: AwareDatetime | None = Field(
-        default=None, description="when the score was achieved (UTC); defaults to now"
+        default=None,
+        description="when the score was achieved; defaults to now. More than 5 s ahead of the "
+        "server's clock, or older than the allowed lateness (1 h by default), is a 422.",
     )
     display_name: DisplayName | None = None
     country: Country | None = None

@@ -566,7 +566,7 @@ def client_config(*, connect_timeout: float = 2.0, read_timeout: float = 5.0) ->
 
 @asynccontextmanager
 async def open_client(
-    *, endpoint: str | None, region: str, dummy_credentials: bool
+    *, endpoint: str | None, region: str, dummy_credentials: bool, read_timeout: float = 5.0
 ) -> AsyncIterator[DynamoDBClient]:
     """One DynamoDB client for the life of the process, counting calls for the request log."""
     session = aioboto3.Session()
@@ -575,7 +575,7 @@ async def open_client(
         "dynamodb",
         endpoint_url=endpoint,
         region_name=region,
-        config=client_config(),
+        config=client_config(read_timeout=read_timeout),
         aws_access_key_id=secret,
         aws_secret_access_key=secret,
     ) as client:

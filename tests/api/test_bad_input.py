@@ -29,7 +29,7 @@ BAD_BODIES: list[tuple[str, dict[str, Any], str]] = [
     ("negative score", _with(score=-1), "score"),
     ("score at the ceiling", _with(score=10**12), "score"),
     ("fractional score", _with(score=1.5), "score"),
-    ("integral float score", _with(score=10.0), "score"),
+    ("fractional float score", _with(score=10.25), "score"),
     ("string score", _with(score="10"), "score"),
     ("boolean score", _with(score=True), "score"),
     ("missing score", _with(score=...), "score"),
@@ -183,3 +183,10 @@ async def test_a_cursor_only_works_on_its_own_board(service: Service) -> None:
     _assert_problem(tampered, 400)
     ok = await service.http.get(f"/v1/leaderboards/trivia/classic/alltime?cursor={cursor}")
     assert [e["rank"] for e in ok.json()["entries"]] == [2, 3]
+
+
+async def test_an_integral_number_written_with_a_fraction_is_an_integer(service: Service) -> None:
+    """JSON Schema calls 10.0 an integer; so does the API."""
+    response = await service.http.post("/v1/scores", json=_with(score=10.0), headers=AUTH)
+    assert response.status_code == 200, response.text
+    assert response.json()["boards"][0]["best"] == 10
