@@ -1,22 +1,33 @@
-"""The ``leaderboard`` command: serve, create-tables, keys (and the operator tools as they land)."""
+"""The ``leaderboard`` command: serve, create-tables, keys, seed, reconcile (and the other operator
+tools as they land)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import uvicorn
 
-from app.errors import LeaderboardError
+from app.api.admin import report_document
+from app.domain.buckets import BucketLayout
+from app.domain.periods import Board
+from app.errors import InvalidInput, LeaderboardError
 from app.logging import configure_logging
 from app.services.keys import create_api_key, list_api_keys, revoke_api_key
+from app.services.reconcile import reconcile_board
+from app.services.seeding import SeedPolicy, parse_seed_file, seed_board
 from app.settings import Settings, get_settings
 from app.store.dynamo import DynamoStore, open_client
 from app.store.keys import DynamoKeyStore
+from app.store.operations import BoardOperations
 from app.store.tables import TableNames
 
 
@@ -53,10 +64,98 @@ async def _store(settings: Settings) -> AsyncIterator[DynamoStore]:
         yield DynamoStore(client, TableNames(settings.scores_table, settings.snapshots_table))
 
 
-async def _create_tables(settings: Settings, deletion_protection: bool) -> int:
+async def _create_tables(settings: Settings, args: argparse.Namespace) -> int:
     async with _store(settings) as store:
-        created = await store.create_tables(deletion_protection=deletion_protection)
+        created = await store.create_tables(deletion_protection=args.deletion_protection)
     print("created: " + (", ".join(created) if created else "nothing (all tables exist)"))
+    return 0
+
+
+def _board(text: str) -> Board:
+    try:
+        return Board.from_id(text)
+    except ValueError:
+        raise InvalidInput(
+            f"{text!r} is not a board id: use game#variant#alltime, game#variant#day#YYYY-MM-DD "
+            "or game#variant#week#YYYY-Www"
+        ) from None
+
+
+def _progress_bar() -> Callable[[int, int], None] | None:
+    """A one-line progress bar on a terminal; nothing when output goes elsewhere."""
+    if not sys.stderr.isatty():
+        return None
+
+    def draw(done: int, total: int) -> None:
+        width = 40
+        filled = width * done // max(total, 1)
+        end = "\n" if done >= total else ""
+        print(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end=end, file=sys.stderr
+        )
+
+    return draw
+
+
+async def _seed(settings: Settings, args: argparse.Namespace) -> int:
+    board = _board(args.board)
+    seed = parse_seed_file(
+        Path(args.file), board=board, now=datetime.now(UTC), file_format=args.format
+    )
+    overrides = {
+        name: value
+        for name, value in (
+            ("grace_s", args.grace_seconds),
+            ("lease_ttl_s", args.lease_ttl),
+            ("concurrency", args.concurrency),
+        )
+        if value is not None
+    }
+    async with _store(settings) as store:
+        operations = BoardOperations(
+            store.client, store.tables, counter_shards=settings.counter_shards
+        )
+        report = await seed_board(
+            store=operations,
+            board=board,
+            seed=seed,
+            policy=SeedPolicy.from_settings(settings, **overrides),
+            progress=_progress_bar(),
+        )
+    print(json.dumps(report_document(report), indent=2))
+    if report.counter_conflicts:
+        print("some counters changed under the lease: run `leaderboard reconcile`", file=sys.stderr)
+    return 0
+
+
+async def _reconcile(settings: Settings, args: argparse.Namespace) -> int:
+    board = _board(args.board)
+    async with _store(settings) as store:
+        operations = BoardOperations(
+            store.client, store.tables, counter_shards=settings.counter_shards
+        )
+        report = await reconcile_board(
+            store=operations,
+            board=board,
+            layout=BucketLayout(),
+            retention=settings.retention,
+            apply=args.apply,
+        )
+    mode = "applied" if report.applied else "dry run (use --apply to repair)"
+    print(f"{report.board_id}: {report.player_count} players counted; {mode}")
+    for diff in report.differences:
+        where = f"bucket {diff.cell.bucket}" + (
+            "" if diff.cell.slot is None else f" slot {diff.cell.slot}"
+        )
+        print(f"  {where}: stored {diff.stored}, counted {diff.counted}")
+    for cell in report.unsettled:
+        print(
+            f"  bucket {cell.bucket} slot {cell.slot}: the board changed between passes; not compared"
+        )
+    print(
+        f"{len(report.differences)} differences, {len(report.repaired)} repaired, "
+        f"{len(report.skipped)} skipped (changed meanwhile)"
+    )
     return 0
 
 
@@ -84,6 +183,14 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+_COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]] = {
+    "create-tables": _create_tables,
+    "keys": _keys,
+    "seed": _seed,
+    "reconcile": _reconcile,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="leaderboard", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -106,6 +213,16 @@ def main(argv: list[str] | None = None) -> int:
     key_revoke = keys_commands.add_parser("revoke", help="revoke a client's keys, or one key")
     key_revoke.add_argument("name", nargs="?", help="revoke every key of this client")
     key_revoke.add_argument("--id", help="revoke the one key with this id (from `keys list`)")
+    seed = commands.add_parser("seed", help="bulk-load a board from CSV or JSON lines")
+    seed.add_argument("board", help="board id, e.g. trivia#alltopics#alltime")
+    seed.add_argument("file", help="CSV (with a header) or JSON lines")
+    seed.add_argument("--format", choices=["csv", "jsonl"], help="default: from the file")
+    seed.add_argument("--grace-seconds", type=float, help="wait after taking the lease")
+    seed.add_argument("--lease-ttl", type=float, help="seconds a dead seeder's lease lasts")
+    seed.add_argument("--concurrency", type=int, help="row writes in flight")
+    reconcile = commands.add_parser("reconcile", help="compare a board's counters with a recount")
+    reconcile.add_argument("board", help="board id, e.g. trivia#alltopics#alltime")
+    reconcile.add_argument("--apply", action="store_true", help="repair (default: dry run)")
     args = parser.parse_args(argv)
     configure_logging()
     try:
@@ -116,11 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         return _serve(args, settings)
     try:
-        if args.command == "create-tables":
-            return asyncio.run(_create_tables(settings, args.deletion_protection))
-        return asyncio.run(_keys(settings, args))
+        return asyncio.run(_COMMANDS[args.command](settings, args))
     except LeaderboardError as exc:
         print(f"leaderboard: {exc.detail}", file=sys.stderr)
+        for error in exc.errors:
+            print("  " + ", ".join(f"{k}: {v}" for k, v in error.items()), file=sys.stderr)
         return 2
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import structlog
 from fastapi import FastAPI
 
+from app.api.admin import admin
 from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
@@ -107,10 +108,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Game leaderboards on DynamoDB: scores in, exact boards and ranks out.",
         lifespan=lifespan,
     )
-    app.add_middleware(RequestContext, deadline=settings.request_deadline_seconds)
+    app.add_middleware(
+        RequestContext,
+        deadline=settings.request_deadline_seconds,
+        exempt_suffixes=("/seed", "/reconcile"),
+    )
     install_problem_handlers(app)
     app.include_router(router)
     app.include_router(reads)
+    app.include_router(admin)
     return app
 
 

@@ -92,17 +92,9 @@ def get_idempotency_key(
 IdempotencyKeyDep = Annotated[str, Depends(get_idempotency_key)]
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-async def read_json_body(request: Request, settings: SettingsDep) -> Any:
-    """The body as JSON: 415 unless it says it is JSON, 413 over the limit (checked while
-    streaming, so a lying Content-Length cannot get more through), 400 if it does not parse."""
-    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media_type != "application/json" and not media_type.endswith("+json"):
-        raise UnsupportedMediaType("send the body as application/json")
-    limit = settings.max_body_bytes
+async def _read_limited(request: Request, limit: int) -> bytes:
+    """The body, checked against ``limit`` while streaming, so a lying Content-Length cannot get
+    more through."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
@@ -113,10 +105,37 @@ async def read_json_body(request: Request, settings: SettingsDep) -> Any:
         if size > limit:
             raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
         chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+async def read_json_body(request: Request, settings: SettingsDep) -> Any:
+    """The body as JSON: 415 unless it says it is JSON, 413 over the limit (checked while
+    streaming, so a lying Content-Length cannot get more through), 400 if it does not parse."""
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json" and not media_type.endswith("+json"):
+        raise UnsupportedMediaType("send the body as application/json")
+    body = await _read_limited(request, settings.max_body_bytes)
     try:
-        return json.loads(b"".join(chunks), parse_constant=_refuse_constant)
+        return json.loads(body, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise MalformedJson(f"the body is not valid JSON: {exc}") from None
+
+
+async def read_text_body(request: Request, settings: Settings) -> tuple[str, str]:
+    """A text body (CSV or JSON lines) and its media type: 415 for anything else, 413 over the
+    body limit."""
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type not in {"text/csv", "application/x-ndjson", "application/jsonl"}:
+        raise UnsupportedMediaType("send the rows as text/csv or application/x-ndjson")
+    body = await _read_limited(request, settings.max_body_bytes)
+    try:
+        return body.decode("utf-8"), media_type
+    except UnicodeDecodeError:
+        raise InvalidInput("the body is not UTF-8 text") from None
 
 
 async def get_submission(body: Annotated[Any, Depends(read_json_body)]) -> ScoreSubmission:

@@ -23,12 +23,16 @@ class RequestContext:
 
     Also bounds each request's time: past ``deadline`` seconds a request that has not started its
     response is answered 503 with ``Retry-After`` (a submission cut short this way is completed
-    exactly once by a retry with the same Idempotency-Key).
+    exactly once by a retry with the same Idempotency-Key). Operator paths (seeding, reconciling)
+    are exempt: they take as long as the board does, and a seeder cut short leaves rows uncounted.
     """
 
-    def __init__(self, app: ASGIApp, *, deadline: float = 10.0) -> None:
+    def __init__(
+        self, app: ASGIApp, *, deadline: float = 10.0, exempt_suffixes: tuple[str, ...] = ()
+    ) -> None:
         self.app = app
         self.deadline = deadline
+        self.exempt_suffixes = exempt_suffixes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -55,7 +59,8 @@ class RequestContext:
             await send(message)
 
         try:
-            async with asyncio.timeout(self.deadline):
+            exempt = scope["path"].endswith(self.exempt_suffixes)
+            async with asyncio.timeout(None if exempt else self.deadline):
                 await self.app(scope, receive, send_with_id)
         except TimeoutError:
             if started:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-from app.store.dynamo import DynamoStore, open_client
+from app.store.dynamo import DynamoStore, fine_pk, open_client
 from app.store.tables import TableNames
-from tests.support import scores_items
+from tests.support import counter_total, scores_items
 
 
 def _run(endpoint: str, tables: TableNames, *args: str) -> subprocess.CompletedProcess[str]:
@@ -64,3 +66,54 @@ async def test_keys_create_list_revoke(
     bad = _run(dynamo_endpoint, table_names, "keys", "create", "--name", "x", "--scope", "root")
     assert bad.returncode == 2
     assert "scope" in bad.stderr
+
+
+async def test_seed_then_reconcile_from_the_command_line(
+    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore, tmp_path: Path
+) -> None:
+    achieved = "2026-11-01T10:00:00.000Z"
+    rows = ["playerId,score,achievedAt,displayName,country"]
+    rows += [f"p{i},{i * 10},{achieved},Player {i},FR" for i in range(12)]
+    seed_file = tmp_path / "players.csv"
+    seed_file.write_text("\n".join(rows) + "\n")
+    board = "trivia#classic#alltime"
+    seeded = _run(
+        dynamo_endpoint, table_names, "seed", board, str(seed_file), "--grace-seconds", "0"
+    )
+    assert seeded.returncode == 0, seeded.stderr
+    report = json.loads(seeded.stdout)
+    assert (report["rowsWritten"], report["playerCount"]) == (12, 12)
+    page = await store.query_board(board, limit=20, start=None)
+    assert [e.player_id for e in page.entries] == [f"p{i}" for i in reversed(range(12))]
+    assert await counter_total(store, board) == (12, 12)
+
+    clean = _run(dynamo_endpoint, table_names, "reconcile", board)
+    assert clean.returncode == 0, clean.stderr
+    assert "0 differences" in clean.stdout
+    await store.client.update_item(  # drift one fine counter
+        TableName=store.tables.scores,
+        Key={"playerId": {"S": fine_pk(board, 0)}, "leaderboardId": {"S": "0000"}},
+        UpdateExpression="ADD n :d",
+        ExpressionAttributeValues={":d": {"N": "5"}},
+    )
+    dry = _run(dynamo_endpoint, table_names, "reconcile", board)
+    assert "1 differences, 0 repaired" in dry.stdout
+    fixed = _run(dynamo_endpoint, table_names, "reconcile", board, "--apply")
+    assert "1 repaired" in fixed.stdout, fixed.stdout + fixed.stderr
+    assert await counter_total(store, board) == (12, 12)
+
+
+async def test_a_bad_seed_file_reports_lines_and_writes_nothing(
+    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore, tmp_path: Path
+) -> None:
+    seed_file = tmp_path / "bad.jsonl"
+    seed_file.write_text(
+        '{"playerId": "ok", "score": 1, "achievedAt": "2026-11-01T10:00:00Z"}\n'
+        '{"playerId": "a#b", "score": 1, "achievedAt": "2026-11-01T10:00:00Z"}\n'
+        '{"playerId": "neg", "score": -1, "achievedAt": "2026-11-01T10:00:00Z"}\n'
+    )
+    result = _run(dynamo_endpoint, table_names, "seed", "trivia#classic#alltime", str(seed_file))
+    assert result.returncode == 2
+    assert "line: 2" in result.stderr
+    assert "line: 3" in result.stderr
+    assert await scores_items(store) == []

@@ -1,0 +1,434 @@
+"""The reconciler: recount a board from RankIndex and bring its histogram counters back in line.
+
+A board's counters are kept by relative updates (``ADD n``) in each submission's transaction, so
+anything that changes rows without them (a seeder killed mid-way, a hand edit, a bug) leaves them
+wrong for good. ``reconcile_board`` reads the board from the index twice, reads the stored counters
+between the two passes, and reports every counter where both passes agree and the stored value does
+not; with ``apply`` it repairs exactly those, each write conditioned on the value(s) it read, so a
+submission that lands meanwhile is never overwritten (that repair is reported as skipped).
+
+The counting and the repair writes are shared with seeding (``rebuild_counters``), which rewrites a
+board's counters from scratch while its lease keeps submissions away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Literal, Protocol, TypeVar
+
+import structlog
+
+from app.domain.buckets import BucketLayout
+from app.domain.keys import RankKey
+from app.domain.periods import Board
+from app.errors import BoardBeingSeeded, ConditionFailed, Unavailable
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+PAGE_SIZE = 1000
+"""Entries per RankIndex page when counting (DynamoDB also stops a page at 1 MB)."""
+
+WRITE_CONCURRENCY = 16
+"""Counter reads and writes in flight at once."""
+
+
+# ---- what the adapter reads and writes --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A board's seeding lease as read: who holds it and until when (epoch seconds)."""
+
+    holder: str
+    expires_at: int
+
+    def is_live(self, now_s: float) -> bool:
+        # The same rule submissions apply: a lease holds the board while ``expiresAt > now``.
+        return self.expires_at > now_s
+
+
+@dataclass(frozen=True)
+class CoarseItem:
+    """One coarse counter item: a shard of a coarse bucket."""
+
+    shard: int
+    bucket: int
+
+
+@dataclass(frozen=True)
+class FineItem:
+    """One fine counter item: a slot of a coarse bucket."""
+
+    bucket: int
+    slot: int
+
+
+CounterItem = CoarseItem | FineItem
+
+
+@dataclass(frozen=True)
+class StoredCounters:
+    """A board's counter items as read: coarse ``(shard, bucket) -> n`` and fine
+    ``(bucket, slot) -> n``; an absent key is an absent item (which counts as 0)."""
+
+    coarse: dict[tuple[int, int], int]
+    fine: dict[tuple[int, int], int]
+
+    def coarse_total(self, bucket: int) -> int:
+        return sum(n for (_, b), n in self.coarse.items() if b == bucket)
+
+    @property
+    def coarse_buckets(self) -> set[int]:
+        return {b for _, b in self.coarse}
+
+
+class CounterStore(Protocol):
+    """What the reconciler needs from the store (``app.store.operations.BoardOperations``)."""
+
+    @property
+    def counter_shards(self) -> int: ...
+
+    def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[RankKey]]:
+        """The board's rank keys from RankIndex, in pages, best first."""
+        ...
+
+    async def read_counters(self, board_id: str, *, buckets: Iterable[int]) -> StoredCounters:
+        """Every coarse counter item (all shards) and the fine items of ``buckets``, consistently."""
+        ...
+
+    async def set_counter(
+        self,
+        board_id: str,
+        item: CounterItem,
+        *,
+        n: int,
+        expected: int | None,
+        expires_at: int | None,
+    ) -> None:
+        """Set one counter item to ``n`` (delete it when ``n`` is 0) if it still holds
+        ``expected`` (``None``: absent); raises ``ConditionFailed`` otherwise."""
+        ...
+
+    async def read_lease(self, board_id: str) -> Lease | None:
+        """The board's seeding lease, strongly consistent (``None`` when there is none)."""
+        ...
+
+
+# ---- counting ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CounterCell:
+    """One counter of the histogram as a count: a coarse bucket (``slot`` is ``None``, summed over
+    shards) or one fine slot of a coarse bucket."""
+
+    bucket: int
+    slot: int | None = None
+
+    @property
+    def level(self) -> Literal["coarse", "fine"]:
+        return "coarse" if self.slot is None else "fine"
+
+    @property
+    def sort_key(self) -> tuple[int, int]:
+        """Bucket order, a coarse bucket before its fine slots."""
+        return (self.bucket, -1 if self.slot is None else self.slot)
+
+
+@dataclass(frozen=True)
+class BoardCount:
+    """One full pass over a board's index: players per coarse bucket and per fine slot, and how many
+    of the keys the caller expected to see were not there."""
+
+    coarse: dict[int, int]
+    fine: dict[tuple[int, int], int]
+    total: int
+    missing: int = 0
+
+    def agrees_with(self, other: BoardCount) -> bool:
+        return self.coarse == other.coarse and self.fine == other.fine
+
+
+async def count_board(
+    store: CounterStore,
+    board_id: str,
+    *,
+    layout: BucketLayout,
+    expect: Collection[str] = (),
+    page_size: int = PAGE_SIZE,
+) -> BoardCount:
+    """Count a board's entries per bucket and slot from one full read of RankIndex; ``expect`` holds
+    encoded rank keys that should be there (``missing`` says how many were not)."""
+    coarse: dict[int, int] = defaultdict(int)
+    fine: dict[tuple[int, int], int] = defaultdict(int)
+    total = seen = 0
+    wanted = set(expect)
+    async for page in store.board_keys(board_id, page_size=page_size):
+        for key in page:
+            bucket, slot = layout.fine_of(key.score)
+            coarse[bucket] += 1
+            fine[(bucket, slot)] += 1
+            total += 1
+            if wanted and key.encode() in wanted:
+                seen += 1
+    return BoardCount(dict(coarse), dict(fine), total, len(wanted) - seen)
+
+
+async def settled_count(
+    store: CounterStore,
+    board_id: str,
+    *,
+    layout: BucketLayout,
+    expect: Collection[str] = (),
+    attempts: int = 10,
+    delay_s: float = 1.0,
+) -> BoardCount:
+    """Count until two passes in a row agree and every expected key is in the index.
+
+    RankIndex is updated asynchronously after each write, so rows written a moment ago may be
+    missing from a pass. Raises ``Unavailable`` when the index has not settled after ``attempts``
+    passes."""
+    previous: BoardCount | None = None
+    for attempt in range(max(2, attempts)):
+        if attempt:
+            await asyncio.sleep(delay_s)
+        count = await count_board(store, board_id, layout=layout, expect=expect)
+        if previous is not None and count.missing == 0 and count.agrees_with(previous):
+            return count
+        previous = count
+    raise Unavailable(
+        f"the index of board {board_id} did not settle after {max(2, attempts)} passes; "
+        "its counters were not rebuilt: run `leaderboard reconcile --apply` once it is quiet",
+        retry_after=5,
+    )
+
+
+# ---- comparing and repairing --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CounterDifference:
+    """A counter whose stored value (coarse: summed over shards) is not what the board holds."""
+
+    cell: CounterCell
+    stored: int
+    counted: int
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    board_id: str
+    applied: bool
+    """Whether repairs were attempted (``apply``); a dry run changes nothing."""
+    player_count: int
+    """Entries counted on the board (second pass)."""
+    differences: list[CounterDifference] = field(default_factory=list)
+    """Every counter where both passes agree and the stored value does not."""
+    unsettled: list[CounterCell] = field(default_factory=list)
+    """Counters whose two passes disagreed (the board changed meanwhile): not compared, not repaired."""
+    repaired: list[CounterDifference] = field(default_factory=list)
+    skipped: list[CounterDifference] = field(default_factory=list)
+    """Repairs not written because a counter changed after it was read (a submission landed)."""
+
+
+async def reconcile_board(
+    *,
+    store: CounterStore,
+    board: Board,
+    layout: BucketLayout,
+    retention: timedelta,
+    apply: bool,
+    pass_gap_s: float = 1.0,
+    clock: Callable[[], float] = time.time,
+) -> ReconcileReport:
+    """Recount ``board`` twice from RankIndex, read its counters between the passes, report every
+    difference where both passes agree; with ``apply``, repair those conditionally.
+
+    ``pass_gap_s`` separates the counter read from the second pass, so that a submission committed
+    just before the read, not yet in the index (RankIndex lags its table), shows up in the second
+    pass as a disagreement instead of as a false difference. Refuses to apply (``BoardBeingSeeded``)
+    while a seeding lease holds the board: the seeder rebuilds the counters itself."""
+    board_id = board.board_id
+    if apply:
+        lease = await store.read_lease(board_id)
+        if lease is not None and lease.is_live(clock()):
+            raise BoardBeingSeeded(
+                f"board {board_id} is being seeded by {lease.holder}; the seeder rebuilds its "
+                "counters: reconcile after it finishes",
+                retry_after=max(1, int(lease.expires_at - clock()) + 1),
+            )
+    first = await count_board(store, board_id, layout=layout)
+    stored = await store.read_counters(board_id, buckets=range(layout.coarse))
+    if pass_gap_s > 0:
+        await asyncio.sleep(pass_gap_s)
+    second = await count_board(store, board_id, layout=layout)
+    differences, unsettled = compare_counts(first, second, stored)
+    report = ReconcileReport(
+        board_id=board_id,
+        applied=apply,
+        player_count=second.total,
+        differences=differences,
+        unsettled=unsettled,
+    )
+    if apply and differences:
+        expires_at = _counter_expiry(board, retention)
+        writes = [
+            _repair(store, board_id, difference, stored, expires_at) for difference in differences
+        ]
+        for difference, done in zip(differences, await _bounded(writes), strict=True):
+            (report.repaired if done else report.skipped).append(difference)
+    log.info(
+        "reconciled",
+        board=board_id,
+        applied=apply,
+        players=second.total,
+        differences=len(differences),
+        unsettled=len(unsettled),
+        repaired=len(report.repaired),
+        skipped=len(report.skipped),
+    )
+    return report
+
+
+def compare_counts(
+    first: BoardCount, second: BoardCount, stored: StoredCounters
+) -> tuple[list[CounterDifference], list[CounterCell]]:
+    """The differences (where both passes agree) and the cells where the passes disagree."""
+    differences: list[CounterDifference] = []
+    unsettled: list[CounterCell] = []
+    for bucket in sorted(set(first.coarse) | set(second.coarse) | stored.coarse_buckets):
+        counted = first.coarse.get(bucket, 0)
+        if counted != second.coarse.get(bucket, 0):
+            unsettled.append(CounterCell(bucket))
+            continue
+        total = stored.coarse_total(bucket)
+        if total != counted:
+            differences.append(CounterDifference(CounterCell(bucket), total, counted))
+    for bucket, slot in sorted(set(first.fine) | set(second.fine) | set(stored.fine)):
+        counted = first.fine.get((bucket, slot), 0)
+        if counted != second.fine.get((bucket, slot), 0):
+            unsettled.append(CounterCell(bucket, slot))
+            continue
+        value = stored.fine.get((bucket, slot), 0)
+        if value != counted:
+            differences.append(CounterDifference(CounterCell(bucket, slot), value, counted))
+    differences.sort(key=lambda d: d.cell.sort_key)
+    unsettled.sort(key=lambda c: c.sort_key)
+    return differences, unsettled
+
+
+async def _repair(
+    store: CounterStore,
+    board_id: str,
+    difference: CounterDifference,
+    stored: StoredCounters,
+    expires_at: int | None,
+) -> bool:
+    """Write one repair conditioned on what was read; ``False`` when that changed meanwhile.
+
+    A coarse count is a sum over shards that submissions ``ADD`` to: setting shard 0 to (counted -
+    the other shards as read), conditioned on shard 0 alone, leaves the sum right even when a
+    submission adds to another shard in between (its delta is on top of the value read)."""
+    cell = difference.cell
+    item: CounterItem
+    if cell.slot is None:
+        others = sum(
+            n for (shard, bucket), n in stored.coarse.items() if bucket == cell.bucket and shard
+        )
+        item = CoarseItem(0, cell.bucket)
+        expected = stored.coarse.get((0, cell.bucket))
+        target = difference.counted - others
+    else:
+        item = FineItem(cell.bucket, cell.slot)
+        expected = stored.fine.get((cell.bucket, cell.slot))
+        target = difference.counted
+    try:
+        await store.set_counter(board_id, item, n=target, expected=expected, expires_at=expires_at)
+    except ConditionFailed:
+        log.info("counter_repair_skipped", board=board_id, cell=cell, expected=expected)
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class RebuildOutcome:
+    written: int
+    """Counter items set or deleted."""
+    conflicts: int
+    """Counter items that changed between the read and the write (nothing else should write them
+    while the lease holds): left as they were, for the reconciler."""
+
+
+async def rebuild_counters(
+    *,
+    store: CounterStore,
+    board: Board,
+    count: BoardCount,
+    layout: BucketLayout,
+    retention: timedelta,
+) -> RebuildOutcome:
+    """Make a board's counters exactly ``count``: each coarse bucket's count on shard 0 and the
+    other shards deleted, each fine slot's count, and every counter item that should be 0 deleted.
+
+    Meant for a board nothing else writes (under a seeding lease); each write is still conditioned
+    on the value read, so a stray concurrent write is reported, not overwritten."""
+    board_id = board.board_id
+    stored = await store.read_counters(board_id, buckets=range(layout.coarse))
+    wanted: dict[CounterItem, int] = {}
+    for bucket in set(count.coarse) | stored.coarse_buckets:
+        for shard in range(store.counter_shards):
+            wanted[CoarseItem(shard, bucket)] = count.coarse.get(bucket, 0) if shard == 0 else 0
+    for bucket, slot in set(count.fine) | set(stored.fine):
+        wanted[FineItem(bucket, slot)] = count.fine.get((bucket, slot), 0)
+
+    def read(item: CounterItem) -> int | None:
+        if isinstance(item, CoarseItem):
+            return stored.coarse.get((item.shard, item.bucket))
+        return stored.fine.get((item.bucket, item.slot))
+
+    expires_at = _counter_expiry(board, retention)
+    changes = [(item, n, read(item)) for item, n in wanted.items() if _needs_write(read(item), n)]
+
+    async def write(item: CounterItem, n: int, expected: int | None) -> bool:
+        try:
+            await store.set_counter(board_id, item, n=n, expected=expected, expires_at=expires_at)
+        except ConditionFailed:
+            log.warning("counter_rebuild_conflict", board=board_id, item=item)
+            return False
+        return True
+
+    results = await _bounded([write(item, n, expected) for item, n, expected in changes])
+    written = sum(results)
+    return RebuildOutcome(written=written, conflicts=len(results) - written)
+
+
+def _needs_write(expected: int | None, n: int) -> bool:
+    """Whether an item read as ``expected`` (``None``: absent) must be written to hold ``n``: when
+    it holds another value, or holds 0 (deleted then: absent counts as 0)."""
+    if expected is None:
+        return n != 0
+    return expected != n or n == 0
+
+
+def _counter_expiry(board: Board, retention: timedelta) -> int | None:
+    """Counter items expire with their board's rows (as submissions set them)."""
+    expires = board.period.expires_at(retention)
+    return None if expires is None else int(expires.timestamp())
+
+
+async def _bounded(calls: Sequence[Awaitable[T]], limit: int = WRITE_CONCURRENCY) -> list[T]:
+    """Await ``calls`` with at most ``limit`` in flight, results in order."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(call: Awaitable[T]) -> T:
+        async with gate:
+            return await call
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))

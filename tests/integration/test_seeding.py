@@ -1,0 +1,535 @@
+"""Seeding through the real adapter on the embedded backend: files checked whole before anything is
+written, rows by the board rule under the board's lease, counters rebuilt from the board, and a
+seeder that dies mid-way recovered by seeding again once its lease has expired."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from app.domain.buckets import BucketLayout
+from app.domain.clock import iso_ms
+from app.domain.keys import RankKey
+from app.domain.periods import Board
+from app.errors import BoardBeingSeeded, Conflict, InvalidInput
+from app.services.seeding import (
+    SeedFile,
+    SeedPolicy,
+    SeedReport,
+    parse_seed_file,
+    parse_seed_text,
+    seed_board,
+)
+from app.settings import Settings
+from app.store.dynamo import DynamoStore, lease_pk
+from app.store.operations import BoardOperations
+from app.store.tables import RANK_INDEX
+from tests.conftest import Service
+from tests.support import counter_total, now_ms, scores_items, submit
+
+BOARD = Board.from_id("trivia#classic#alltime")
+LAYOUT = BucketLayout()
+HEADER = "playerId,score,achievedAt,displayName,country"
+
+
+# ---- the recount the tests judge counters by ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Histogram:
+    coarse: dict[int, int]
+    fine: dict[tuple[int, int], int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.coarse.values())
+
+
+async def index_keys(store: DynamoStore, board_id: str) -> list[RankKey]:
+    """The board's entries as RankIndex holds them, read page by page (small pages on purpose)."""
+    keys: list[RankKey] = []
+    kwargs: dict[str, Any] = {
+        "TableName": store.tables.scores,
+        "IndexName": RANK_INDEX,
+        "KeyConditionExpression": "leaderboardId = :b",
+        "ExpressionAttributeValues": {":b": {"S": board_id}},
+        "Limit": 7,
+    }
+    while True:
+        page = await store.client.query(**kwargs)
+        keys.extend(RankKey.decode(item["rankKey"]["S"]) for item in page.get("Items", []))
+        if "LastEvaluatedKey" not in page:
+            return keys
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+async def recount(store: DynamoStore, board_id: str) -> Histogram:
+    """What the counters should say: the board's entries counted per bucket and per slot."""
+    coarse: Counter[int] = Counter()
+    fine: Counter[tuple[int, int]] = Counter()
+    for key in await index_keys(store, board_id):
+        bucket, slot = LAYOUT.fine_of(key.score)
+        coarse[bucket] += 1
+        fine[(bucket, slot)] += 1
+    return Histogram(dict(coarse), dict(fine))
+
+
+async def stored_histogram(store: DynamoStore, board_id: str) -> Histogram:
+    """What the counters say: coarse summed over shards, fine per slot, zeros left out."""
+    coarse: Counter[int] = Counter()
+    fine: Counter[tuple[int, int]] = Counter()
+    for item in await scores_items(store):
+        pk, n = item["playerId"]["S"], int(item.get("n", {}).get("N", "0"))
+        if pk.startswith(f"hist#{board_id}#c"):
+            coarse[int(item["leaderboardId"]["S"])] += n
+        elif pk.startswith(f"hist#{board_id}#f"):
+            fine[(int(pk.rsplit("#f", 1)[1]), int(item["leaderboardId"]["S"]))] += n
+    return Histogram({b: n for b, n in coarse.items() if n}, {c: n for c, n in fine.items() if n})
+
+
+async def assert_counters_match_board(store: DynamoStore, board_id: str) -> int:
+    """The stored counters equal a recount of the board; returns the board's player count."""
+    counted, stored = await recount(store, board_id), await stored_histogram(store, board_id)
+    assert stored == counted
+    assert await counter_total(store, board_id) == (counted.total, counted.total)
+    return counted.total
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ops(store: DynamoStore, settings: Settings) -> BoardOperations:
+    return BoardOperations(store.client, store.tables, counter_shards=settings.counter_shards)
+
+
+def policy(settings: Settings, **overrides: Any) -> SeedPolicy:
+    values: dict[str, Any] = {"grace_s": 0.0, "settle_delay_s": 0.0}
+    values.update(overrides)
+    return SeedPolicy.from_settings(settings, **values)
+
+
+def csv_text(rows: list[tuple[str, int, int]]) -> str:
+    """A CSV seed file of ``(player, score, achieved ms)`` rows with names and countries."""
+    lines = [HEADER]
+    lines += [f"{p},{s},{iso_ms(t)},Player {p},GB" for p, s, t in rows]
+    return "\n".join(lines) + "\n"
+
+
+def parse(text: str, board: Board = BOARD) -> SeedFile:
+    return parse_seed_text(text, board=board, now=datetime.now(UTC))
+
+
+async def board_rows(store: DynamoStore, board_id: str) -> dict[str, dict[str, Any]]:
+    return {
+        item["playerId"]["S"]: item
+        for item in await scores_items(store)
+        if item["leaderboardId"]["S"] == board_id and "rankKey" in item
+    }
+
+
+async def lease_item(store: DynamoStore, board_id: str) -> dict[str, Any] | None:
+    found = await store.client.get_item(
+        TableName=store.tables.scores,
+        Key={"playerId": {"S": lease_pk(board_id)}, "leaderboardId": {"S": board_id}},
+        ConsistentRead=True,
+    )
+    return found.get("Item")
+
+
+async def wait_for_lease(store: DynamoStore, board_id: str) -> dict[str, Any]:
+    for _ in range(200):
+        item = await lease_item(store, board_id)
+        if item is not None:
+            return item
+        await asyncio.sleep(0.02)
+    raise AssertionError("the seeder never took the lease")
+
+
+async def wait_for_expiry(store: DynamoStore, board_id: str) -> None:
+    item = await lease_item(store, board_id)
+    assert item is not None
+    await asyncio.sleep(max(0.0, int(item["expiresAt"]["N"]) - time.time()) + 0.05)
+
+
+def spread(count: int, base_ms: int) -> list[tuple[str, int, int]]:
+    """``count`` players over many buckets, with equal scores broken by achievedAt and by id."""
+    rows = []
+    for i in range(count):
+        score = [0, 1, 7, 42, 999, 12_345, 10**6, 10**9, 10**12 - 100][i % 9] + (i // 9) * (i % 3)
+        rows.append((f"p{i:02d}", score, base_ms - (i % 4) * 1000))
+    return rows
+
+
+# ---- reading files ------------------------------------------------------------------------------
+
+
+def test_csv_and_json_lines_read_the_same_rows() -> None:
+    t = now_ms() - 60_000
+    csv_file = parse(f'{HEADER}\na,10,{iso_ms(t)},"Smith, Ann",GB\n\nb,20,{iso_ms(t)},,\n')
+    json_file = parse(
+        f'{{"playerId": "a", "score": 10, "achievedAt": "{iso_ms(t)}", "displayName": "Smith, Ann", "country": "GB"}}\n'
+        "\n"
+        f'{{"playerId": "b", "score": 20, "achievedAt": "{iso_ms(t)}"}}\n'
+    )
+    assert [(r.player_id, r.score, r.display_name, r.country) for r in csv_file.rows] == [
+        ("a", 10, "Smith, Ann", "GB"),
+        ("b", 20, None, None),
+    ]
+    assert [(r.line, r.score) for r in csv_file.rows] == [(2, 10), (4, 20)]
+    assert [(r.player_id, r.score, r.display_name) for r in json_file.rows] == [
+        (r.player_id, r.score, r.display_name) for r in csv_file.rows
+    ]
+    assert [r.line for r in json_file.rows] == [1, 3]
+
+
+def test_a_player_on_several_rows_keeps_the_best_by_the_board_rule() -> None:
+    t = now_ms() - 60_000
+    seed = parse(
+        csv_text(
+            [("a", 10, t), ("a", 30, t), ("a", 30, t - 5000), ("a", 30, t - 5000), ("b", 1, t)]
+        )
+    )
+    best = {r.player_id: r for r in seed.rows}
+    assert (best["a"].score, best["a"].achieved_at_ms, best["a"].line) == (30, t - 5000, 4)
+    assert seed.rows_read == 5
+    assert seed.duplicate_lines == [2, 3, 5]
+
+
+def test_the_format_comes_from_the_suffix_of_a_file(tmp_path: Any) -> None:
+    t = now_ms() - 60_000
+    path = tmp_path / "scores.jsonl"
+    path.write_text(f'{{"playerId": "a", "score": 5, "achievedAt": "{iso_ms(t)}"}}\n')
+    seed = parse_seed_file(path, board=BOARD, now=datetime.now(UTC))
+    assert [(r.player_id, r.score) for r in seed.rows] == [("a", 5)]
+
+
+async def test_bad_rows_are_all_reported_with_their_lines_and_nothing_is_written(
+    store: DynamoStore, ops: BoardOperations, settings: Settings
+) -> None:
+    day = Board.from_id(f"trivia#classic#day#{(datetime.now(UTC) - timedelta(days=1)).date()}")
+    inside = day.period.start() + timedelta(hours=12)
+    good = inside.isoformat().replace("+00:00", "Z")
+    text = "\n".join(
+        [
+            HEADER,
+            f"ok1,10,{good},Fine,GB",  # 2
+            f"bad#id,10,{good},,",  # 3: # in an id
+            f"ok2,-1,{good},,",  # 4: negative score
+            f"ok3,1000000000000,{good},,",  # 5: at the ceiling
+            f"ok4,12.5,{good},,",  # 6: not an integer
+            "ok5,10,2026-01-01T00:00:00,,",  # 7: naive time
+            f"ok6,10,{good},,gb",  # 8: lower-case country
+            f"ok7,10,{good},{'x' * 65},",  # 9: name too long
+            f"ok8,10,{(inside + timedelta(days=1)).isoformat()},,",  # 10: outside the day
+            f"ok9,10,{(datetime.now(UTC) + timedelta(hours=1)).isoformat()},,",  # 11: future
+            f"ok10,10,{good}",  # 12: too few values
+            f"ok11,10,{good},Fine,GB",  # 13
+        ]
+    )
+    with pytest.raises(InvalidInput) as refused:
+        parse(text, board=day)
+    lines = sorted({e["line"] for e in refused.value.errors})
+    assert lines == [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+    fields = {e["line"]: e.get("field") for e in refused.value.errors}
+    assert fields[3] == "playerId"
+    assert fields[8] == "country"
+    assert fields[10] == "achievedAt"
+    assert "10 bad line(s)" in refused.value.detail
+    assert "nothing was written" in refused.value.detail
+    assert await scores_items(store) == []
+
+    with pytest.raises(InvalidInput) as bad_json:
+        parse(
+            f'{{"playerId": "a", "score": 1, "achievedAt": "{good}"}}\n'
+            "not json\n"
+            f'{{"playerId": "b", "score": true, "achievedAt": "{good}", "extra": 1}}\n'
+            "[1, 2]\n",
+            board=day,
+        )
+    assert sorted({e["line"] for e in bad_json.value.errors}) == [2, 3, 4]
+    assert {e.get("field") for e in bad_json.value.errors if e["line"] == 3} == {"score", "extra"}
+
+    with pytest.raises(InvalidInput) as bad_header:
+        parse("player,score,achievedAt\na,1,2026-01-01T00:00:00Z\n")
+    assert bad_header.value.errors[0]["line"] == 1
+    assert "playerId" in bad_header.value.errors[0]["message"]
+    with pytest.raises(InvalidInput):
+        parse(HEADER + "\n")  # no rows
+    assert await scores_items(store) == []
+
+
+# ---- seeding ------------------------------------------------------------------------------------
+
+
+async def test_seeding_writes_by_the_board_rule_reads_back_in_order_and_rebuilds_counters(
+    service: Service, store: DynamoStore, ops: BoardOperations, settings: Settings
+) -> None:
+    t = now_ms() - 120_000
+    # Already on the board: one player better than their file row, one worse.
+    assert (await submit(service.http, player="p00", score=10**11, rankDelta=False)).is_success
+    assert (await submit(service.http, player="p01", score=0, rankDelta=False)).is_success
+    before = await board_rows(store, BOARD.board_id)
+    rows = [*spread(40, t), ("p05", 1, t)]  # p05 twice: the better row wins
+    seed = parse(csv_text(rows))
+    seen: list[tuple[int, int]] = []
+    report = await seed_board(
+        store=ops,
+        board=BOARD,
+        seed=seed,
+        policy=policy(settings),
+        progress=lambda done, total: seen.append((done, total)),
+    )
+
+    assert report == SeedReport(
+        board_id=BOARD.board_id,
+        rows_read=41,
+        duplicates=1,
+        rows_written=39,
+        rows_created=38,
+        rows_replaced=1,
+        rows_skipped=1,
+        counters_rebuilt=report.counters_rebuilt,
+        counter_conflicts=0,
+        player_count=40,
+        lease_released=True,
+    )
+    assert report.counters_rebuilt > 0
+    assert seen[0] == (0, 40)
+    assert seen[-1] == (40, 40)
+    assert [done for done, _ in seen] == list(range(41))
+    assert await lease_item(store, BOARD.board_id) is None
+
+    # The board reads back in rule order, with the file's profiles, and the right player count.
+    best = {p: (s, a) for p, s, a in rows if p != "p05" or s != 1}
+    best["p00"] = (10**11, int(before["p00"]["rankKey"]["S"].split("#")[1]))
+    expected = sorted(best, key=lambda p: (-best[p][0], best[p][1], p))
+    page = await service.http.get("/v1/leaderboards/trivia/classic/alltime?limit=100")
+    assert page.status_code == 200, page.text
+    body = page.json()
+    assert body["playerCount"] == 40
+    assert [e["playerId"] for e in body["entries"]] == expected
+    assert [e["rank"] for e in body["entries"]] == list(range(1, 41))
+    entry = {e["playerId"]: e for e in body["entries"]}
+    assert (entry["p07"]["score"], entry["p07"]["achievedAt"]) == (
+        best["p07"][0],
+        iso_ms(best["p07"][1]),
+    )
+    assert (entry["p07"]["displayName"], entry["p07"]["country"]) == ("Player p07", "GB")
+    assert entry["p00"]["displayName"] is None  # kept: the file's row was not better
+
+    # Rows carry a version (bumped on the replaced row) and nothing from the last submission.
+    after = await board_rows(store, BOARD.board_id)
+    assert int(after["p01"]["version"]["N"]) == int(before["p01"]["version"]["N"]) + 1
+    assert "lastRequest" not in after["p01"]
+    assert after["p00"] == before["p00"]
+    assert int(after["p02"]["version"]["N"]) == 1
+    assert not any("expiresAt" in row for row in after.values())  # all-time rows never expire
+    assert await assert_counters_match_board(store, BOARD.board_id) == 40
+    # Consolidated: every coarse count on shard 0.
+    shards = {
+        item["playerId"]["S"]
+        for item in await scores_items(store)
+        if item["playerId"]["S"].startswith(f"hist#{BOARD.board_id}#c")
+    }
+    assert shards == {f"hist#{BOARD.board_id}#c0"}
+
+
+async def test_seeding_a_day_board_sets_its_expiry_on_rows_and_counters(
+    store: DynamoStore, ops: BoardOperations, settings: Settings
+) -> None:
+    day = Board.from_id(f"trivia#classic#day#{(datetime.now(UTC) - timedelta(days=1)).date()}")
+    noon = int((day.period.start() + timedelta(hours=12)).timestamp() * 1000)
+    report = await seed_board(
+        store=ops,
+        board=day,
+        seed=parse(csv_text(spread(12, noon)), board=day),
+        policy=policy(settings),
+    )
+    assert report.rows_written == 12
+    expires = day.period.expires_at(settings.retention)
+    assert expires is not None
+    stamped = {
+        int(item["expiresAt"]["N"])
+        for item in await scores_items(store)
+        if item["leaderboardId"]["S"] == day.board_id
+        or item["playerId"]["S"].startswith(f"hist#{day.board_id}#")
+    }
+    assert stamped == {int(expires.timestamp())}
+    assert await assert_counters_match_board(store, day.board_id) == 12
+
+
+async def test_a_second_seeder_is_refused_while_the_first_renews_its_lease(
+    store: DynamoStore, ops: BoardOperations, settings: Settings
+) -> None:
+    """The first seeder's lease lasts 1 s but it waits 2.5 s: only renewals keep it."""
+    t = now_ms() - 60_000
+    first = asyncio.create_task(
+        seed_board(
+            store=ops,
+            board=BOARD,
+            seed=parse(csv_text(spread(10, t))),
+            policy=policy(settings, lease_ttl_s=1.0, renew_every_s=0.2, grace_s=2.5),
+            holder="first-seeder",
+        )
+    )
+    await wait_for_lease(store, BOARD.board_id)
+    await asyncio.sleep(1.8)  # past the first lease's own TTL
+    with pytest.raises(BoardBeingSeeded) as refused:
+        await seed_board(
+            store=ops,
+            board=BOARD,
+            seed=parse(csv_text([("intruder", 10**9, t)])),
+            policy=policy(settings),
+            holder="second-seeder",
+        )
+    assert "first-seeder" in refused.value.detail
+    assert refused.value.retry_after >= 1
+    report = await first
+    assert report.rows_written == 10
+    assert report.lease_released
+    assert "intruder" not in await board_rows(store, BOARD.board_id)
+    assert await lease_item(store, BOARD.board_id) is None
+
+
+async def test_a_lease_held_by_another_refuses_the_seeder_and_writes_nothing(
+    store: DynamoStore, ops: BoardOperations, settings: Settings
+) -> None:
+    assert (
+        await ops.acquire_lease(
+            BOARD.board_id, holder="other", expires_at=int(time.time()) + 30, now_s=int(time.time())
+        )
+        is None
+    )
+    with pytest.raises(BoardBeingSeeded, match="other"):
+        await seed_board(
+            store=ops,
+            board=BOARD,
+            seed=parse(csv_text(spread(5, now_ms() - 60_000))),
+            policy=policy(settings),
+        )
+    assert await board_rows(store, BOARD.board_id) == {}
+    held = await lease_item(store, BOARD.board_id)
+    assert held is not None
+    assert held["holder"]["S"] == "other"
+    # An expired lease is taken over.
+    assert (
+        await ops.acquire_lease(
+            BOARD.board_id,
+            holder="late",
+            expires_at=int(time.time()) + 30,
+            now_s=int(time.time()) + 31,
+        )
+        is None
+    )
+
+
+async def test_a_seeder_that_loses_its_lease_stops_before_writing(
+    store: DynamoStore, ops: BoardOperations, settings: Settings
+) -> None:
+    seeding = asyncio.create_task(
+        seed_board(
+            store=ops,
+            board=BOARD,
+            seed=parse(csv_text(spread(10, now_ms() - 60_000))),
+            policy=policy(settings, lease_ttl_s=5.0, renew_every_s=0.2, grace_s=2.0),
+        )
+    )
+    lease = await wait_for_lease(store, BOARD.board_id)
+    await store.client.put_item(
+        TableName=store.tables.scores, Item={**lease, "holder": {"S": "usurper"}}
+    )
+    with pytest.raises(Conflict, match="lost the seeding lease"):
+        await seeding
+    assert await board_rows(store, BOARD.board_id) == {}
+
+
+async def test_a_submission_during_seeding_is_409_and_lands_after_it(
+    service: Service, store: DynamoStore, ops: BoardOperations, settings: Settings
+) -> None:
+    seeding = asyncio.create_task(
+        seed_board(
+            store=ops,
+            board=BOARD,
+            seed=parse(csv_text(spread(10, now_ms() - 60_000))),
+            policy=policy(settings, grace_s=1.5),
+        )
+    )
+    await wait_for_lease(store, BOARD.board_id)
+    refused = await submit(
+        service.http, player="late", score=5, idempotency_key="k1", rankDelta=False
+    )
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["type"] == "/problems/board-being-seeded"
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert "late" not in await board_rows(store, BOARD.board_id)
+    report = await seeding
+    assert report.player_count == 10
+    accepted = await submit(
+        service.http, player="late", score=5, idempotency_key="k2", rankDelta=False
+    )
+    assert accepted.status_code == 200, accepted.text
+    assert await assert_counters_match_board(store, BOARD.board_id) == 11
+
+
+class Killed(Exception):
+    """The seeder's process dying, as far as the board can tell."""
+
+
+@pytest.mark.parametrize("how", ["raise", "cancel"])
+async def test_a_seeder_killed_mid_way_leaves_rows_uncounted_and_a_reseed_recovers(
+    store: DynamoStore, ops: BoardOperations, settings: Settings, how: str
+) -> None:
+    rows = spread(50, now_ms() - 60_000)
+    seed = parse(csv_text(rows))
+    short = policy(settings, lease_ttl_s=1.0, concurrency=4)
+    reached = asyncio.Event()
+
+    def progress(done: int, total: int) -> None:
+        if done >= 12:
+            reached.set()
+            if how == "raise":
+                raise Killed
+
+    task = asyncio.create_task(
+        seed_board(store=ops, board=BOARD, seed=seed, policy=short, progress=progress)
+    )
+    if how == "cancel":
+        await reached.wait()
+        task.cancel()
+    with pytest.raises(asyncio.CancelledError if how == "cancel" else Killed):
+        await task
+
+    # Rows half-written, none of them counted; the lease is still there and refuses a re-run.
+    assert 12 <= len(await board_rows(store, BOARD.board_id)) < 50
+    assert await counter_total(store, BOARD.board_id) == (0, 0)
+    with pytest.raises(BoardBeingSeeded):
+        await seed_board(store=ops, board=BOARD, seed=seed, policy=short)
+
+    await wait_for_expiry(store, BOARD.board_id)
+    written_before = len(await board_rows(store, BOARD.board_id))
+    report = await seed_board(store=ops, board=BOARD, seed=seed, policy=short)
+    assert report.rows_skipped == written_before
+    assert report.rows_written == 50 - written_before
+    assert report.player_count == 50
+    assert await assert_counters_match_board(store, BOARD.board_id) == 50
+    assert await lease_item(store, BOARD.board_id) is None
+
+
+async def test_seeding_refuses_a_file_checked_for_another_board(
+    ops: BoardOperations, settings: Settings
+) -> None:
+    other = Board.from_id("trivia#other#alltime")
+    with pytest.raises(InvalidInput, match="trivia#other#alltime"):
+        await seed_board(
+            store=ops,
+            board=BOARD,
+            seed=parse(csv_text(spread(3, now_ms() - 60_000)), board=other),
+            policy=policy(settings),
+        )
