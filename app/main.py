@@ -62,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 endpoint=endpoint,
                 region=settings.region,
                 dummy_credentials=endpoint is not None and "AWS_ACCESS_KEY_ID" not in os.environ,
+                read_timeout=settings.dynamodb_read_timeout_seconds,
             ) as client:
                 store = DynamoStore(
                     client,

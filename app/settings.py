@@ -48,6 +48,7 @@ class Settings(BaseSettings):
     rank_count_cap: int = Field(default=2000, ge=1, le=100_000)
     counter_shards: int = Field(default=4, ge=1, le=64)
     dynamodb_max_in_flight: int = Field(default=64, ge=1, le=1024)
+    dynamodb_read_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
     transact_max_attempts: int = Field(default=8, ge=1, le=20)
     request_deadline_seconds: float = Field(default=10.0, gt=0, le=600)
 

@@ -52,7 +52,13 @@ async def run_level(endpoint: str, in_flight: int, players: int, instances: int 
     tables = TableNames(f"burst-{run}", f"burst-snap-{run}")
     # The embedded backend serves one call at a time and slows as the table grows, so a burst
     # queues for far longer than on DynamoDB: the deadline is lifted to measure contention alone.
-    settings = make_settings(endpoint, tables, periods=["alltime"], request_deadline_seconds=600)
+    settings = make_settings(
+        endpoint,
+        tables,
+        periods=["alltime"],
+        request_deadline_seconds=600,
+        dynamodb_read_timeout_seconds=120,
+    )
     result = LevelResult(in_flight, players)
     rng = random.Random(in_flight)
     async with open_client(
