@@ -35,7 +35,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.main import create_app
 
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, demo=args.demo),
         host=args.host,
         port=args.port,
         access_log=False,
@@ -197,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     serve = commands.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--demo", action="store_true", help="fill a few boards with demo players (embedded only)"
+    )
     create = commands.add_parser("create-tables", help="create the tables where missing")
     create.add_argument(
         "--deletion-protection", action="store_true", help="turn on deletion protection"

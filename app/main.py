@@ -20,11 +20,13 @@ from app.api.routes import reads, router
 from app.api.state import AppState
 from app.domain.buckets import BucketLayout
 from app.local.embedded import EmbeddedDynamo
+from app.services.demo import load_demo
 from app.services.keys import KeyAuthenticator
 from app.services.submit import SubmitPolicy
 from app.settings import Settings, get_settings
 from app.store.dynamo import DynamoStore, open_client
 from app.store.keys import DynamoKeyStore
+from app.store.operations import BoardOperations
 from app.store.tables import TableNames
 
 log = structlog.get_logger(__name__)
@@ -46,7 +48,15 @@ def submit_policy(settings: Settings) -> SubmitPolicy:
     )
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+async def _load_demo(store: DynamoStore, settings: Settings) -> None:
+    operations = BoardOperations(store.client, store.tables, counter_shards=settings.counter_shards)
+    boards = await load_demo(operations, retention=settings.retention)
+    log.info("demo_boards_loaded", boards=boards)
+
+
+def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastAPI:
+    """The app; ``demo`` fills a few boards with believable players once the tables are up (on
+    the embedded backend only), in the background so the service answers at once."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -97,7 +107,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     ),
                 )
                 app.state.leaderboard = state  # for operators' tools and tests
+                demo_task = None
+                if demo and embedded is not None:
+                    demo_task = asyncio.create_task(_load_demo(store, settings))
                 yield {"app": state}
+                if demo_task is not None and not demo_task.done():
+                    demo_task.cancel()
         finally:
             if embedded is not None:
                 await asyncio.to_thread(embedded.stop)
