@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +21,13 @@ from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
 from app.errors import InvalidInput, LeaderboardError
 from app.logging import configure_logging
+from app.services.erasure import erase_player
 from app.services.keys import create_api_key, list_api_keys, revoke_api_key
 from app.services.reconcile import reconcile_board
 from app.services.seeding import SeedPolicy, parse_seed_file, seed_board
+from app.services.snapshots import snapshot_closed_periods, take_snapshot
 from app.settings import Settings, get_settings
+from app.store.archive import ArchiveStore
 from app.store.dynamo import DynamoStore, open_client
 from app.store.keys import DynamoKeyStore
 from app.store.operations import BoardOperations
@@ -159,6 +162,51 @@ async def _reconcile(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _snapshot(settings: Settings, args: argparse.Namespace) -> int:
+    now = datetime.now(UTC)
+    async with _store(settings) as store:
+        archive = ArchiveStore(store.client, store.tables, counter_shards=settings.counter_shards)
+        if args.closed_periods:
+            report = await snapshot_closed_periods(
+                store=store,
+                archive=archive,
+                now=now,
+                retention=settings.retention,
+                settle=timedelta(seconds=settings.max_lateness_seconds),
+                top_n=args.top,
+            )
+            print(json.dumps(report.document(), indent=2))
+            return 1 if report.failed else 0
+        if args.board is None:
+            raise InvalidInput("name a BOARD, or use --closed-periods")
+        snapshot = await take_snapshot(
+            store=store,
+            archive=archive,
+            board=_board(args.board),
+            now=now,
+            retention=settings.retention,
+            top_n=args.top,
+        )
+    print(json.dumps(snapshot.document(), indent=2))
+    return 0
+
+
+async def _erase(settings: Settings, args: argparse.Namespace) -> int:
+    async with _store(settings) as store:
+        archive = ArchiveStore(store.client, store.tables, counter_shards=settings.counter_shards)
+        report = await erase_player(
+            store=archive, player_id=args.player, layout=BucketLayout(), now=datetime.now(UTC)
+        )
+    print(json.dumps(report.document(), indent=2))
+    if not report.complete:
+        print(
+            "snapshots still being written hold this player: run erase again in a few minutes",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
 async def _keys(settings: Settings, args: argparse.Namespace) -> int:
     async with _store(settings) as store:
         keys = DynamoKeyStore(store.client, store.tables)
@@ -188,6 +236,8 @@ _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Coroutine[Any, Any
     "keys": _keys,
     "seed": _seed,
     "reconcile": _reconcile,
+    "snapshot": _snapshot,
+    "erase": _erase,
 }
 
 
@@ -226,6 +276,16 @@ def main(argv: list[str] | None = None) -> int:
     reconcile = commands.add_parser("reconcile", help="compare a board's counters with a recount")
     reconcile.add_argument("board", help="board id, e.g. trivia#alltopics#alltime")
     reconcile.add_argument("--apply", action="store_true", help="repair (default: dry run)")
+    snapshot = commands.add_parser("snapshot", help="snapshot a board, or every closed period")
+    snapshot.add_argument("board", nargs="?", help="board id, e.g. trivia#alltopics#day#2026-11-30")
+    snapshot.add_argument(
+        "--closed-periods",
+        action="store_true",
+        help="snapshot every day/week board whose period has closed and has none (idempotent)",
+    )
+    snapshot.add_argument("--top", type=int, default=100, help="entries kept (1..1000)")
+    erase = commands.add_parser("erase", help="erase a player everywhere (GDPR)")
+    erase.add_argument("player")
     args = parser.parse_args(argv)
     configure_logging()
     try:

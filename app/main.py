@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 from fastapi import FastAPI
 
-from app.api.admin import admin
+from app.api.admin import admin, snapshots
 from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
@@ -22,8 +22,10 @@ from app.domain.buckets import BucketLayout
 from app.local.embedded import EmbeddedDynamo
 from app.services.demo import load_demo
 from app.services.keys import KeyAuthenticator
+from app.services.snapshots import BoardRegistrar
 from app.services.submit import SubmitPolicy
 from app.settings import Settings, get_settings
+from app.store.archive import ArchiveStore
 from app.store.dynamo import DynamoStore, open_client
 from app.store.keys import DynamoKeyStore
 from app.store.operations import BoardOperations
@@ -87,6 +89,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
                             "no_submit_key",
                             hint="set LEADERBOARD_DEV_API_KEY to post scores to the embedded backend",
                         )
+                archive = ArchiveStore(client, store.tables, counter_shards=settings.counter_shards)
                 state = AppState(
                     settings=settings,
                     store=store,
@@ -105,6 +108,8 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
                         RatePolicy(settings.read_rate_per_second, settings.read_burst),
                         max_buckets=settings.rate_limit_max_buckets,
                     ),
+                    archive=archive,
+                    registrar=BoardRegistrar(archive, retention=settings.retention),
                 )
                 app.state.leaderboard = state  # for operators' tools and tests
                 demo_task = None
@@ -133,6 +138,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     app.include_router(router)
     app.include_router(reads)
     app.include_router(admin)
+    app.include_router(snapshots)
     return app
 
 

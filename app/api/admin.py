@@ -7,12 +7,14 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
-from app.api.deps import PrincipalDep, StateDep, read_text_body
+from app.api.deps import PrincipalDep, StateDep, limit_reads, read_text_body
 from app.api.routes import PathId, PeriodParam, _problems, parse_board
+from app.services.erasure import erase_player
 from app.services.reconcile import reconcile_board
 from app.services.seeding import SeedPolicy, parse_seed_text, seed_board
+from app.services.snapshots import get_snapshot, list_snapshots, take_snapshot
 from app.store.operations import BoardOperations
 
 admin = APIRouter()
@@ -99,3 +101,82 @@ async def post_reconcile(
         apply=apply,
     )
     return report_document(report)
+
+
+snapshots = APIRouter(dependencies=[Depends(limit_reads)])
+
+
+@snapshots.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/snapshots",
+    responses=_problems(422, 429),
+    summary="A board's snapshots, newest first",
+)
+async def get_snapshots(
+    state: StateDep, game: PathId, variant: PathId, period: PeriodParam
+) -> dict[str, Any]:
+    board = parse_board(game, variant, period, datetime.now(UTC))
+    found = await list_snapshots(archive=state.archive, board=board)
+    return {"snapshots": [summary.document() for summary in found]}
+
+
+@snapshots.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/snapshots/{snapshot_taken_at}",
+    responses=_problems(404, 422, 429),
+    summary="One snapshot: the board's top and player count when it was taken",
+)
+async def get_one_snapshot(
+    state: StateDep, game: PathId, variant: PathId, period: PeriodParam, snapshot_taken_at: str
+) -> dict[str, Any]:
+    board = parse_board(game, variant, period, datetime.now(UTC))
+    snapshot = await get_snapshot(archive=state.archive, board=board, taken_at=snapshot_taken_at)
+    return snapshot.document()
+
+
+@admin.post(
+    "/v1/leaderboards/{game}/{variant}/{period}/snapshots",
+    status_code=201,
+    responses=_problems(401, 403, 404, 409, 422),
+    summary="Take a snapshot of a board now",
+)
+async def post_snapshot(
+    state: StateDep,
+    principal: PrincipalDep,
+    game: PathId,
+    variant: PathId,
+    period: PeriodParam,
+    top: Annotated[int, Query(ge=1, le=1000, description="entries kept")] = 100,
+) -> dict[str, Any]:
+    principal.require_admin()
+    now = datetime.now(UTC)
+    board = parse_board(game, variant, period, now)
+    snapshot = await take_snapshot(
+        store=state.store,
+        archive=state.archive,
+        board=board,
+        now=now,
+        retention=state.settings.retention,
+        top_n=top,
+    )
+    return snapshot.document()
+
+
+@admin.delete(
+    "/v1/players/{player_id}",
+    responses=_problems(401, 403, 409, 422, 503),
+    summary="Erase a player everywhere (GDPR); idempotent",
+)
+async def delete_player(
+    state: StateDep, principal: PrincipalDep, player_id: PathId, response: Response
+) -> dict[str, Any]:
+    principal.require_admin()
+    report = await erase_player(
+        store=state.archive,
+        player_id=player_id,
+        layout=state.policy.layout,
+        now=datetime.now(UTC),
+    )
+    document = report.document()
+    if not report.complete:
+        # Snapshot memberships younger than the grace period were left: erase again shortly.
+        response.status_code = 202
+    return document

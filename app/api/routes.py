@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
+import structlog
 from fastapi import APIRouter, Depends, Path, Query, Response
 from fastapi.responses import JSONResponse
 
@@ -39,11 +40,12 @@ from app.domain.keys import ID_PATTERN
 from app.domain.models import Entry
 from app.domain.periods import Board, Period
 from app.domain.ranking import ExactRank, Rank
-from app.errors import InvalidInput
+from app.errors import InvalidInput, LeaderboardError
 from app.services.boards import read_board
 from app.services.standings import RankReads, around_player, player_rank, player_standings
 from app.services.submit import Submission, request_fingerprint, submit_score
 
+log = structlog.get_logger(__name__)
 router = APIRouter()
 reads = APIRouter(dependencies=[Depends(limit_reads)])
 
@@ -66,6 +68,17 @@ def _problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+async def _register_boards(state: AppState, document: dict[str, Any]) -> None:
+    """Make the boards findable by the closed-period snapshot job: one conditional put the first
+    time this process sees a board. The score is already stored, so a failure here is logged and
+    the next submission tries again."""
+    boards = [Board.from_id(board["leaderboardId"]) for board in document["boards"]]
+    try:
+        await state.registrar.ensure_all(boards)
+    except LeaderboardError as exc:
+        log.warning("board_registration_failed", detail=exc.detail)
 
 
 def parse_board(game: str, variant: str, period: str, now: datetime) -> Board:
@@ -121,6 +134,8 @@ async def post_score(
         submission=submission,
         now_ms=to_ms(_now()),
     )
+    if not result.replayed:
+        await _register_boards(state, result.document)
     headers = ratelimit_headers(limit)
     if result.replayed:
         headers["Idempotent-Replayed"] = "true"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     BeforeValidator,
@@ -18,6 +19,16 @@ from pydantic.alias_generators import to_camel
 from app.domain.keys import ID_PATTERN, SCORE_CEILING
 
 Id = Annotated[str, Field(pattern=ID_PATTERN, examples=["player_123"])]
+RESERVED_GAMES = frozenset({"idem", "snap", "hist", "seedlock", "registry", "apikey"})
+
+
+def _not_reserved(game: str) -> str:
+    if game in RESERVED_GAMES:
+        raise ValueError(f"{game!r} is a reserved name")
+    return game
+
+
+GameId = Annotated[str, Field(pattern=ID_PATTERN), AfterValidator(_not_reserved)]
 DisplayName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")]
 Country = Annotated[str, Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2")]
 
@@ -48,7 +59,7 @@ class ScoreSubmission(_Model):
 
     player_id: Id
     score: Score
-    game: Id
+    game: GameId
     variant: Id
     achieved_at: AwareDatetime | None = Field(
         default=None,

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from app.api.ratelimit import RateLimiter
 from app.services.keys import KeyAuthenticator
+from app.services.snapshots import BoardRegistrar
 from app.services.submit import SubmitPolicy
 from app.settings import Settings
+from app.store.archive import ArchiveStore
 from app.store.dynamo import DynamoStore
 
 
@@ -19,3 +21,5 @@ class AppState:
     policy: SubmitPolicy
     write_limits: RateLimiter
     read_limits: RateLimiter
+    archive: ArchiveStore
+    registrar: BoardRegistrar

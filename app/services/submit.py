@@ -35,6 +35,7 @@ from app.domain.periods import Board, Period, PeriodKind
 from app.domain.ranking import ExactRank
 from app.errors import (
     BoardBeingSeeded,
+    ConditionFailed,
     IdempotencyKeyReused,
     InvalidInput,
     LeaderboardError,
@@ -128,6 +129,10 @@ async def submit_score(
         asyncio.gather(*(store.lease_expiry(b.board_id) for b in boards)),
     )
     if found is not None:
+        if found.status == "erased":
+            raise IdempotencyKeyReused(
+                "this Idempotency-Key belonged to a player who was erased; use a new key"
+            )
         if (
             found.status == "completed"
             and found.request_hash == request_hash
@@ -159,12 +164,17 @@ async def submit_score(
         await store.release_request(record_id, owner=owner)
         raise
     document = outcome_document(SubmitOutcome(submission.player_id, [o.outcome for o in outcomes]))
-    await store.complete_request(
-        record_id,
-        owner=owner,
-        response_json=json.dumps(document, separators=(",", ":")),
-        expires_at=expires_at,
-    )
+    try:
+        await store.complete_request(
+            record_id,
+            owner=owner,
+            response_json=json.dumps(document, separators=(",", ":")),
+            expires_at=expires_at,
+        )
+    except ConditionFailed:
+        # Taken over meanwhile (this request outlived its in-progress deadline), or the player was
+        # erased: the boards are written; the record is not this request's to fill any more.
+        log.warning("outcome_not_stored", record="taken over or erased")
     return SubmitResult(document, replayed=False)
 
 

@@ -39,6 +39,7 @@ BAD_BODIES: list[tuple[str, dict[str, Any], str]] = [
     ("space in player id", _with(playerId="a b"), "playerId"),
     ("hash in game", _with(game="tri#via"), "game"),
     ("hash in variant", _with(variant="#"), "variant"),
+    ("reserved game name", _with(game="idem"), "game"),
     ("unknown field", _with(nickname="x"), "nickname"),
     ("mass-assigned rank", _with(rank=1), "rank"),
     ("mass-assigned best", _with(best=10**9), "best"),

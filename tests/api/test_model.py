@@ -1,5 +1,5 @@
-"""A hypothesis state machine: submissions and reads (and erasures, where wired) against an
-in-memory model of the rule; the board order, ranks, playerCount and counters must always agree."""
+"""A hypothesis state machine: submissions, reads and erasures against an in-memory model of the
+rule; the board order, ranks, playerCount and counters must always agree."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 
 from app.store.dynamo import DynamoStore, open_client
 from app.store.tables import TableNames
-from tests.conftest import Service, make_settings, serve
+from tests.conftest import ADMIN_KEY, Service, make_settings, serve
 from tests.support import counter_total, now_ms, submit
 
 BOARD = "trivia#classic#alltime"
@@ -86,6 +86,17 @@ class BoardMachine(RuleBasedStateMachine):
         rank = response.json()["rank"]
         assert rank["kind"] == "exact"
         assert rank["rank"] == self.order().index(player) + 1
+
+    @rule(player=PLAYERS)
+    def erase(self, player: str) -> None:
+        response = self.run(
+            self.service.http.delete(
+                f"/v1/players/{player}", headers={"Authorization": f"Bearer {ADMIN_KEY}"}
+            )
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["removed"]["boards"] == (1 if player in self.model else 0)
+        self.model.pop(player, None)
 
     @invariant()
     def board_agrees_with_the_model(self) -> None:

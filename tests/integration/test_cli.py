@@ -117,3 +117,32 @@ async def test_a_bad_seed_file_reports_lines_and_writes_nothing(
     assert "line: 2" in result.stderr
     assert "line: 3" in result.stderr
     assert await scores_items(store) == []
+
+
+async def test_snapshot_and_erase_from_the_command_line(
+    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore, tmp_path: Path
+) -> None:
+    seed_file = tmp_path / "players.csv"
+    seed_file.write_text(
+        "playerId,score,achievedAt\nann,30,2026-11-01T10:00:00Z\nbob,20,2026-11-01T10:00:00Z\n"
+    )
+    board = "trivia#classic#alltime"
+    assert (
+        _run(
+            dynamo_endpoint, table_names, "seed", board, str(seed_file), "--grace-seconds", "0"
+        ).returncode
+        == 0
+    )
+    taken = _run(dynamo_endpoint, table_names, "snapshot", board, "--top", "10")
+    assert taken.returncode == 0, taken.stderr
+    assert [e["playerId"] for e in json.loads(taken.stdout)["entries"]] == ["ann", "bob"]
+    closed = _run(dynamo_endpoint, table_names, "snapshot", "--closed-periods")
+    assert closed.returncode == 0, closed.stderr
+    erased = _run(dynamo_endpoint, table_names, "erase", "ann")
+    assert erased.returncode == 0, erased.stderr
+    assert json.loads(erased.stdout)["removed"] == {
+        "boards": 1,
+        "snapshots": 1,
+        "idempotencyRecords": 0,
+    }
+    assert await counter_total(store, board) == (1, 1)

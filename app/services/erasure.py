@@ -1,0 +1,360 @@
+"""Erasure (GDPR): remove a player's rows, fix the counters, scrub them from snapshots and from
+the stored responses of their submissions; idempotent, and reports what it removed.
+
+One Query by player on the base table finds every row of theirs: standings (with ``rankKey``),
+snapshot memberships (``snap#<board>#<takenAt>``) and idempotency pointers
+(``idem#<client>#<key>``). Then:
+
+- each standing is deleted in one transaction with the decrements of its counters (a coarse shard
+  and the fine item of its score), conditioned on the row as read and on no seeding lease holding
+  the board; a cancelled transaction is re-read and retried, bounded;
+- each snapshot the player is in keeps their place (``rank`` and ``score``, so the others' ranks
+  stay true) with ``playerId``, ``displayName``, ``country`` and ``achievedAt`` set to null; then
+  the membership row goes;
+- each idempotency record of theirs keeps its key reserved but loses the stored response and the
+  request's hash (status ``erased``), so a replay of that key can neither show the player's data
+  nor submit their score again; then the pointer goes.
+
+Standings go first, then the Query is repeated: a snapshot being taken at that moment writes its
+memberships before it checks, strongly, that its players' rows still exist, so it either leaves
+the player out or has written a membership this second Query finds. A membership whose snapshot is
+not written yet (younger than ``snapshot_grace``) is left for a later run and counted as pending.
+The display name is never logged; the player id is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol, TypeVar
+
+import structlog
+
+from app.domain.buckets import BucketLayout
+from app.domain.keys import RankKey, is_valid_id
+from app.errors import (
+    BoardBeingSeeded,
+    ConditionFailed,
+    InvalidInput,
+    TransactionCancelled,
+    Unavailable,
+)
+from app.services.snapshots import Snapshot, SnapshotEntry
+
+log = structlog.get_logger(__name__)
+
+ERASED_STATUS = "erased"
+"""The status of an idempotency record whose response was erased: the key stays taken until the
+record expires, and a request with it must be refused (it can no longer be replayed)."""
+
+_PASSES = 3
+_CONCURRENCY = 16
+_BACKOFF_BASE_S = 0.02
+_BACKOFF_CAP_S = 1.0
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class StandingRow:
+    """A player's row on a board, as erasure needs it."""
+
+    board_id: str
+    rank_key: str
+    version: int | None
+    expires_at: int | None
+
+
+@dataclass(frozen=True)
+class Membership:
+    """The player is (or was) in the snapshot ``board_id`` / ``taken_at``."""
+
+    board_id: str
+    taken_at: str
+    created_at: int | None
+    """Epoch seconds the row was written."""
+
+
+@dataclass(frozen=True)
+class RequestPointer:
+    """The player's data is in the idempotency record ``record_id`` (``idem#<client>#<key>``)."""
+
+    record_id: str
+    expires_at: int | None
+
+
+@dataclass(frozen=True)
+class PlayerRows:
+    standings: list[StandingRow]
+    memberships: list[Membership]
+    pointers: list[RequestPointer]
+    unknown: int = 0
+    """Rows of the player's partition of no kind above (left alone, and logged)."""
+
+
+@dataclass(frozen=True)
+class StoredRequest:
+    status: str
+    owner: str | None
+    response_json: str | None
+
+
+@dataclass(frozen=True)
+class ErasureReport:
+    player_id: str
+    boards: int
+    snapshots: int
+    idempotency_records: int
+    pending_snapshots: int = 0
+    """Memberships whose snapshot was still being written: run the erasure again in a few
+    minutes to scrub those (the rest is done)."""
+
+    @property
+    def complete(self) -> bool:
+        return self.pending_snapshots == 0
+
+    def document(self) -> dict[str, Any]:
+        """The body of ``DELETE /v1/players/{playerId}``."""
+        return {
+            "playerId": self.player_id,
+            "removed": {
+                "boards": self.boards,
+                "snapshots": self.snapshots,
+                "idempotencyRecords": self.idempotency_records,
+            },
+        }
+
+
+class ErasureStore(Protocol):
+    """What erasure reads and writes (``ArchiveStore`` implements it)."""
+
+    async def rows_of_player(self, player_id: str) -> PlayerRows:
+        """Every row in the player's partition of the base table, strongly consistent."""
+        ...
+
+    async def read_standing_row(self, player_id: str, board_id: str) -> StandingRow | None: ...
+
+    async def delete_standing(
+        self, player_id: str, row: StandingRow, *, bucket: int, slot: int, now_s: int
+    ) -> None:
+        """Delete the row if it is as read, with its counters' decrements, unless a seeding lease
+        holds the board; ``TransactionCancelled`` (reason 0: the lease, reason 1: the row)."""
+        ...
+
+    async def get_snapshot(self, board_id: str, taken_at: str) -> Snapshot | None: ...
+
+    async def replace_snapshot_entry(
+        self, board_id: str, taken_at: str, *, index: int, player_id: str, entry: SnapshotEntry
+    ) -> None:
+        """Put ``entry`` at ``index`` if that place still holds ``player_id``; else
+        ``ConditionFailed``."""
+        ...
+
+    async def delete_membership(self, player_id: str, board_id: str, taken_at: str) -> None: ...
+
+    async def read_request(self, record_id: str) -> StoredRequest | None: ...
+
+    async def erase_request(self, record_id: str, *, owner: str | None) -> None:
+        """Mark the record erased and drop its response and hash, if its owner is still
+        ``owner`` (a record with no owner: if it still has none); else ``ConditionFailed``."""
+        ...
+
+    async def delete_pointer(self, player_id: str, record_id: str) -> None: ...
+
+
+async def erase_player(
+    *,
+    store: ErasureStore,
+    player_id: str,
+    layout: BucketLayout,
+    now: datetime,
+    max_attempts: int = 8,
+    snapshot_grace: timedelta = timedelta(minutes=5),
+) -> ErasureReport:
+    """Erase ``player_id`` everywhere; a second call finds nothing and reports zeros.
+
+    Raises ``InvalidInput`` for an id that is not a player id (ids never hold ``#``, which keeps
+    bookkeeping partitions out of reach), ``BoardBeingSeeded`` while a seeding lease holds one of
+    the player's boards (nothing is lost: run it again), ``Unavailable`` when DynamoDB is.
+    """
+    if not is_valid_id(player_id):
+        raise InvalidInput(
+            f"{player_id!r} is not a player id",
+            errors=[{"field": "playerId", "message": "not a player id"}],
+        )
+    eraser = _Eraser(store, player_id, layout, now, max_attempts, snapshot_grace)
+    for _ in range(_PASSES):
+        if not await eraser.run_pass():
+            break
+    else:
+        log.warning("erasure_rows_keep_appearing", player=player_id)
+    report = eraser.report()
+    log.info(
+        "player_erased",
+        player=player_id,
+        boards=report.boards,
+        snapshots=report.snapshots,
+        idempotency_records=report.idempotency_records,
+        pending_snapshots=report.pending_snapshots,
+    )
+    return report
+
+
+class _Eraser:
+    def __init__(
+        self,
+        store: ErasureStore,
+        player_id: str,
+        layout: BucketLayout,
+        now: datetime,
+        max_attempts: int,
+        snapshot_grace: timedelta,
+    ) -> None:
+        self._store = store
+        self._player = player_id
+        self._layout = layout
+        self._now_s = int(now.timestamp())
+        self._attempts = max_attempts
+        self._grace_s = snapshot_grace.total_seconds()
+        self._gate = asyncio.Semaphore(_CONCURRENCY)
+        self._boards = self._snapshots = self._records = 0
+        self._pending: set[tuple[str, str]] = set()
+
+    def report(self) -> ErasureReport:
+        return ErasureReport(
+            self._player, self._boards, self._snapshots, self._records, len(self._pending)
+        )
+
+    async def run_pass(self) -> bool:
+        """One Query and the work it finds; ``False`` when it found nothing to do."""
+        rows = await self._store.rows_of_player(self._player)
+        memberships = [m for m in rows.memberships if (m.board_id, m.taken_at) not in self._pending]
+        if rows.unknown:
+            log.warning("erasure_unknown_rows", player=self._player, rows=rows.unknown)
+        if not (rows.standings or memberships or rows.pointers):
+            return False
+        # Standings first: from here on, no new snapshot can include the player.
+        erased = await self._each(rows.standings, self._erase_standing)
+        self._boards += sum(erased)
+        scrubbed, records = await asyncio.gather(
+            self._each(memberships, self._erase_membership),
+            self._each(rows.pointers, self._erase_request),
+        )
+        self._snapshots += sum(scrubbed)
+        self._records += sum(records)
+        return True
+
+    async def _each(self, items: Sequence[T], work: Callable[[T], Awaitable[bool]]) -> list[bool]:
+        async def gated(item: T) -> bool:
+            async with self._gate:
+                return await work(item)
+
+        return list(await asyncio.gather(*(gated(item) for item in items)))
+
+    async def _backoff(self, attempt: int) -> None:
+        if attempt:
+            await asyncio.sleep(
+                random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt))
+            )
+
+    async def _erase_standing(self, row: StandingRow) -> bool:
+        current: StandingRow | None = row
+        for attempt in range(self._attempts):
+            if attempt:
+                await self._backoff(attempt)
+                current = await self._store.read_standing_row(self._player, row.board_id)
+            if current is None:
+                return False  # gone meanwhile (another erasure, or its TTL)
+            bucket, slot = self._layout.fine_of(RankKey.decode(current.rank_key).score)
+            try:
+                await self._store.delete_standing(
+                    self._player, current, bucket=bucket, slot=slot, now_s=self._now_s
+                )
+            except TransactionCancelled as cancelled:
+                if cancelled.reasons and cancelled.reasons[0] == "ConditionalCheckFailed":
+                    raise BoardBeingSeeded(
+                        f"board {row.board_id} is being seeded; erase the player again when it "
+                        "is done (what was erased stays erased)",
+                        retry_after=30,
+                    ) from None
+                log.info(
+                    "erasure_transaction_cancelled",
+                    board=row.board_id,
+                    attempt=attempt + 1,
+                    reasons=cancelled.reasons,
+                )
+            else:
+                return True
+        raise Unavailable(
+            f"board {row.board_id} is too contended to erase the player now; run it again",
+            retry_after=1,
+        )
+
+    async def _erase_membership(self, membership: Membership) -> bool:
+        board_id, taken_at = membership.board_id, membership.taken_at
+        for attempt in range(self._attempts):
+            await self._backoff(attempt)
+            snapshot = await self._store.get_snapshot(board_id, taken_at)
+            if snapshot is None:
+                age = self._now_s - (membership.created_at or 0)
+                if age < self._grace_s:
+                    # Its snapshot may be being written right now: leave it for a later run.
+                    self._pending.add((board_id, taken_at))
+                    log.warning("erasure_snapshot_pending", player=self._player, board=board_id)
+                    return False
+                # A snapshot that was never written (its writer failed): nothing to scrub.
+                await self._store.delete_membership(self._player, board_id, taken_at)
+                return False
+            place = next(
+                (i for i, e in enumerate(snapshot.entries) if e.player_id == self._player), None
+            )
+            if place is not None:
+                try:
+                    await self._store.replace_snapshot_entry(
+                        board_id,
+                        taken_at,
+                        index=place,
+                        player_id=self._player,
+                        entry=snapshot.entries[place].scrubbed(),
+                    )
+                except ConditionFailed:
+                    continue  # the entries changed under us (they never move): read again
+            await self._store.delete_membership(self._player, board_id, taken_at)
+            return place is not None
+        raise Unavailable(f"could not scrub snapshot {board_id} {taken_at}; run it again")
+
+    async def _erase_request(self, pointer: RequestPointer) -> bool:
+        for attempt in range(self._attempts):
+            await self._backoff(attempt)
+            record = await self._store.read_request(pointer.record_id)
+            if record is None:
+                ours = False  # expired and deleted already
+            elif record.status == ERASED_STATUS:
+                ours = True  # an earlier run scrubbed it and stopped before the pointer
+            elif not _holds_player(record, self._player):
+                ours = False  # the key was used again by another player after this one expired
+            else:
+                try:
+                    await self._store.erase_request(pointer.record_id, owner=record.owner)
+                except ConditionFailed:
+                    continue  # taken over or completed meanwhile: read again
+                ours = True
+            await self._store.delete_pointer(self._player, pointer.record_id)
+            return ours
+        raise Unavailable("could not erase an idempotency record of the player; run it again")
+
+
+def _holds_player(record: StoredRequest, player_id: str) -> bool:
+    """Whether the record may hold the player's data: its response names them, or it has no
+    response yet (in progress: the pointer was written for this very request)."""
+    if record.response_json is None:
+        return True
+    try:
+        document = json.loads(record.response_json)
+    except ValueError:
+        return True  # unreadable: scrub rather than keep
+    return not isinstance(document, dict) or document.get("playerId") in (None, player_id)
