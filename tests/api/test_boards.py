@@ -165,3 +165,15 @@ async def test_rows_of_an_expired_period_are_not_shown(
     standing = await store.read_standing(expired["leaderboardId"], "old")
     assert standing is not None  # the row is there; only the read hides it
     assert standing.expires_at is not None
+
+
+async def test_readyz_is_503_until_the_tables_answer(
+    dynamo_endpoint: str, table_names: TableNames
+) -> None:
+    settings = make_settings(dynamo_endpoint, TableNames("no-such-scores", "no-such-snapshots"))
+    async with serve(settings) as running:
+        response = await running.http.get("/readyz")
+        assert response.status_code == 503
+        assert response.headers["content-type"].startswith("application/problem+json")
+        assert "Retry-After" in response.headers
+        assert (await running.http.get("/healthz")).status_code == 200

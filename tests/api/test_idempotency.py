@@ -105,3 +105,21 @@ async def test_validation_failures_are_not_stored(service: Service) -> None:
     assert good.status_code == 200
     assert "Idempotent-Replayed" not in good.headers
     assert SUBMIT_KEY not in good.text
+
+
+async def test_an_expired_record_is_treated_as_absent(service: Service) -> None:
+    """DynamoDB deletes TTL rows late and moto never does: a record past its expiresAt no
+    longer replays; the key starts afresh."""
+    t = now_ms() - 1000
+    fields = {"playerId": "p1", "score": 10, "game": "trivia", "variant": "classic"}
+    await service.state.store.reserve_request(
+        "idem#trivia-server#old",
+        request_hash=request_fingerprint("trivia-server", fields),
+        owner="long-gone",
+        deadline_ms=t,
+        now_ms=t,
+        expires_at=t // 1000 - 10,
+    )
+    response = await submit(service.http, player="p9", score=3, idempotency_key="old")
+    assert response.status_code == 200
+    assert "Idempotent-Replayed" not in response.headers
