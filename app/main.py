@@ -10,9 +10,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import structlog
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from app.api.admin import admin, snapshots
+from app.api.deps import refuse_unknown_query
 from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
@@ -128,6 +129,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         version="1.0.0",
         summary="Game leaderboards on DynamoDB: scores in, exact boards and ranks out.",
         lifespan=lifespan,
+        dependencies=[Depends(refuse_unknown_query)],
     )
     app.add_middleware(
         RequestContext,

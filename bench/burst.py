@@ -58,6 +58,7 @@ async def run_level(endpoint: str, in_flight: int, players: int, instances: int 
         periods=["alltime"],
         request_deadline_seconds=600,
         dynamodb_read_timeout_seconds=120,
+        dynamodb_max_in_flight=16,
     )
     result = LevelResult(in_flight, players)
     rng = random.Random(in_flight)

@@ -69,10 +69,21 @@ Rule = Callable[[str, dict[str, Any]], AioAWSResponse | None]
 class InFlightItems:
     """DynamoDB's per-item transaction conflicts: a transaction touching an item that another
     transaction in flight touches is cancelled with ``TransactionConflict`` on that item. Shared
-    by the clients of several app instances, it stands for one table seen by several tasks."""
+    by the clients of several app instances, it stands for one table seen by several tasks.
 
+    "In flight" is while DynamoDB works on a transaction, not while it waits in a queue: the
+    embedded backend serves one call at a time, and a burst queues there for seconds that DynamoDB
+    would not take. So a transaction holds its items only inside ``processing``, a window of
+    ``parallel`` transactions at once (DynamoDB works on many transactions of a table at a time).
+    """
+
+    parallel: int = 16
     busy: Counter[str] = field(default_factory=Counter)
     conflicts: int = 0
+    processing: asyncio.Semaphore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.processing = asyncio.Semaphore(self.parallel)
 
     @staticmethod
     def keys(body: dict[str, Any]) -> list[str]:
@@ -135,18 +146,20 @@ class Faults:
                     },
                 )
             return dynamo_response(200, {})
-        keys = InFlightItems.keys(body) if self.in_flight is not None else []
-        if self.in_flight is not None:
-            clashes = [self.in_flight.busy[k] > 0 for k in keys]
-            if any(clashes):
-                self.in_flight.conflicts += 1
-                return cancelled(["TransactionConflict" if c else "None" for c in clashes])
-            self.in_flight.busy.update(keys)
-        try:
+        if self.in_flight is None:
             response = await self._forward(request)
-        finally:
-            if self.in_flight is not None:
-                self.in_flight.busy.subtract(keys)
+        else:
+            async with self.in_flight.processing:
+                keys = InFlightItems.keys(body)
+                clashes = [self.in_flight.busy[k] > 0 for k in keys]
+                if any(clashes):
+                    self.in_flight.conflicts += 1
+                    return cancelled(["TransactionConflict" if c else "None" for c in clashes])
+                self.in_flight.busy.update(keys)
+                try:
+                    response = await self._forward(request)
+                finally:
+                    self.in_flight.busy.subtract(keys)
         if response.status_code == 200 and token:
             self.applied_tokens[token] = items
         return response

@@ -191,3 +191,11 @@ async def test_an_integral_number_written_with_a_fraction_is_an_integer(service:
     response = await service.http.post("/v1/scores", json=_with(score=10.0), headers=AUTH)
     assert response.status_code == 200, response.text
     assert response.json()["boards"][0]["best"] == 10
+
+
+async def test_an_unknown_query_parameter_is_422(service: Service) -> None:
+    response = await service.http.get("/v1/leaderboards/trivia/classic/alltime?limt=5")
+    problem = _assert_problem(response, 422)
+    assert problem["errors"] == [{"field": "limt", "message": "unknown"}]
+    known = await service.http.get("/v1/leaderboards/trivia/classic/alltime?limit=5")
+    assert known.status_code == 200
