@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     counter_shards: int = Field(default=4, ge=1, le=64)
     dynamodb_max_in_flight: int = Field(default=64, ge=1, le=1024)
     dynamodb_read_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
-    transact_max_attempts: int = Field(default=8, ge=1, le=20)
+    transact_max_attempts: int = Field(default=12, ge=1, le=20)
     request_deadline_seconds: float = Field(default=10.0, gt=0, le=600)
 
     api_keys: list[ApiKeyEntry] = Field(default_factory=list)
