@@ -149,7 +149,10 @@ async def submit_score(
             retry_after=wait_s,
         )
 
-    writer = _BoardWriter(store, policy, submission, key, request_hash, owner, now_ms)
+    # What a row remembers of the request that last wrote it: this key and this body, so a retry of
+    # this request is recognised and the same body under another key is a new submission.
+    request_id = hashlib.sha256(f"{record_id}|{request_hash}".encode()).hexdigest()[:32]
+    writer = _BoardWriter(store, policy, submission, key, request_id, owner, now_ms)
     try:
         _refuse_seeded_boards(boards, leases, now_ms)
         outcomes, _ = await asyncio.gather(

@@ -123,3 +123,13 @@ async def test_an_expired_record_is_treated_as_absent(service: Service) -> None:
     response = await submit(service.http, player="p9", score=3, idempotency_key="old")
     assert response.status_code == 200
     assert "Idempotent-Replayed" not in response.headers
+
+
+async def test_the_same_body_under_a_new_key_is_a_new_submission(service: Service) -> None:
+    first = await submit(service.http, player="p1", score=10, idempotency_key="a")
+    again = await submit(service.http, player="p1", score=10, idempotency_key="b")
+    assert first.status_code == again.status_code == 200
+    assert "Idempotent-Replayed" not in again.headers
+    board = again.json()["boards"][0]
+    assert (board["improved"], board["previousBest"], board["best"]) == (False, 10, 10)
+    assert await _versions(service, "p1") == [2, 2, 2]
