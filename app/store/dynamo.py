@@ -372,7 +372,10 @@ class DynamoStore:
                     ReturnConsumedCapacity="TOTAL",
                 )
         except (ClientError, BotoCoreError) as exc:
-            raise _translate(exc, "writing the score") from exc
+            error = _translate(exc, "writing the score")
+            if isinstance(error, TransactionCancelled) and "TransactionConflict" in error.reasons:
+                self._item_locks.shift()
+            raise error from exc
 
     def _counter_updates(self, write: StandingWrite) -> tuple[list[dict[str, Any]], list[str]]:
         """One Update per counter item touched, and the items' names: a coarse counter on a shard
