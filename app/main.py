@@ -52,7 +52,12 @@ def submit_policy(settings: Settings) -> SubmitPolicy:
 
 
 async def _load_demo(store: DynamoStore, settings: Settings) -> None:
-    operations = BoardOperations(store.client, store.tables, counter_shards=settings.counter_shards)
+    operations = BoardOperations(
+        store.client,
+        store.tables,
+        counter_shards=settings.counter_shards,
+        in_flight=store.in_flight,
+    )
     boards = await load_demo(operations, retention=settings.retention)
     log.info("demo_boards_loaded", boards=boards)
 
@@ -90,13 +95,18 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
                             "no_submit_key",
                             hint="set LEADERBOARD_DEV_API_KEY to post scores to the embedded backend",
                         )
-                archive = ArchiveStore(client, store.tables, counter_shards=settings.counter_shards)
+                archive = ArchiveStore(
+                    client,
+                    store.tables,
+                    counter_shards=settings.counter_shards,
+                    in_flight=store.in_flight,
+                )
                 state = AppState(
                     settings=settings,
                     store=store,
                     keys=KeyAuthenticator.from_settings(
                         settings,
-                        DynamoKeyStore(client, store.tables),
+                        DynamoKeyStore(client, store.tables, in_flight=store.in_flight),
                         ttl=settings.api_key_cache_ttl_seconds,
                         max_entries=settings.api_key_cache_max_entries,
                     ),

@@ -22,7 +22,10 @@ admin = APIRouter()
 
 def _operations(state: StateDep) -> BoardOperations:
     return BoardOperations(
-        state.store.client, state.store.tables, counter_shards=state.settings.counter_shards
+        state.store.client,
+        state.store.tables,
+        counter_shards=state.settings.counter_shards,
+        in_flight=state.store.in_flight,
     )
 
 

@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from app.domain.clock import iso_ms, to_ms
 from app.errors import ConditionFailed, TransactionCancelled, Unavailable
 from app.services.erasure import (
@@ -38,7 +36,17 @@ from app.services.erasure import (
     StoredRequest,
 )
 from app.services.snapshots import RegisteredBoard, Snapshot, SnapshotEntry, SnapshotSummary
-from app.store.dynamo import Item, _get_n, _get_s, _n, _s, _translate, coarse_pk, fine_pk, lease_pk
+from app.store.dynamo import (
+    Item,
+    _get_n,
+    _get_s,
+    _n,
+    _s,
+    call_dynamo,
+    coarse_pk,
+    fine_pk,
+    lease_pk,
+)
 from app.store.tables import TTL_ATTRIBUTE, TableNames
 
 if TYPE_CHECKING:
@@ -73,16 +81,21 @@ def _now_s() -> int:
 class ArchiveStore:
     """Snapshots, the board registry and erasure over the service's long-lived aioboto3 client."""
 
-    def __init__(self, client: DynamoDBClient, tables: TableNames, *, counter_shards: int) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        tables: TableNames,
+        *,
+        counter_shards: int,
+        in_flight: asyncio.Semaphore | None = None,
+    ) -> None:
+        self._in_flight = in_flight  # the service's bound, shared with DynamoStore
         self._client = client
         self._tables = tables
         self._shards = counter_shards
 
     async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
-        try:
-            return await operation(ReturnConsumedCapacity="TOTAL", **kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise _translate(exc, what) from exc
+        return await call_dynamo(what, operation, in_flight=self._in_flight, **kwargs)
 
     async def _query_all(self, what: str, **kwargs: Any) -> list[Item]:
         items: list[Item] = []

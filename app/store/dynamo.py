@@ -104,6 +104,19 @@ def _translate(exc: Exception, what: str) -> Exception:
     return Unavailable(f"DynamoDB did not answer during {what}", retry_after=1)
 
 
+async def call_dynamo(
+    what: str, operation: Any, *, in_flight: asyncio.Semaphore | None = None, **kwargs: Any
+) -> Any:
+    """One DynamoDB call with its consumed capacity, its errors translated at this edge, and under
+    the process's bound on calls in flight when one is given. Every adapter calls through here."""
+    bound: contextlib.AbstractAsyncContextManager[Any] = in_flight or contextlib.nullcontext()
+    try:
+        async with bound:
+            return await operation(ReturnConsumedCapacity="TOTAL", **kwargs)
+    except (ClientError, BotoCoreError) as exc:
+        raise _translate(exc, what) from exc
+
+
 class DynamoStore:
     """The ``ScoreStore`` port over one long-lived aioboto3 client."""
 
@@ -130,12 +143,13 @@ class DynamoStore:
     def tables(self) -> TableNames:
         return self._tables
 
+    @property
+    def in_flight(self) -> asyncio.Semaphore:
+        """The process's bound on DynamoDB calls in flight, for the other adapters to share."""
+        return self._in_flight
+
     async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
-        try:
-            async with self._in_flight:
-                return await operation(ReturnConsumedCapacity="TOTAL", **kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise _translate(exc, what) from exc
+        return await call_dynamo(what, operation, in_flight=self._in_flight, **kwargs)
 
     # ---- tables -------------------------------------------------------------------------------
 

@@ -14,17 +14,16 @@ never a request path.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from app.domain.clock import iso_ms, to_ms
 from app.errors import ConditionFailed, InvalidInput, NotFound
 from app.services.keys import StoredKey
-from app.store.dynamo import Item, _get_s, _s, _translate
+from app.store.dynamo import Item, _get_s, _s, call_dynamo
 from app.store.tables import TableNames
 
 if TYPE_CHECKING:
@@ -50,15 +49,19 @@ def _now_ms() -> int:
 class DynamoKeyStore:
     """API keys over the service's long-lived aioboto3 client (the one ``DynamoStore`` holds)."""
 
-    def __init__(self, client: DynamoDBClient, tables: TableNames) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        tables: TableNames,
+        *,
+        in_flight: asyncio.Semaphore | None = None,
+    ) -> None:
+        self._in_flight = in_flight  # the service's bound, shared with DynamoStore
         self._client = client
         self._tables = tables
 
     async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
-        try:
-            return await operation(ReturnConsumedCapacity="TOTAL", **kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise _translate(exc, what) from exc
+        return await call_dynamo(what, operation, in_flight=self._in_flight, **kwargs)
 
     def _key(self, digest: str) -> dict[str, AttributeValueTypeDef]:
         return {"playerId": _s(key_pk(digest)), "leaderboardId": _s(KEYS_SORT_KEY)}

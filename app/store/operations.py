@@ -19,14 +19,21 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import RankKey
 from app.errors import ConditionFailed
 from app.services.reconcile import CoarseItem, CounterItem, Lease, StoredCounters
 from app.services.seeding import RowOutcome, SeedRow
-from app.store.dynamo import _get_n, _get_s, _n, _s, _translate, coarse_pk, fine_pk, lease_pk
+from app.store.dynamo import (
+    _get_n,
+    _get_s,
+    _n,
+    _s,
+    call_dynamo,
+    coarse_pk,
+    fine_pk,
+    lease_pk,
+)
 from app.store.tables import RANK_INDEX, TTL_ATTRIBUTE, TableNames
 
 if TYPE_CHECKING:
@@ -42,7 +49,15 @@ _LAST_WRITE_ATTRIBUTES = ("lastRequest", "lastImproved", "lastPreviousBest", "co
 class BoardOperations:
     """The ``SeedingStore`` and ``CounterStore`` ports over the service's aioboto3 client."""
 
-    def __init__(self, client: DynamoDBClient, tables: TableNames, *, counter_shards: int) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        tables: TableNames,
+        *,
+        counter_shards: int,
+        in_flight: asyncio.Semaphore | None = None,
+    ) -> None:
+        self._in_flight = in_flight  # the service's bound, shared with DynamoStore
         self._client = client
         self._tables = tables
         self._shards = counter_shards
@@ -52,10 +67,7 @@ class BoardOperations:
         return self._shards
 
     async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
-        try:
-            return await operation(ReturnConsumedCapacity="TOTAL", **kwargs)
-        except (ClientError, BotoCoreError) as exc:
-            raise _translate(exc, what) from exc
+        return await call_dynamo(what, operation, in_flight=self._in_flight, **kwargs)
 
     # ---- the seeding lease --------------------------------------------------------------------
 
