@@ -44,10 +44,9 @@ class RequestContext:
         stats_token = current_stats.set(stats)
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=request_id)
-        started = time.perf_counter()
+        began = time.perf_counter()
         status = 500
-
-        started = False
+        started = False  # the response has begun: too late to answer with a 503
 
         async def send_with_id(message: Message) -> None:
             nonlocal status, started
@@ -74,7 +73,7 @@ class RequestContext:
                 method=scope["method"],
                 path=scope["path"],
                 status=status,
-                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                duration_ms=round((time.perf_counter() - began) * 1000, 2),
                 dynamodb_calls=stats.total_calls,
                 read_units=round(stats.read_units, 2),
                 write_units=round(stats.write_units, 2),

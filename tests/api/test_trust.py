@@ -4,6 +4,7 @@ Retry-After and RateLimit headers, before anything is stored)."""
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import structlog
@@ -101,6 +102,20 @@ async def test_no_key_or_authorization_header_reaches_a_log_line(
     assert hash_key(SUBMIT_KEY) not in text
     assert "lb_live_not-a-real-key" not in text
     assert "Bearer" not in text
+
+
+async def test_each_request_logs_one_line_with_its_status_duration_and_dynamodb_cost(
+    service: Service,
+) -> None:
+    with structlog.testing.capture_logs() as logs:
+        started = time.perf_counter()
+        response = await submit(service.http, player="p1", score=1)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+    (line,) = [entry for entry in logs if entry["event"] == "request"]
+    assert line["status"] == response.status_code == 200
+    assert 0 < line["duration_ms"] <= elapsed_ms
+    assert line["dynamodb_calls"] >= 4  # reserve, read, write the boards, store the outcome
+    assert line["write_units"] > 0
 
 
 async def test_a_bug_is_a_500_problem_without_internals_or_locals_in_the_log(
