@@ -1,0 +1,79 @@
+"""The embedded backend's transactions: all or nothing, though it journals items instead of
+copying tables (``app/local/moto_runner.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from app.store.dynamo import DynamoStore
+
+PK = "playerId"
+SK = "leaderboardId"
+
+
+def _key(player: str, board: str = "b") -> dict[str, Any]:
+    return {PK: {"S": player}, SK: {"S": board}}
+
+
+async def _items(store: DynamoStore) -> dict[tuple[str, str], dict[str, Any]]:
+    response = await store.client.scan(TableName=store.tables.scores, ConsistentRead=True)
+    return {(item[PK]["S"], item[SK]["S"]): item for item in response["Items"]}
+
+
+async def _seed(store: DynamoStore) -> None:
+    for player, n in (("kept", 1), ("updated", 5), ("deleted", 7)):
+        await store.client.put_item(
+            TableName=store.tables.scores, Item={**_key(player), "n": {"N": str(n)}}
+        )
+
+
+def _actions(table: str, *, last_holds: bool) -> list[dict[str, Any]]:
+    return [
+        {"Put": {"TableName": table, "Item": {**_key("new"), "n": {"N": "1"}}}},
+        {"Put": {"TableName": table, "Item": {**_key("kept"), "n": {"N": "2"}}}},
+        {
+            "Update": {
+                "TableName": table,
+                "Key": _key("updated"),
+                "UpdateExpression": "ADD n :one SET tag = :t",
+                "ExpressionAttributeValues": {":one": {"N": "1"}, ":t": {"S": "x"}},
+            }
+        },
+        {"Delete": {"TableName": table, "Key": _key("deleted")}},
+        {
+            "ConditionCheck": {
+                "TableName": table,
+                "Key": _key("absent"),
+                "ConditionExpression": "attribute_not_exists(#p)"
+                if last_holds
+                else "attribute_exists(#p)",
+                "ExpressionAttributeNames": {"#p": PK},
+            }
+        },
+    ]
+
+
+async def test_a_cancelled_transaction_leaves_every_item_as_it_was(store: DynamoStore) -> None:
+    await _seed(store)
+    before = await _items(store)
+    with pytest.raises(ClientError) as raised:
+        await store.client.transact_write_items(
+            TransactItems=_actions(store.tables.scores, last_holds=False)  # type: ignore[arg-type]
+        )
+    assert raised.value.response["Error"]["Code"] == "TransactionCanceledException"
+    assert await _items(store) == before
+
+
+async def test_a_transaction_that_holds_writes_every_item(store: DynamoStore) -> None:
+    await _seed(store)
+    await store.client.transact_write_items(
+        TransactItems=_actions(store.tables.scores, last_holds=True)  # type: ignore[arg-type]
+    )
+    after = await _items(store)
+    assert set(after) == {("new", "b"), ("kept", "b"), ("updated", "b")}
+    assert after[("kept", "b")]["n"] == {"N": "2"}
+    assert after[("updated", "b")]["n"] == {"N": "6"}
+    assert after[("updated", "b")]["tag"] == {"S": "x"}
