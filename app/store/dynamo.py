@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import defaultdict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -376,7 +376,7 @@ class DynamoStore:
         items: list[dict[str, Any]] = [
             {"Put": {"TableName": self._tables.scores, "Item": row, **row_condition}}
         ]
-        updates, counter_items = self._counter_updates(write)
+        updates, counter_items, shard_choices = self._counter_updates(write)
         items.extend(updates)
         try:
             async with self._item_locks.holding(counter_items), self._in_flight:
@@ -387,26 +387,43 @@ class DynamoStore:
                 )
         except (ClientError, BotoCoreError) as exc:
             error = _translate(exc, "writing the score")
-            if isinstance(error, TransactionCancelled) and "TransactionConflict" in error.reasons:
-                self._item_locks.shift()
+            if isinstance(error, TransactionCancelled):
+                # Reasons follow the items: the row first, then the counters.
+                self._avoid_conflicts(
+                    zip(counter_items, error.reasons[1:], strict=False), shard_choices
+                )
             raise error from exc
 
-    def _counter_updates(self, write: StandingWrite) -> tuple[list[dict[str, Any]], list[str]]:
-        """One Update per counter item touched, and the items' names: a coarse counter on a shard
-        this process is not using (at random among those, so a retry after a conflict lands
-        elsewhere) and the fine counter, merged where deltas share an item."""
+    def _avoid_conflicts(
+        self, outcomes: Iterable[tuple[str, str | None]], shard_choices: dict[str, list[str]]
+    ) -> None:
+        """Move this process's share of shards off a coarse counter another task wrote at once."""
+        for item, reason in outcomes:
+            if reason == "TransactionConflict" and item in shard_choices:
+                self._item_locks.avoid(shard_choices[item], item)
+
+    def _counter_updates(
+        self, write: StandingWrite
+    ) -> tuple[list[dict[str, Any]], list[str], dict[str, list[str]]]:
+        """One Update per counter item touched, the items' names, and for each coarse counter the
+        shards it was chosen from: a coarse counter on a shard of this process's share that none
+        of its transactions is using (``ItemLocks.pick_free``), and the fine counter, merged where
+        deltas share an item."""
         coarse: dict[int, int] = defaultdict(int)
         fine: dict[tuple[int, int], int] = defaultdict(int)
         for change in write.counters:
             coarse[change.bucket] += change.delta
             fine[(change.bucket, change.slot)] += change.delta
         keys: list[tuple[str, str, int]] = []
+        shard_choices: dict[str, list[str]] = {}
         for bucket, delta in coarse.items():
             if delta:
                 shards = [
                     f"{coarse_pk(write.board_id, k)}|{bucket:04d}" for k in range(self._shards)
                 ]
-                pk, sk = self._item_locks.pick_free(shards).split("|")
+                chosen = self._item_locks.pick_free(shards)
+                shard_choices[chosen] = shards
+                pk, sk = chosen.split("|")
                 keys.append((pk, sk, delta))
         keys += [(fine_pk(write.board_id, b), f"{s:04d}", d) for (b, s), d in fine.items() if d]
         updates = []
@@ -426,7 +443,7 @@ class DynamoStore:
                     }
                 }
             )
-        return updates, [f"{pk}|{sk}" for pk, sk, _ in keys]
+        return updates, [f"{pk}|{sk}" for pk, sk, _ in keys], shard_choices
 
     # ---- reading boards -----------------------------------------------------------------------
 

@@ -2,9 +2,9 @@
 
 DynamoDB cancels a transaction that touches an item another transaction is working on
 (``TransactionConflict``). Two submissions of one process that would share a counter item wait for
-each other here instead, and a coarse counter goes to a shard no transaction of this process is
-using, in an order of its own that moves on after a conflict, so tasks under one burst tend to
-keep to different shards. A burst from one task turns into a queue per hot item rather than a
+each other here instead, and a coarse counter goes to a shard of this process's share (half the
+shards, moved off an item another task wrote at the same time), so tasks under one burst settle on
+different shards. A burst from one task turns into a queue per hot item rather than a
 storm of cancelled transactions; conflicts with other tasks remain, and the service retries those.
 """
 
@@ -26,20 +26,35 @@ class ItemLocks:
     def in_use(self, item: str) -> bool:
         return item in self._held
 
-    def shift(self) -> None:
-        """Another task wrote where this one prefers to: prefer the next shard from now on, so two
-        tasks that started with the same preference part ways."""
-        self._rotation += 1
+    def _share(self, candidates: list[str]) -> list[str]:
+        start = self._rotation % len(candidates)
+        return (candidates[start:] + candidates[:start])[: max(1, len(candidates) // 2)]
+
+    def avoid(self, candidates: list[str], conflicted: str) -> None:
+        """Another task wrote ``conflicted`` while this one did: move this process's share off it,
+        towards the nearer end, so two tasks whose shares overlapped part ways. Conflicts on an item
+        the share has already left change nothing, so a run of them moves the share once."""
+        share = self._share(candidates)
+        if conflicted not in share:
+            return
+        position = share.index(conflicted)
+        if position < len(share) / 2:
+            self._rotation += position + 1
+        else:
+            self._rotation -= len(share) - position
 
     def pick_free(self, candidates: list[str]) -> str:
-        """The first candidate, in this process's own order, that no transaction of this process
-        is using; when all are in use, the one with the fewest waiting."""
-        start = self._rotation % len(candidates)
-        ordered = candidates[start:] + candidates[:start]
-        for candidate in ordered:
+        """The first of this process's share of the candidates that no transaction of this
+        process is using; when all of its share are in use, the one with the fewest waiting.
+
+        A process's share is half the candidates, from its own place in the order. Two tasks
+        spread over every shard would meet on each of them; with half each, a conflict moves one
+        task's share off the item they met on (``avoid``) and two tasks settle on disjoint halves."""
+        share = self._share(candidates)
+        for candidate in share:
             if candidate not in self._held:
                 return candidate
-        return min(ordered, key=lambda c: self._held[c][1])
+        return min(share, key=lambda c: self._held[c][1])
 
     @asynccontextmanager
     async def holding(self, items: Iterable[str]) -> AsyncIterator[None]:

@@ -1,0 +1,66 @@
+"""A burst of 1,000 new players onto one board at 1,000 requests in flight, over two app instances,
+with per-item transaction conflicts injected as DynamoDB raises them: every one succeeds.
+
+The driver is ``bench/burst.py``'s, which also measures the other levels (docs/bursts.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from app.store.dynamo import DynamoStore
+from bench.burst import run_level
+from tests.faults import InFlightItems, install
+
+PLAYERS = 1000
+IN_FLIGHT = 1000
+
+
+async def test_a_thousand_new_players_at_a_thousand_in_flight_all_succeed(
+    dynamo_endpoint: str,
+) -> None:
+    result = await run_level(dynamo_endpoint, IN_FLIGHT, PLAYERS)
+    assert not result.failures, result.failures
+    assert result.succeeded == PLAYERS
+    assert result.board_count == PLAYERS  # every player on the board, once
+    assert result.counters == (PLAYERS, PLAYERS)  # counted once each, at both levels
+    # Every submission went through the conflict emulation (one transaction each at least).
+    assert result.attempts >= PLAYERS
+
+
+def _update(table: str, player: str) -> dict[str, Any]:
+    return {
+        "Update": {
+            "TableName": table,
+            "Key": {"playerId": {"S": player}, "leaderboardId": {"S": "b"}},
+            "UpdateExpression": "ADD n :one",
+            "ExpressionAttributeValues": {":one": {"N": "1"}},
+        }
+    }
+
+
+async def test_the_emulation_cancels_a_transaction_on_an_item_another_one_holds(
+    dynamo_endpoint: str, store: DynamoStore
+) -> None:
+    """What the burst above runs against: DynamoDB's TransactionConflict, item by item."""
+    conflicts = InFlightItems()
+    install(store.client, dynamo_endpoint, in_flight=conflicts)
+    table = store.tables.scores
+    items = [_update(table, "free"), _update(table, "held")]
+    (held,) = InFlightItems.keys({"TransactItems": [items[1]]})
+    conflicts.busy[held] += 1  # another transaction in flight holds this item
+    with pytest.raises(ClientError) as raised:
+        await store.client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+    reasons = [r["Code"] for r in raised.value.response["CancellationReasons"]]
+    assert reasons == ["None", "TransactionConflict"]
+    scan = await store.client.scan(TableName=table, ConsistentRead=True)
+    assert scan["Items"] == []  # cancelled: nothing written
+
+    conflicts.busy[held] -= 1  # that transaction finished
+    await store.client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+    scan = await store.client.scan(TableName=table, ConsistentRead=True)
+    assert len(scan["Items"]) == 2
+    assert conflicts.conflicts == 1
