@@ -123,11 +123,23 @@ async def submit_score(
         now_ms=now_ms,
         expires_at=expires_at,
     )
-    found, standings, leases = await asyncio.gather(
+    player = submission.player_id
+    reserved, read = await asyncio.gather(
         reserve,
-        asyncio.gather(*(store.read_standing(b.board_id, submission.player_id) for b in boards)),
-        asyncio.gather(*(store.lease_expiry(b.board_id) for b in boards)),
+        asyncio.gather(
+            asyncio.gather(*(store.read_standing(b.board_id, player) for b in boards)),
+            asyncio.gather(*(store.lease_expiry(b.board_id) for b in boards)),
+        ),
+        return_exceptions=True,
     )
+    if isinstance(reserved, BaseException):
+        raise reserved
+    found = reserved
+    if isinstance(read, BaseException):
+        if found is None:  # the key is this request's: free it, so a retry is not told to wait
+            await store.release_request(record_id, owner=owner)
+        raise read
+    standings, leases = read
     if found is not None:
         if found.status == "erased":
             raise IdempotencyKeyReused(

@@ -1,20 +1,25 @@
-"""A hypothesis state machine: submissions, reads and erasures against an in-memory model of the
-rule; the board order, ranks, playerCount and counters must always agree."""
+"""Hypothesis state machines: submissions, reads and erasures against an in-memory model of the
+rule; the board order, ranks, playerCount and counters must always agree. The second machine
+submits through injected DynamoDB faults (conflicts, throttles, lost responses after commit) and
+retries a 503 with the same Idempotency-Key, as a client would: each board must still agree."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, ClassVar
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from app.domain.clock import from_ms
+from app.domain.periods import Board, Period, PeriodKind
 from app.store.dynamo import DynamoStore, open_client
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, Service, make_settings, serve
+from tests.faults import Faults, conflict_on_row, fail_first, install, throttled
 from tests.support import counter_total, now_ms, submit
 
 BOARD = "trivia#classic#alltime"
@@ -23,6 +28,7 @@ PLAYERS = st.sampled_from([f"p{i}" for i in range(6)])
 
 class BoardMachine(RuleBasedStateMachine):
     endpoint = ""
+    periods: ClassVar[list[str]] = ["alltime"]
 
     def __init__(self) -> None:
         super().__init__()
@@ -43,7 +49,7 @@ class BoardMachine(RuleBasedStateMachine):
         self.store = DynamoStore(client, tables)
         await self.store.create_tables()
         self.tables = tables
-        settings_ = make_settings(self.endpoint, tables, periods=["alltime"])
+        settings_ = make_settings(self.endpoint, tables, periods=self.periods)
         return await self.stack.enter_async_context(serve(settings_))
 
     def teardown(self) -> None:
@@ -65,15 +71,19 @@ class BoardMachine(RuleBasedStateMachine):
             submit(self.service.http, player=player, score=score, achieved_ms=achieved)
         )
         assert response.status_code == 200, response.text
-        board = response.json()["boards"][0]
+        self.accepted(response.json(), player, score, achieved)
+
+    def accepted(self, document: dict[str, Any], player: str, score: int, achieved: int) -> None:
+        """An accepted submission's outcome on every board, and the model after it."""
         old = self.model.get(player)
         better = old is None or (-score, achieved) < (-old[0], old[1])
-        assert board["improved"] == better
-        assert board["previousBest"] == (None if old is None else old[0])
         if better:
             self.model[player] = (score, achieved)
-        assert board["best"] == self.model[player][0]
-        assert board["rankAfter"] == self.order().index(player) + 1
+        for board in document["boards"]:
+            assert board["improved"] == better
+            assert board["previousBest"] == (None if old is None else old[0])
+            assert board["best"] == self.model[player][0]
+            assert board["rankAfter"] == self.order().index(player) + 1
 
     @rule(player=PLAYERS)
     def read_rank(self, player: str) -> None:
@@ -95,7 +105,8 @@ class BoardMachine(RuleBasedStateMachine):
             )
         )
         assert response.status_code == 200, response.text
-        assert response.json()["removed"]["boards"] == (1 if player in self.model else 0)
+        removed = len(self.periods) if player in self.model else 0
+        assert response.json()["removed"]["boards"] == removed
         self.model.pop(player, None)
 
     @invariant()
@@ -109,15 +120,93 @@ class BoardMachine(RuleBasedStateMachine):
         assert self.run(counter_total(self.store, BOARD)) == (len(self.model), len(self.model))
 
 
-def test_the_service_agrees_with_a_model_of_the_rule(dynamo_endpoint: str) -> None:
-    BoardMachine.endpoint = dynamo_endpoint
+def run_machine(machine: type[BoardMachine], endpoint: str, *, examples: int, steps: int) -> None:
+    machine.endpoint = endpoint
     run_state_machine_as_test(  # type: ignore[no-untyped-call]
-        BoardMachine,
+        machine,
         settings=settings(
-            max_examples=6,
-            stateful_step_count=10,
+            max_examples=examples,
+            stateful_step_count=steps,
             deadline=None,
             suppress_health_check=list(HealthCheck),
             database=None,
         ),
     )
+
+
+def test_the_service_agrees_with_a_model_of_the_rule(dynamo_endpoint: str) -> None:
+    run_machine(BoardMachine, dynamo_endpoint, examples=6, steps=10)
+
+
+FAULTS = st.sampled_from(
+    [
+        # (what goes wrong, how often, the status the first attempt must get)
+        ("conflict", "TransactWriteItems", 5, 200),  # retried by the service after a re-read
+        ("throttle", "TransactWriteItems", 2, 200),  # retried by botocore
+        ("throttle", "GetItem", 2, 200),
+        ("throttle", "TransactWriteItems", 1000, 503),  # past the retries
+        ("throttle", "GetItem", 1000, 503),
+        ("throttle", "PutItem", 1000, 503),  # the idempotency reservation
+        ("lose", "TransactWriteItems", 2, 200),  # committed, response lost, resent with its token
+        ("lose", "TransactWriteItems", 1000, 503),  # every response of a commit lost
+    ]
+)
+
+
+class FaultyBoardMachine(BoardMachine):
+    """Every board of a submission (day, week, all-time) against the model, through faults."""
+
+    periods: ClassVar[list[str]] = ["alltime", "day", "week"]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.faults: Faults = install(self.service.state.store.client, self.endpoint)
+        moment = from_ms(self.base)
+        self.board_ids = [
+            Board("trivia", "classic", Period.containing(PeriodKind(kind), moment)).board_id
+            for kind in self.periods
+        ]
+
+    @rule(player=PLAYERS, score=st.integers(0, 30), offset=st.integers(0, 3), fault=FAULTS)
+    def submit_through_a_fault(
+        self, player: str, score: int, offset: int, fault: tuple[str, str, int, int]
+    ) -> None:
+        kind, operation, times, expected = fault
+        if kind == "lose":
+            self.faults.lose_responses = times
+        else:
+            make = conflict_on_row if kind == "conflict" else (lambda _: throttled())
+            self.faults.rules.append(fail_first(operation, times, make))
+        achieved = self.base + offset
+        key = uuid.uuid4().hex
+        http = self.service.http
+        first = self.run(
+            submit(http, player=player, score=score, achieved_ms=achieved, idempotency_key=key)
+        )
+        self.faults.rules.clear()
+        self.faults.lose_responses = 0
+        assert first.status_code == expected, first.text
+        if first.status_code == 503:
+            assert int(first.headers["Retry-After"]) >= 1
+            assert first.headers["content-type"].startswith("application/problem+json")
+            # The client retries with the same key, as told: it completes, exactly once.
+            first = self.run(
+                submit(http, player=player, score=score, achieved_ms=achieved, idempotency_key=key)
+            )
+            assert first.status_code == 200, first.text
+            assert "Idempotent-Replayed" not in first.headers
+        self.accepted(first.json(), player, score, achieved)
+
+    @invariant()
+    def every_board_agrees_with_the_model(self) -> None:
+        order = self.order()
+        for board_id in self.board_ids:
+            page = self.run(self.store.query_board(board_id, limit=100, start=None))
+            assert [e.key.player_id for e in page.entries] == order
+            assert [e.key.score for e in page.entries] == [self.model[p][0] for p in order]
+            counted = self.run(counter_total(self.store, board_id))
+            assert counted == (len(self.model), len(self.model))
+
+
+def test_through_dynamodb_faults_every_board_agrees_with_the_model(dynamo_endpoint: str) -> None:
+    run_machine(FaultyBoardMachine, dynamo_endpoint, examples=5, steps=12)

@@ -163,3 +163,24 @@ async def test_a_request_past_its_deadline_is_503_and_a_retry_completes_it(
     rows = await _rows(store, "p1")
     assert sorted(int(r["version"]["N"]) for r in rows) == [1, 1, 1]
     assert await counter_total(store, BOARDS[0]) == (1, 1)
+
+
+async def test_reads_throttled_after_the_key_is_reserved_free_the_key_for_the_retry(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    """The reservation lands and the first reads fail: the 503 must not leave the key held, or
+    the retry it asks for would be told to wait for a request that is gone (409)."""
+    faults = install(service.state.store.client, dynamo_endpoint)
+    faults.rules.append(fail_first("GetItem", 1000, lambda _: throttled()))
+    t = now_ms() - 1000
+    failed = await submit(service.http, player="p1", score=5, achieved_ms=t, idempotency_key="k")
+    assert failed.status_code == 503
+    assert faults.seen["PutItem"] >= 1  # the reservation was made
+    faults.rules.clear()
+    retried = await submit(service.http, player="p1", score=5, achieved_ms=t, idempotency_key="k")
+    assert retried.status_code == 200, retried.text
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+        1,
+        1,
+        1,
+    ]
