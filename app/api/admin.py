@@ -7,7 +7,7 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from app.api.deps import PrincipalDep, StateDep, limit_reads, read_text_body
 from app.api.routes import PathId, PeriodParam, _problems, parse_board
@@ -122,13 +122,28 @@ async def get_snapshots(
     return {"snapshots": [summary.document() for summary in found]}
 
 
+SnapshotTime = Annotated[
+    str,
+    Path(
+        description="snapshotTakenAt as listed, an ISO 8601 UTC time (a time the calendar has, "
+        "or 422)",
+        examples=["2026-11-30T00:00:00.000Z"],
+        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$",
+    ),
+]
+
+
 @snapshots.get(
     "/v1/leaderboards/{game}/{variant}/{period}/snapshots/{snapshot_taken_at}",
     responses=_problems(404, 422, 429),
     summary="One snapshot: the board's top and player count when it was taken",
 )
 async def get_one_snapshot(
-    state: StateDep, game: PathId, variant: PathId, period: PeriodParam, snapshot_taken_at: str
+    state: StateDep,
+    game: PathId,
+    variant: PathId,
+    period: PeriodParam,
+    snapshot_taken_at: SnapshotTime,
 ) -> dict[str, Any]:
     board = parse_board(game, variant, period, datetime.now(UTC))
     snapshot = await get_snapshot(archive=state.archive, board=board, taken_at=snapshot_taken_at)

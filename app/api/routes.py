@@ -53,8 +53,10 @@ PathId = Annotated[str, Path(pattern=ID_PATTERN)]
 PeriodParam = Annotated[
     str,
     Path(
-        description="alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www",
+        description="alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www "
+        "(a date the calendar has, or 422)",
         examples=["alltime", "day:2026-11-30", "week:2026-W48"],
+        pattern=r"^(alltime|day|week|day:\d{4}-\d{2}-\d{2}|week:\d{4}-W\d{2})$",
     ),
 ]
 
@@ -154,7 +156,14 @@ async def get_board(
     variant: PathId,
     period: PeriodParam,
     limit: Annotated[int, Query(ge=1, le=100)] = 25,
-    cursor: Annotated[str | None, Query(max_length=1024)] = None,
+    cursor: Annotated[
+        str | None,
+        Query(
+            max_length=1024,
+            pattern=r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$",
+            description="nextCursor from the previous page, as issued (400 otherwise)",
+        ),
+    ] = None,
 ) -> BoardPageOut:
     now = _now()
     board = parse_board(game, variant, period, now)

@@ -28,7 +28,11 @@ def _not_reserved(game: str) -> str:
     return game
 
 
-GameId = Annotated[str, Field(pattern=ID_PATTERN), AfterValidator(_not_reserved)]
+GameId = Annotated[
+    str,
+    Field(pattern=ID_PATTERN, json_schema_extra={"not": {"enum": sorted(RESERVED_GAMES)}}),
+    AfterValidator(_not_reserved),
+]
 DisplayName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")]
 Country = Annotated[str, Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2")]
 
@@ -43,8 +47,10 @@ def _integral(value: Any) -> Any:
 
 Score = Annotated[
     StrictInt,
-    BeforeValidator(_integral),
+    # The bounds before the validator, or the document shows them as "ge"/"lt", which JSON Schema
+    # does not know, instead of minimum/exclusiveMaximum.
     Field(ge=0, lt=SCORE_CEILING, description="an integer in [0, 10**12)"),
+    BeforeValidator(_integral),
 ]
 
 
