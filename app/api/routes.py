@@ -160,7 +160,6 @@ async def get_board(
         str | None,
         Query(
             max_length=1024,
-            pattern=r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$",
             description="nextCursor from the previous page, as issued (400 otherwise)",
         ),
     ] = None,
