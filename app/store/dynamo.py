@@ -6,7 +6,8 @@ Item layout in the Scores table (``playerId`` / ``leaderboardId``):
 - a standing: ``<player>`` / ``<board>``, with ``rankKey`` (so it alone reaches RankIndex);
 - an idempotency record: ``idem#<client>#<key>`` / ``idem``;
 - a coarse counter: ``hist#<board>#c<shard>`` / ``<bucket:04d>``, attribute ``n``; a board's coarse
-  counters are spread over shards, each write picks one at random, and a count is the sum;
+  counters are spread over shards, each write picks one of its process's share
+  (``item_locks.ItemLocks``), and a count is the sum;
 - a fine counter: ``hist#<board>#f<bucket:04d>`` / ``<slot:04d>``, attribute ``n``;
 - a seeding lease: ``seedlock#<board>`` / ``<board>``, with ``expiresAt``.
 """
@@ -236,6 +237,8 @@ class DynamoStore:
         item = found.get("Item")
         if item is None:  # removed between the two calls: the caller may simply try again
             return RequestRecord(request_hash="", status="gone", deadline_ms=0, response_json=None)
+        if _get_s(item, "owner") == owner and _get_s(item, "status") == "in_progress":
+            return None  # this very reservation: its response was lost and botocore resent it
         return RequestRecord(
             request_hash=_get_s(item, "requestHash") or "",
             status=_get_s(item, "status") or "",

@@ -31,9 +31,11 @@ class ItemLocks:
         return (candidates[start:] + candidates[:start])[: max(1, len(candidates) // 2)]
 
     def avoid(self, candidates: list[str], conflicted: str) -> None:
-        """Another task wrote ``conflicted`` while this one did: move this process's share off it,
-        towards the nearer end, so two tasks whose shares overlapped part ways. Conflicts on an item
-        the share has already left change nothing, so a run of them moves the share once."""
+        """Another task wrote ``conflicted`` while this one did: move this process's share just
+        off it, by its nearer end, so two tasks whose shares overlapped part ways. With the default
+        4 shards, two tasks are apart after at most two conflicts, whichever of them is cancelled;
+        with more shards it takes a few more (``tests/unit/test_item_locks.py``). Conflicts on an
+        item the share has already left change nothing, so a run of them moves the share once."""
         share = self._share(candidates)
         if conflicted not in share:
             return
