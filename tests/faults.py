@@ -83,6 +83,8 @@ class InFlightItems:
     parallel: int = 16
     busy: Counter[str] = field(default_factory=Counter)
     conflicts: int = 0
+    sent: Counter[str] = field(default_factory=Counter)
+    """Transactions sent, by their first item (a submission's row): attempts per submission."""
     processing: asyncio.Semaphore = field(init=False)
 
     def __post_init__(self) -> None:
@@ -110,6 +112,9 @@ class Faults:
     """Emulate per-item transaction conflicts (shared between clients to stand for many tasks)."""
     delay_s: float = 0.0
     """Every call waits this long first, as on a slow network."""
+    lose: Counter[str] = field(default_factory=Counter)
+    """How many responses of each operation (other than TransactWriteItems) to lose, as read
+    timeouts, after the call reached the server and was applied."""
     lose_responses: int = 0
     """How many successful TransactWriteItems responses to lose (as read timeouts) after the
     call was applied; a resend with the same token is answered as DynamoDB would, and can be lost
@@ -127,6 +132,10 @@ class Faults:
             response = rule(operation, body)
             if response is not None:
                 return response
+        if self.lose[operation] > 0:
+            self.lose[operation] -= 1
+            await self._forward(request)
+            raise ReadTimeoutError(endpoint_url=self.endpoint)
         if operation != "TransactWriteItems":
             return None
         response = await self._transact(request, body)
@@ -154,6 +163,7 @@ class Faults:
         else:
             async with self.in_flight.processing:
                 keys = InFlightItems.keys(body)
+                self.in_flight.sent[keys[0]] += 1
                 clashes = [self.in_flight.busy[k] > 0 for k in keys]
                 if any(clashes):
                     self.in_flight.conflicts += 1

@@ -132,13 +132,16 @@ async def submit_score(
         ),
         return_exceptions=True,
     )
+    # When the first round fails, the key is this request's (or may be: a failed reservation can
+    # have landed): free it, so the retry the 503 asks for is served instead of told to wait.
     if isinstance(reserved, BaseException):
+        await _release_quietly(store, record_id, owner)
         raise reserved
-    found = reserved
     if isinstance(read, BaseException):
-        if found is None:  # the key is this request's: free it, so a retry is not told to wait
-            await store.release_request(record_id, owner=owner)
+        if reserved is None:
+            await _release_quietly(store, record_id, owner)
         raise read
+    found = reserved
     standings, leases = read
     if found is not None:
         if found.status == "erased":
@@ -176,7 +179,7 @@ async def submit_score(
         if submission.rank_delta:
             outcomes = list(await asyncio.gather(*(writer.with_ranks(o) for o in outcomes)))
     except LeaderboardError:
-        await store.release_request(record_id, owner=owner)
+        await _release_quietly(store, record_id, owner)
         raise
     document = outcome_document(SubmitOutcome(submission.player_id, [o.outcome for o in outcomes]))
     try:
@@ -191,6 +194,15 @@ async def submit_score(
         # erased: the boards are written; the record is not this request's to fill any more.
         log.warning("outcome_not_stored", record="taken over or erased")
     return SubmitResult(document, replayed=False)
+
+
+async def _release_quietly(store: ScoreStore, record_id: str, owner: str) -> None:
+    """Free this request's key if DynamoDB lets us now; if not, its in-progress deadline will, and
+    the client hears of the failure that brought us here, not of this one."""
+    try:
+        await store.release_request(record_id, owner=owner)
+    except LeaderboardError as exc:
+        log.warning("key_not_released", reason=type(exc).__name__)
 
 
 def _refuse_seeded_boards(boards: list[Board], leases: list[int | None], now_ms: int) -> None:

@@ -149,6 +149,7 @@ FAULTS = st.sampled_from(
         ("throttle", "PutItem", 1000, 503),  # the idempotency reservation
         ("lose", "TransactWriteItems", 2, 200),  # committed, response lost, resent with its token
         ("lose", "TransactWriteItems", 1000, 503),  # every response of a commit lost
+        ("lose", "PutItem", 1, 200),  # the reservation landed, its response lost and resent
     ]
 )
 
@@ -172,8 +173,10 @@ class FaultyBoardMachine(BoardMachine):
         self, player: str, score: int, offset: int, fault: tuple[str, str, int, int]
     ) -> None:
         kind, operation, times, expected = fault
-        if kind == "lose":
+        if kind == "lose" and operation == "TransactWriteItems":
             self.faults.lose_responses = times
+        elif kind == "lose":
+            self.faults.lose[operation] = times
         else:
             make = conflict_on_row if kind == "conflict" else (lambda _: throttled())
             self.faults.rules.append(fail_first(operation, times, make))
@@ -184,6 +187,7 @@ class FaultyBoardMachine(BoardMachine):
             submit(http, player=player, score=score, achieved_ms=achieved, idempotency_key=key)
         )
         self.faults.rules.clear()
+        self.faults.lose.clear()
         self.faults.lose_responses = 0
         assert first.status_code == expected, first.text
         if first.status_code == 503:

@@ -184,3 +184,20 @@ async def test_reads_throttled_after_the_key_is_reserved_free_the_key_for_the_re
         1,
         1,
     ]
+
+
+async def test_a_lost_reservation_response_is_recognised_as_this_requests_own(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    """The reservation lands but its response is lost; botocore resends it and the condition now
+    fails on the record this very request wrote: that is this request's key, not another's."""
+    faults = install(service.state.store.client, dynamo_endpoint)
+    faults.lose["PutItem"] = 1
+    response = await submit(service.http, player="p1", score=5, idempotency_key="k")
+    assert response.status_code == 200, response.text
+    assert faults.seen["PutItem"] >= 2  # sent, lost, resent
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+        1,
+        1,
+        1,
+    ]
