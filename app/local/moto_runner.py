@@ -63,7 +63,7 @@ def _journal_transactions() -> None:
                 (op,) = action.values()
                 table = backend.tables.get(op.get("TableName"))
                 if table is None:
-                    continue  # moto cancels the transaction before writing to it
+                    continue  # not a table held by that name: moto fails the item, writes nothing
                 attrs = op["Key"] if "Key" in op else op["Item"]
                 hash_value = DynamoType(attrs[table.hash_key_attr])
                 range_value = (

@@ -44,6 +44,14 @@ def _actions(table: str, *, last_holds: bool) -> list[dict[str, Any]]:
         },
         {"Delete": {"TableName": table, "Key": _key("deleted")}},
         {
+            "Update": {  # an update creates the item it names when there is none
+                "TableName": table,
+                "Key": _key("created"),
+                "UpdateExpression": "ADD n :one",
+                "ExpressionAttributeValues": {":one": {"N": "1"}},
+            }
+        },
+        {
             "ConditionCheck": {
                 "TableName": table,
                 "Key": _key("absent"),
@@ -73,7 +81,20 @@ async def test_a_transaction_that_holds_writes_every_item(store: DynamoStore) ->
         TransactItems=_actions(store.tables.scores, last_holds=True)  # type: ignore[arg-type]
     )
     after = await _items(store)
-    assert set(after) == {("new", "b"), ("kept", "b"), ("updated", "b")}
+    assert set(after) == {("new", "b"), ("kept", "b"), ("updated", "b"), ("created", "b")}
     assert after[("kept", "b")]["n"] == {"N": "2"}
     assert after[("updated", "b")]["n"] == {"N": "6"}
     assert after[("updated", "b")]["tag"] == {"S": "x"}
+
+
+async def test_a_transaction_refused_midway_leaves_every_item_as_it_was(store: DynamoStore) -> None:
+    """moto applies items in order and refuses a second action on one item when it reaches it:
+    what it applied before must be undone too."""
+    await _seed(store)
+    before = await _items(store)
+    actions = _actions(store.tables.scores, last_holds=True)
+    actions.append({"Delete": {"TableName": store.tables.scores, "Key": _key("new")}})
+    with pytest.raises(ClientError) as raised:
+        await store.client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
+    assert raised.value.response["Error"]["Code"] == "ValidationException"
+    assert await _items(store) == before
