@@ -379,6 +379,7 @@ class DynamoStore:
         items: list[dict[str, Any]] = [
             {"Put": {"TableName": self._tables.scores, "Item": row, **row_condition}}
         ]
+        planned_in = self._item_locks.epoch
         updates, counter_items, shard_choices = self._counter_updates(write)
         items.extend(updates)
         try:
@@ -393,17 +394,20 @@ class DynamoStore:
             if isinstance(error, TransactionCancelled):
                 # Reasons follow the items: the row first, then the counters.
                 self._avoid_conflicts(
-                    zip(counter_items, error.reasons[1:], strict=False), shard_choices
+                    zip(counter_items, error.reasons[1:], strict=False), shard_choices, planned_in
                 )
             raise error from exc
 
     def _avoid_conflicts(
-        self, outcomes: Iterable[tuple[str, str | None]], shard_choices: dict[str, list[str]]
+        self,
+        outcomes: Iterable[tuple[str, str | None]],
+        shard_choices: dict[str, list[str]],
+        planned_in: int,
     ) -> None:
-        """Move this process's share of shards off a coarse counter another task wrote at once."""
+        """Answer a conflict on a coarse counter another task wrote at once (``ItemLocks.avoid``)."""
         for item, reason in outcomes:
             if reason == "TransactionConflict" and item in shard_choices:
-                self._item_locks.avoid(shard_choices[item], item)
+                self._item_locks.avoid(shard_choices[item], item, planned_in=planned_in)
 
     def _counter_updates(
         self, write: StandingWrite

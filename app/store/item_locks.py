@@ -17,11 +17,16 @@ from contextlib import asynccontextmanager
 
 
 class ItemLocks:
-    def __init__(self) -> None:
+    def __init__(self, rng: random.Random | None = None) -> None:
         self._held: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._rng = rng or random.Random()
         # Each process prefers shards in its own rotation of the list, so two tasks under the same
         # burst mostly write different shards instead of cancelling each other's transactions.
-        self._rotation = random.randrange(1 << 16)
+        self._rotation = self._rng.randrange(1 << 16)
+        self.epoch = 0
+        """How many times this process has answered a conflict; a transaction notes it when it
+        picks its shards, so a conflict on a transaction planned before the last answer (the
+        answer already covers it) is not answered twice."""
 
     def in_use(self, item: str) -> bool:
         return item in self._held
@@ -30,15 +35,20 @@ class ItemLocks:
         start = self._rotation % len(candidates)
         return (candidates[start:] + candidates[:start])[: max(1, len(candidates) // 2)]
 
-    def avoid(self, candidates: list[str], conflicted: str) -> None:
-        """Another task wrote ``conflicted`` while this one did: move this process's share just
-        off it, by its nearer end, so two tasks whose shares overlapped part ways. With the default
-        4 shards, two tasks are apart after at most two conflicts, whichever of them is cancelled;
-        with more shards it takes a few more (``tests/unit/test_item_locks.py``). Conflicts on an
-        item the share has already left change nothing, so a run of them moves the share once."""
-        share = self._share(candidates)
-        if conflicted not in share:
+    def avoid(self, candidates: list[str], conflicted: str, *, planned_in: int) -> None:
+        """Another task wrote ``conflicted`` while this one did: answer once per meeting, by
+        moving this process's share just off it (by its nearer end) or, at even odds, staying put.
+
+        The coin is what lets two tasks part: when both are cancelled on the same shard and both
+        always moved, each would step into the other's old place and meet again; with the coin,
+        one of them moves alone soon enough. Two tasks on 4 shards are apart after about two
+        answers (``tests/unit/test_item_locks.py``)."""
+        if planned_in != self.epoch or conflicted not in self._share(candidates):
+            return  # already answered, or the share has left that shard
+        self.epoch += 1
+        if self._rng.random() < 0.5:
             return
+        share = self._share(candidates)
         position = share.index(conflicted)
         if position < len(share) / 2:
             self._rotation += position + 1
