@@ -54,9 +54,11 @@ class BoardMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         async def close() -> None:
-            for name in (self.tables.scores, self.tables.snapshots):
-                await self.store.client.delete_table(TableName=name)
-            await self.stack.aclose()
+            try:
+                for name in (self.tables.scores, self.tables.snapshots):
+                    await self.store.client.delete_table(TableName=name)
+            finally:  # the clients close even when dropping the tables fails
+                await self.stack.aclose()
 
         self.run(close())
         self.runner.close()
