@@ -13,9 +13,10 @@ import hashlib
 import json
 import random
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
@@ -47,6 +48,7 @@ from app.services.ports import ScoreStore
 from app.services.ranking import RankQuery, rank_of
 
 log = structlog.get_logger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -126,10 +128,7 @@ async def submit_score(
     player = submission.player_id
     reserved, read = await asyncio.gather(
         reserve,
-        asyncio.gather(
-            asyncio.gather(*(store.read_standing(b.board_id, player) for b in boards)),
-            asyncio.gather(*(store.lease_expiry(b.board_id) for b in boards)),
-        ),
+        _first_reads(store, boards, player),
         return_exceptions=True,
     )
     # When the first round fails, the key is this request's (or may be: a failed reservation can
@@ -170,14 +169,15 @@ async def submit_score(
     writer = _BoardWriter(store, policy, submission, key, request_id, owner, now_ms)
     try:
         _refuse_seeded_boards(boards, leases, now_ms)
-        outcomes, _ = await asyncio.gather(
-            asyncio.gather(
+        written: list[Any] = await all_or_none(
+            all_or_none(
                 *(writer.apply(b, standing) for b, standing in zip(boards, standings, strict=True))
             ),
             store.note_request(submission.player_id, record_id, expires_at=expires_at),
         )
+        outcomes: list[_Applied] = written[0]
         if submission.rank_delta:
-            outcomes = list(await asyncio.gather(*(writer.with_ranks(o) for o in outcomes)))
+            outcomes = list(await all_or_none(*(writer.with_ranks(o) for o in outcomes)))
     except LeaderboardError:
         await _release_quietly(store, record_id, owner)
         raise
@@ -194,6 +194,31 @@ async def submit_score(
         # erased: the boards are written; the record is not this request's to fill any more.
         log.warning("outcome_not_stored", record="taken over or erased")
     return SubmitResult(document, replayed=False)
+
+
+async def _first_reads(
+    store: ScoreStore, boards: list[Board], player: str
+) -> tuple[list[Standing | None], list[int | None]]:
+    """The player's row on each board and each board's seeding lease, all at once."""
+    found: list[Any] = await all_or_none(
+        *(store.read_standing(b.board_id, player) for b in boards),
+        *(store.lease_expiry(b.board_id) for b in boards),
+    )
+    return found[: len(boards)], found[len(boards) :]
+
+
+async def all_or_none(*calls: Awaitable[T]) -> list[T]:
+    """``asyncio.gather``, except that when one call fails the others are cancelled and waited
+    for before the failure is raised: none is left running after the request has answered (where it
+    would go on retrying, and outlive the client it uses)."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def _release_quietly(store: ScoreStore, record_id: str, owner: str) -> None:
