@@ -37,12 +37,12 @@ from app.services.erasure import (
 )
 from app.services.snapshots import RegisteredBoard, Snapshot, SnapshotEntry, SnapshotSummary
 from app.store.dynamo import (
+    DynamoAdapter,
     Item,
     _get_n,
     _get_s,
     _n,
     _s,
-    call_dynamo,
     coarse_pk,
     fine_pk,
     lease_pk,
@@ -78,7 +78,7 @@ def _now_s() -> int:
     return to_ms(datetime.now(UTC)) // 1000
 
 
-class ArchiveStore:
+class ArchiveStore(DynamoAdapter):
     """Snapshots, the board registry and erasure over the service's long-lived aioboto3 client."""
 
     def __init__(
@@ -89,13 +89,8 @@ class ArchiveStore:
         counter_shards: int,
         in_flight: asyncio.Semaphore | None = None,
     ) -> None:
-        self._in_flight = in_flight  # the service's bound, shared with DynamoStore
-        self._client = client
-        self._tables = tables
+        super().__init__(client, tables, in_flight=in_flight)
         self._shards = counter_shards
-
-    async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
-        return await call_dynamo(what, operation, in_flight=self._in_flight, **kwargs)
 
     async def _query_all(self, what: str, **kwargs: Any) -> list[Item]:
         items: list[Item] = []

@@ -118,8 +118,29 @@ async def call_dynamo(
         raise _translate(exc, what) from exc
 
 
-class DynamoStore:
+class DynamoAdapter:
+    """What every adapter holds: the service's client, its tables, and its bound on calls in
+    flight (shared by all adapters), with ``_call`` going through ``call_dynamo``."""
+
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        tables: TableNames,
+        *,
+        in_flight: asyncio.Semaphore | None = None,
+    ) -> None:
+        self._client = client
+        self._tables = tables
+        self._in_flight = in_flight
+
+    async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
+        return await call_dynamo(what, operation, in_flight=self._in_flight, **kwargs)
+
+
+class DynamoStore(DynamoAdapter):
     """The ``ScoreStore`` port over one long-lived aioboto3 client."""
+
+    _in_flight: asyncio.Semaphore  # this adapter owns the bound the others share
 
     def __init__(
         self,
@@ -129,11 +150,10 @@ class DynamoStore:
         counter_shards: int = 4,
         max_in_flight: int = 64,
     ) -> None:
-        self._client = client
-        self._tables = tables
+        # A burst queues at the bound on calls in flight instead of opening ever more connections
+        # and failing.
+        super().__init__(client, tables, in_flight=asyncio.Semaphore(max_in_flight))
         self._shards = counter_shards
-        # A burst queues here instead of opening ever more connections and failing.
-        self._in_flight = asyncio.Semaphore(max_in_flight)
         self._item_locks = ItemLocks()
 
     @property
@@ -148,9 +168,6 @@ class DynamoStore:
     def in_flight(self) -> asyncio.Semaphore:
         """The process's bound on DynamoDB calls in flight, for the other adapters to share."""
         return self._in_flight
-
-    async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
-        return await call_dynamo(what, operation, in_flight=self._in_flight, **kwargs)
 
     # ---- tables -------------------------------------------------------------------------------
 

@@ -14,7 +14,6 @@ never a request path.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -23,11 +22,9 @@ from typing import TYPE_CHECKING, Any
 from app.domain.clock import iso_ms, to_ms
 from app.errors import ConditionFailed, InvalidInput, NotFound
 from app.services.keys import StoredKey
-from app.store.dynamo import Item, _get_s, _s, call_dynamo
-from app.store.tables import TableNames
+from app.store.dynamo import DynamoAdapter, Item, _get_s, _s
 
 if TYPE_CHECKING:
-    from types_aiobotocore_dynamodb import DynamoDBClient
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
 
 KEYS_SORT_KEY = "apikey"
@@ -46,22 +43,8 @@ def _now_ms() -> int:
     return to_ms(datetime.now(UTC))
 
 
-class DynamoKeyStore:
+class DynamoKeyStore(DynamoAdapter):
     """API keys over the service's long-lived aioboto3 client (the one ``DynamoStore`` holds)."""
-
-    def __init__(
-        self,
-        client: DynamoDBClient,
-        tables: TableNames,
-        *,
-        in_flight: asyncio.Semaphore | None = None,
-    ) -> None:
-        self._in_flight = in_flight  # the service's bound, shared with DynamoStore
-        self._client = client
-        self._tables = tables
-
-    async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
-        return await call_dynamo(what, operation, in_flight=self._in_flight, **kwargs)
 
     def _key(self, digest: str) -> dict[str, AttributeValueTypeDef]:
         return {"playerId": _s(key_pk(digest)), "leaderboardId": _s(KEYS_SORT_KEY)}

@@ -25,11 +25,11 @@ from app.errors import ConditionFailed
 from app.services.reconcile import CoarseItem, CounterItem, Lease, StoredCounters
 from app.services.seeding import RowOutcome, SeedRow
 from app.store.dynamo import (
+    DynamoAdapter,
     _get_n,
     _get_s,
     _n,
     _s,
-    call_dynamo,
     coarse_pk,
     fine_pk,
     lease_pk,
@@ -46,7 +46,7 @@ READ_CONCURRENCY = 16
 _LAST_WRITE_ATTRIBUTES = ("lastRequest", "lastImproved", "lastPreviousBest", "context")
 
 
-class BoardOperations:
+class BoardOperations(DynamoAdapter):
     """The ``SeedingStore`` and ``CounterStore`` ports over the service's aioboto3 client."""
 
     def __init__(
@@ -57,17 +57,12 @@ class BoardOperations:
         counter_shards: int,
         in_flight: asyncio.Semaphore | None = None,
     ) -> None:
-        self._in_flight = in_flight  # the service's bound, shared with DynamoStore
-        self._client = client
-        self._tables = tables
+        super().__init__(client, tables, in_flight=in_flight)
         self._shards = counter_shards
 
     @property
     def counter_shards(self) -> int:
         return self._shards
-
-    async def _call(self, what: str, operation: Any, **kwargs: Any) -> Any:
-        return await call_dynamo(what, operation, in_flight=self._in_flight, **kwargs)
 
     # ---- the seeding lease --------------------------------------------------------------------
 
