@@ -1,37 +1,32 @@
-"""The ``leaderboard`` command: serve, create-tables, keys, seed, reconcile (and the other operator
-tools as they land)."""
+"""The ``leaderboard`` command: serve the API, and the operator's tools (create-tables, keys, seed,
+reconcile, snapshot, erase), each through the composition root like the service itself."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
-import os
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Coroutine
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 
-from app.api.admin import report_document
-from app.domain.buckets import BucketLayout
+from app.api.schemas import ErasureOut, SeedReportOut, SnapshotOut
+from app.bootstrap import NoBackend, Runtime, open_operator_runtime
 from app.domain.periods import Board
+from app.domain.seed_file import FORMAT_BY_SUFFIX, SeedFile, SeedFormat, parse_seed_text
 from app.errors import InvalidInput, LeaderboardError
 from app.logging import configure_logging
 from app.services.erasure import erase_player
 from app.services.keys import create_api_key, list_api_keys, revoke_api_key
 from app.services.reconcile import reconcile_board
-from app.services.seeding import SeedPolicy, parse_seed_file, seed_board
-from app.services.snapshots import snapshot_closed_periods, take_snapshot
+from app.services.seeding import SeedPorts, seed_board
+from app.services.snapshots import SnapshotPorts, snapshot_closed_periods, take_snapshot
 from app.settings import Settings, get_settings
-from app.store.archive import ArchiveStore
-from app.store.dynamo import DynamoStore, open_client
-from app.store.keys import DynamoKeyStore
-from app.store.operations import BoardOperations
-from app.store.tables import TableNames
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -51,27 +46,40 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-@asynccontextmanager
-async def _store(settings: Settings) -> AsyncIterator[DynamoStore]:
-    if settings.dynamodb_endpoint is None and settings.environment != "production":
-        raise SystemExit(
-            "set LEADERBOARD_DYNAMODB_ENDPOINT: the embedded backend lives only as long as "
-            "`leaderboard serve`"
-        )
-    async with open_client(
-        endpoint=settings.dynamodb_endpoint,
-        region=settings.region,
-        dummy_credentials=settings.dynamodb_endpoint is not None
-        and "AWS_ACCESS_KEY_ID" not in os.environ,
-    ) as client:
-        yield DynamoStore(client, TableNames(settings.scores_table, settings.snapshots_table))
-
-
-async def _create_tables(settings: Settings, args: argparse.Namespace) -> int:
-    async with _store(settings) as store:
-        created = await store.create_tables(deletion_protection=args.deletion_protection)
-    print("created: " + (", ".join(created) if created else "nothing (all tables exist)"))
+async def _create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
+    report = await runtime.table_admin.create_tables(deletion_protection=args.deletion_protection)
+    print("created: " + (", ".join(report.created) if report.created else "nothing"))
+    if report.protected:
+        print("deletion protection turned on: " + ", ".join(report.protected))
+    if report.unchanged:
+        print("already there: " + ", ".join(report.unchanged))
     return 0
+
+
+def _snapshot_ports(runtime: Runtime) -> SnapshotPorts:
+    s = runtime.stores
+    return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
+
+
+def _seed_ports(runtime: Runtime) -> SeedPorts:
+    s = runtime.stores
+    return SeedPorts(s.standings, s.index, s.counters, s.leases)
+
+
+def parse_seed_file(
+    path: Path, *, board: Board, now: datetime, file_format: SeedFormat | None = None
+) -> SeedFile:
+    """Read and check a seed file; the format is ``file_format``, else the suffix (``.csv``,
+    ``.jsonl``, ``.ndjson``), else the content."""
+    if file_format is None:
+        file_format = FORMAT_BY_SUFFIX.get(path.suffix.lower())
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path} is not UTF-8 text: {exc}") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    return parse_seed_text(text, board=board, now=now, file_format=file_format)
 
 
 def _board(text: str) -> Board:
@@ -100,7 +108,7 @@ def _progress_bar() -> Callable[[int, int], None] | None:
     return draw
 
 
-async def _seed(settings: Settings, args: argparse.Namespace) -> int:
+async def _seed(runtime: Runtime, args: argparse.Namespace) -> int:
     board = _board(args.board)
     seed = parse_seed_file(
         Path(args.file), board=board, now=datetime.now(UTC), file_format=args.format
@@ -114,36 +122,29 @@ async def _seed(settings: Settings, args: argparse.Namespace) -> int:
         )
         if value is not None
     }
-    async with _store(settings) as store:
-        operations = BoardOperations(
-            store.client, store.tables, counter_shards=settings.counter_shards
-        )
-        report = await seed_board(
-            store=operations,
-            board=board,
-            seed=seed,
-            policy=SeedPolicy.from_settings(settings, **overrides),
-            progress=_progress_bar(),
-        )
-    print(json.dumps(report_document(report), indent=2))
+    report = await seed_board(
+        ports=_seed_ports(runtime),
+        board=board,
+        seed=seed,
+        policy=replace(runtime.policies.seed, **overrides),
+        progress=_progress_bar(),
+    )
+    print(SeedReportOut.of(report).model_dump_json(by_alias=True, indent=2))
     if report.counter_conflicts:
         print("some counters changed under the lease: run `leaderboard reconcile`", file=sys.stderr)
     return 0
 
 
-async def _reconcile(settings: Settings, args: argparse.Namespace) -> int:
-    board = _board(args.board)
-    async with _store(settings) as store:
-        operations = BoardOperations(
-            store.client, store.tables, counter_shards=settings.counter_shards
-        )
-        report = await reconcile_board(
-            store=operations,
-            board=board,
-            layout=BucketLayout(),
-            retention=settings.retention,
-            apply=args.apply,
-        )
+async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
+    report = await reconcile_board(
+        index=runtime.stores.index,
+        counters=runtime.stores.counters,
+        leases=runtime.stores.leases,
+        board=_board(args.board),
+        layout=runtime.policies.layout,
+        retention=runtime.policies.retention,
+        apply=args.apply,
+    )
     mode = "applied" if report.applied else "dry run (use --apply to repair)"
     print(f"{report.board_id}: {report.player_count} players counted; {mode}")
     for diff in report.differences:
@@ -162,42 +163,49 @@ async def _reconcile(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _snapshot(settings: Settings, args: argparse.Namespace) -> int:
+async def _snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
-    async with _store(settings) as store:
-        archive = ArchiveStore(store.client, store.tables, counter_shards=settings.counter_shards)
-        if args.closed_periods:
-            report = await snapshot_closed_periods(
-                store=store,
-                archive=archive,
-                now=now,
-                retention=settings.retention,
-                settle=timedelta(seconds=settings.max_lateness_seconds),
-                top_n=args.top,
-            )
-            print(json.dumps(report.document(), indent=2))
-            return 1 if report.failed else 0
-        if args.board is None:
-            raise InvalidInput("name a BOARD, or use --closed-periods")
-        snapshot = await take_snapshot(
-            store=store,
-            archive=archive,
-            board=_board(args.board),
+    if args.closed_periods:
+        report = await snapshot_closed_periods(
+            ports=_snapshot_ports(runtime),
             now=now,
-            retention=settings.retention,
+            retention=runtime.policies.retention,
+            settle=runtime.policies.settle,
             top_n=args.top,
         )
-    print(json.dumps(snapshot.document(), indent=2))
+        document = {
+            "taken": [
+                {"leaderboardId": s.board_id, "snapshotTakenAt": s.taken_at} for s in report.taken
+            ],
+            "alreadyTaken": report.already_taken,
+            "expired": report.expired,
+            "failed": report.failed,
+        }
+        print(json.dumps(document, indent=2))
+        return 1 if report.failed else 0
+    if args.board is None:
+        raise InvalidInput("name a BOARD, or use --closed-periods")
+    snapshot = await take_snapshot(
+        ports=_snapshot_ports(runtime),
+        board=_board(args.board),
+        now=now,
+        retention=runtime.policies.retention,
+        top_n=args.top,
+    )
+    print(SnapshotOut.of(snapshot).model_dump_json(by_alias=True, indent=2))
     return 0
 
 
-async def _erase(settings: Settings, args: argparse.Namespace) -> int:
-    async with _store(settings) as store:
-        archive = ArchiveStore(store.client, store.tables, counter_shards=settings.counter_shards)
-        report = await erase_player(
-            store=archive, player_id=args.player, layout=BucketLayout(), now=datetime.now(UTC)
-        )
-    print(json.dumps(report.document(), indent=2))
+async def _erase(runtime: Runtime, args: argparse.Namespace) -> int:
+    report = await erase_player(
+        standings=runtime.stores.standings,
+        requests=runtime.stores.requests,
+        snapshots=runtime.stores.snapshots,
+        player_id=args.player,
+        layout=runtime.policies.layout,
+        now=datetime.now(UTC),
+    )
+    print(ErasureOut.of(report).model_dump_json(by_alias=True, indent=2))
     if not report.complete:
         print(
             "snapshots still being written hold this player: run erase again in a few minutes",
@@ -207,31 +215,30 @@ async def _erase(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _keys(settings: Settings, args: argparse.Namespace) -> int:
-    async with _store(settings) as store:
-        keys = DynamoKeyStore(store.client, store.tables)
-        if args.keys_command == "create":
-            token = await create_api_key(keys, args.name, args.scope, kind=args.kind)
-            print(token)  # shown this once; only its hash is kept
+async def _keys(runtime: Runtime, args: argparse.Namespace) -> int:
+    keys = runtime.stores.keys
+    if args.keys_command == "create":
+        token = await create_api_key(keys, args.name, args.scope, kind=args.kind)
+        print(token)  # shown this once; only its hash is kept
+        print(
+            f"key for {args.name} with scopes {', '.join(args.scope)}: store it now, "
+            "it cannot be shown again",
+            file=sys.stderr,
+        )
+    elif args.keys_command == "list":
+        for info in await list_api_keys(keys):
+            state = f"revoked {info.revoked_at}" if info.revoked_at else "active"
             print(
-                f"key for {args.name} with scopes {', '.join(args.scope)}: store it now, "
-                "it cannot be shown again",
-                file=sys.stderr,
+                f"{info.key_id}  {info.name}  {','.join(info.scopes)}  {info.created_at}  {state}"
             )
-        elif args.keys_command == "list":
-            for info in await list_api_keys(keys):
-                state = f"revoked {info.revoked_at}" if info.revoked_at else "active"
-                print(
-                    f"{info.key_id}  {info.name}  {','.join(info.scopes)}  {info.created_at}  {state}"
-                )
-        else:
-            revoked = await revoke_api_key(keys, args.name, key_id=args.id)
-            for info in revoked:
-                print(f"revoked {info.key_id} ({info.name})")
+    else:
+        revoked = await revoke_api_key(keys, args.name, key_id=args.id)
+        for info in revoked:
+            print(f"revoked {info.key_id} ({info.name})")
     return 0
 
 
-_COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]] = {
+_COMMANDS: dict[str, Callable[[Runtime, argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "create-tables": _create_tables,
     "keys": _keys,
     "seed": _seed,
@@ -239,6 +246,15 @@ _COMMANDS: dict[str, Callable[[Settings, argparse.Namespace], Coroutine[Any, Any
     "snapshot": _snapshot,
     "erase": _erase,
 }
+
+
+async def _run(
+    command: Callable[[Runtime, argparse.Namespace], Coroutine[Any, Any, int]],
+    settings: Settings,
+    args: argparse.Namespace,
+) -> int:
+    async with open_operator_runtime(settings) as runtime:
+        return await command(runtime, args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -296,7 +312,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         return _serve(args, settings)
     try:
-        return asyncio.run(_COMMANDS[args.command](settings, args))
+        return asyncio.run(_run(_COMMANDS[args.command], settings, args))
+    except NoBackend as exc:
+        print(f"leaderboard: {exc}", file=sys.stderr)
+        return 2
     except LeaderboardError as exc:
         print(f"leaderboard: {exc.detail}", file=sys.stderr)
         for error in exc.errors:

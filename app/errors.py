@@ -1,4 +1,4 @@
-"""The service's one exception hierarchy, and the one place it becomes an HTTP problem.
+"""The service's one exception hierarchy, and the one function that makes a problem document.
 
 ::
 
@@ -17,21 +17,50 @@
     ├── UnsupportedMediaType (415)
     ├── InvalidInput (422)            a field out of range, unknown, or malformed
     │   └── IdempotencyKeyReused      the same key with a different request
-    └── StoreError                    raised by the DynamoDB adapter, never a boto3 ClientError
-        ├── ConditionFailed           a conditional write found another state (handled inside)
-        ├── TransactionCancelled      a transaction was cancelled; ``reasons`` per item
-        └── Unavailable (503)         throttled, timed out or failing after retries
+    ├── RateLimited (429)             the caller's token bucket is empty
+    ├── Unavailable (503)             a dependency failing after retries, or the request deadline
+    │   └── Throttled                 DynamoDB throttled the call past botocore's retries
+    └── StoreError                    raised by the DynamoDB adapter, handled inside the services
+        ├── ConditionFailed           a conditional write found another state
+        ├── TransactionCancelled      a transaction was cancelled: a conflict, or a condition
+        │   └── LeaseHeld             ... because a seeding lease holds the board
+        └── StoreRejected (500)       DynamoDB refused a request as malformed: a bug of ours
 
-Errors a user can cause are 4xx problems that say what was wrong (RFC 9457
-``application/problem+json``); anything else reaching the handler is a bug, served as a bare 500.
+The adapter translates every DynamoDB and transport error into one of these, so services never see
+botocore's ``ClientError``. Errors a user can cause are 4xx problems that say what was wrong (RFC
+9457 ``application/problem+json``, built by ``problem_document``); anything 5xx is logged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal
 
 PROBLEM_JSON = "application/problem+json"
+
+
+def problem_document(
+    *,
+    status: int,
+    title: str,
+    detail: str,
+    slug: str | None = None,
+    instance: str | None = None,
+    errors: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """An RFC 9457 problem: ``type`` is ``/problems/<slug>``, or ``about:blank`` when the status
+    says it all (a 404 for a path no route serves, say)."""
+    body: dict[str, Any] = {
+        "type": f"/problems/{slug}" if slug else "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+    }
+    if instance:
+        body["instance"] = instance
+    if errors:
+        body["errors"] = [dict(error) for error in errors]
+    return body
 
 
 class LeaderboardError(Exception):
@@ -39,26 +68,23 @@ class LeaderboardError(Exception):
     title: ClassVar[str] = "Internal error"
     slug: ClassVar[str] = "internal"
 
-    def __init__(self, detail: str, *, errors: Sequence[dict[str, Any]] = ()) -> None:
+    def __init__(self, detail: str, *, errors: Sequence[Mapping[str, Any]] = ()) -> None:
         super().__init__(detail)
         self.detail = detail
-        self.errors = list(errors)
+        self.errors = [dict(error) for error in errors]
 
     def headers(self) -> dict[str, str]:
         return {}
 
     def problem(self, instance: str | None = None) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "type": f"/problems/{self.slug}",
-            "title": self.title,
-            "status": self.status,
-            "detail": self.detail,
-        }
-        if instance:
-            body["instance"] = instance
-        if self.errors:
-            body["errors"] = self.errors
-        return body
+        return problem_document(
+            status=self.status,
+            title=self.title,
+            slug=self.slug,
+            detail=self.detail,
+            instance=instance,
+            errors=self.errors,
+        )
 
 
 class BadRequest(LeaderboardError):
@@ -92,15 +118,21 @@ class NotFound(LeaderboardError):
     status, title, slug = 404, "Not found", "not-found"
 
 
-class Conflict(LeaderboardError):
-    status, title, slug = 409, "Conflict", "conflict"
+class _RetryLater(LeaderboardError):
+    """A refusal that says when to come back, in whole seconds."""
 
-    def __init__(self, detail: str, *, retry_after: int = 1) -> None:
-        super().__init__(detail)
-        self.retry_after = retry_after
+    def __init__(
+        self, detail: str, *, retry_after: int = 1, errors: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
+        super().__init__(detail, errors=errors)
+        self.retry_after = max(1, int(retry_after))
 
     def headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.retry_after)}
+
+
+class Conflict(_RetryLater):
+    status, title, slug = 409, "Conflict", "conflict"
 
 
 class RequestInFlight(Conflict):
@@ -127,28 +159,60 @@ class IdempotencyKeyReused(InvalidInput):
     title, slug = "Idempotency-Key reused with a different request", "idempotency-key-reused"
 
 
+class RateLimited(LeaderboardError):
+    """429: the caller's bucket is empty. ``limit_headers`` (``Retry-After`` and the RateLimit
+    fields) go on the response; nothing was done or stored for the request."""
+
+    status, title, slug = 429, "Too many requests", "rate-limited"
+
+    def __init__(self, detail: str, *, limit_headers: Mapping[str, str]) -> None:
+        super().__init__(detail)
+        self._headers = dict(limit_headers)
+
+    def headers(self) -> dict[str, str]:
+        return dict(self._headers)
+
+
+class Unavailable(_RetryLater):
+    status, title, slug = 503, "Service unavailable", "unavailable"
+
+
+class Throttled(Unavailable):
+    title, slug = "Throttled", "throttled"
+
+
 class StoreError(LeaderboardError):
-    """Raised by the DynamoDB adapter; services see these, never botocore's ClientError."""
+    """The adapter's errors that services handle themselves (a 500 if one ever escapes)."""
 
 
 class ConditionFailed(StoreError):
-    pass
+    """A conditional write found another state than the one it was conditioned on."""
+
+
+CancelKind = Literal["conflict", "condition", "other"]
 
 
 class TransactionCancelled(StoreError):
-    """``reasons`` holds one code per item of the transaction (``None`` where that item was fine)."""
+    """A transaction was cancelled and nothing of it was applied. ``kind`` says why: another
+    transaction held one of its items (``conflict``), a condition failed (``condition``, the state
+    changed since it was read), or something else (``other``: a token reused, a throttled item)."""
 
-    def __init__(self, detail: str, *, reasons: Sequence[str | None]) -> None:
+    def __init__(self, detail: str, *, kind: CancelKind) -> None:
         super().__init__(detail)
-        self.reasons = list(reasons)
+        self.kind: CancelKind = kind
 
 
-class Unavailable(StoreError):
-    status, title, slug = 503, "Service unavailable", "unavailable"
+class LeaseHeld(TransactionCancelled):
+    """The transaction's check that no seeding lease holds the board failed."""
 
-    def __init__(self, detail: str, *, retry_after: int = 1) -> None:
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail, kind="condition")
+
+
+class StoreRejected(StoreError):
+    """DynamoDB refused a request as malformed (``ValidationException`` and the like): the request
+    is ours, so this is a bug, logged with DynamoDB's code and served as a 500."""
+
+    def __init__(self, detail: str, *, code: str) -> None:
         super().__init__(detail)
-        self.retry_after = retry_after
-
-    def headers(self) -> dict[str, str]:
-        return {"Retry-After": str(self.retry_after)}
+        self.code = code

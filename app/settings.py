@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import timedelta
 from functools import lru_cache
@@ -23,15 +22,14 @@ class ApiKeyEntry(BaseModel):
     scopes: list[str] = Field(min_length=1)
 
 
-def hash_key(plaintext: str) -> str:
-    return hashlib.sha256(plaintext.encode()).hexdigest()
-
-
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LEADERBOARD_", extra="ignore", frozen=True)
 
     environment: Literal["development", "production"] = "development"
     dynamodb_endpoint: str | None = None
+    allow_embedded_backend: bool = True
+    """False (the container image sets it): with no endpoint, refuse to start rather than start
+    the embedded backend."""
     region: str = "us-east-1"
     scores_table: str = "leaderboard-scores"
     snapshots_table: str = "leaderboard-snapshots"
@@ -71,6 +69,15 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _fail_fast(self) -> Self:
+        if (
+            self.dynamodb_endpoint is None
+            and self.environment != "production"
+            and not self.allow_embedded_backend
+        ):
+            raise ValueError(
+                "set LEADERBOARD_DYNAMODB_ENDPOINT (or LEADERBOARD_ENVIRONMENT=production): the "
+                "embedded backend is not allowed here (LEADERBOARD_ALLOW_EMBEDDED_BACKEND=false)"
+            )
         if self.dev_api_key is not None and not self.uses_embedded_backend:
             raise ValueError(
                 "LEADERBOARD_DEV_API_KEY is accepted only with the embedded backend "

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from app.bootstrap import open_runtime
 from app.local.embedded import EmbeddedDynamo
 from app.logging import configure_logging
-from app.store.dynamo import DynamoStore, open_client
 from app.store.tables import TableNames
 from tests.conftest import Service, make_settings, serve
 from tests.faults import InFlightItems, install
@@ -64,19 +64,15 @@ async def run_level(endpoint: str, in_flight: int, players: int, instances: int 
     )
     result = LevelResult(in_flight, players)
     rng = random.Random(in_flight)
-    async with open_client(
-        endpoint=endpoint, region="us-east-1", dummy_credentials=True, read_timeout=300
-    ) as client:
-        store = DynamoStore(client, tables)
-        await store.create_tables()
+    async with open_runtime(
+        settings.model_copy(update={"dynamodb_read_timeout_seconds": 300}), create_tables=True
+    ) as runtime:
         conflicts = InFlightItems()
         async with AsyncExitStack() as stack:
             services: list[Service] = [
                 await stack.enter_async_context(serve(settings)) for _ in range(instances)
             ]
-            faults = [
-                install(s.state.store.client, endpoint, in_flight=conflicts) for s in services
-            ]
+            faults = [install(s.runtime.client, endpoint, in_flight=conflicts) for s in services]
             gate = asyncio.Semaphore(in_flight)
             base = now_ms() - 600_000
 
@@ -104,11 +100,11 @@ async def run_level(endpoint: str, in_flight: int, players: int, instances: int 
             result.attempts = sum(f.seen["TransactWriteItems"] for f in faults)
             result.most_attempts = max(conflicts.sent.values(), default=0)
             print(f"  {in_flight} in flight: {result.succeeded} succeeded, {dict(result.failures)}")
-        result.counters = await counter_total(store, BOARD)
-        page = await store.query_board(BOARD, limit=players + 1, start=None)
+        result.counters = await counter_total(runtime, BOARD)
+        page = await runtime.stores.index.query_board(BOARD, limit=players + 1, start=None)
         result.board_count = len(page.entries)
         for name in (tables.scores, tables.snapshots):
-            await client.delete_table(TableName=name)
+            await runtime.client.delete_table(TableName=name)
     return result
 
 

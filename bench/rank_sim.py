@@ -2,7 +2,7 @@
 
 Run it as ``uv run python -m bench.rank_sim [--sizes 10000,100000] [--quick] [--out FILE]``.
 
-Every player of every board is ranked by a vectorised (numpy) model of ``app.services.ranking.rank_of``
+Every player of every board is ranked by a vectorised (numpy) model of ``app.services.rank.rank_of``
 and of the seeds' algorithm (count from the top to 2,000, then a range from 128 log buckets), with
 what each answer costs in DynamoDB terms. The model is trusted only because, on a sample of players of
 every board and layout, the real ``rank_of`` runs over ``SimRankReader`` (an in-memory ``RankReader``:
@@ -32,9 +32,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from app.domain.buckets import SEEDS_LAYOUT, BucketLayout
-from app.domain.keys import SCORE_CEILING, RankKey, build_rank_key, key_just_below, score_prefix
-from app.domain.ranking import EstimatedRank, ExactRank, Rank, rank_from_counts
-from app.services.ranking import RankQuery, rank_of
+from app.domain.keys import SCORE_CEILING, RankKey, key_just_below, score_prefix
+from app.domain.ranks import EstimatedRank, ExactRank, Rank, rank_from_counts
+from app.services.rank import RankQuery, rank_of
 
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
@@ -94,7 +94,7 @@ def fine_item_bytes(bucket: int, slot: int, n: int) -> int:
 INDEX_ENTRY_BYTES: Final = item_bytes(
     {
         "leaderboardId": BOARD_ID,
-        "rankKey": build_rank_key(1, BASE_MS, player_id(0)),
+        "rankKey": RankKey(1, BASE_MS, player_id(0)).encode(),
         "playerId": player_id(0),
         "displayName": "x" * 12,
         "country": "GB",
@@ -275,7 +275,7 @@ SEEDS: Final = LayoutSpec(128, 1, seeds=True)
 FULL_READ: Final = LayoutSpec(128, 512)
 """The first default: 128 x 512 with every fine counter of the bucket read."""
 DEFAULT: Final = LayoutSpec(128, 1_024, nearer_half=True)
-"""The service's layout (``BucketLayout()``) and read (``app.services.ranking.rank_of``)."""
+"""The service's layout (``BucketLayout()``) and read (``app.services.rank.rank_of``)."""
 LAYOUTS: Final = (
     SEEDS,
     LayoutSpec(64, 1),

@@ -20,12 +20,13 @@ import structlog
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
-from app.api.state import AppState
+from app.api.deps import AppState
+from app.bootstrap import Runtime, open_runtime
 from app.local.embedded import EmbeddedDynamo
 from app.logging import configure_logging
 from app.main import create_app
-from app.settings import ApiKeyEntry, Settings, hash_key
-from app.store.dynamo import DynamoStore, open_client
+from app.services.keys import digest_of
+from app.settings import ApiKeyEntry, Settings
 from app.store.tables import TableNames
 
 SUBMIT_KEY = "test-submit-trivia-key"
@@ -68,12 +69,12 @@ def make_settings(endpoint: str, tables: TableNames, **overrides: object) -> Set
         "read_burst": 10_000,
         "api_keys": [
             ApiKeyEntry(
-                name="trivia-server", sha256=hash_key(SUBMIT_KEY), scopes=["submit:trivia"]
+                name="trivia-server", sha256=digest_of(SUBMIT_KEY), scopes=["submit:trivia"]
             ),
             ApiKeyEntry(
-                name="chess-server", sha256=hash_key(OTHER_GAME_KEY), scopes=["submit:chess"]
+                name="chess-server", sha256=digest_of(OTHER_GAME_KEY), scopes=["submit:chess"]
             ),
-            ApiKeyEntry(name="ops", sha256=hash_key(ADMIN_KEY), scopes=["admin"]),
+            ApiKeyEntry(name="ops", sha256=digest_of(ADMIN_KEY), scopes=["admin"]),
         ],
     }
     values.update(overrides)
@@ -86,16 +87,13 @@ def settings(dynamo_endpoint: str, table_names: TableNames) -> Settings:
 
 
 @pytest.fixture
-async def store(settings: Settings, table_names: TableNames) -> AsyncIterator[DynamoStore]:
-    """The real adapter on fresh tables, dropped afterwards so moto stays small and fast."""
-    async with open_client(
-        endpoint=settings.dynamodb_endpoint, region=settings.region, dummy_credentials=True
-    ) as client:
-        adapter = DynamoStore(client, table_names, counter_shards=settings.counter_shards)
-        await adapter.create_tables()
-        yield adapter
+async def runtime(settings: Settings, table_names: TableNames) -> AsyncIterator[Runtime]:
+    """The real adapters on fresh tables, built by the composition root as the service builds
+    them, the tables dropped afterwards so moto stays small and fast."""
+    async with open_runtime(settings, create_tables=True) as opened:
+        yield opened
         for name in (table_names.scores, table_names.snapshots):
-            await client.delete_table(TableName=name)
+            await opened.client.delete_table(TableName=name)
 
 
 @dataclass
@@ -112,6 +110,11 @@ class Service:
         state: AppState = self.app.state.leaderboard
         return state
 
+    @property
+    def runtime(self) -> Runtime:
+        runtime: Runtime = self.app.state.runtime
+        return runtime
+
 
 @asynccontextmanager
 async def serve(settings: Settings) -> AsyncIterator[Service]:
@@ -126,6 +129,6 @@ async def serve(settings: Settings) -> AsyncIterator[Service]:
 
 
 @pytest.fixture
-async def service(settings: Settings, store: DynamoStore) -> AsyncIterator[Service]:
+async def service(settings: Settings, runtime: Runtime) -> AsyncIterator[Service]:
     async with serve(settings) as running:
         yield running

@@ -65,6 +65,11 @@ def throttled() -> AioAWSResponse:
     )
 
 
+def rejected(message: str) -> AioAWSResponse:
+    """DynamoDB refusing a request as malformed."""
+    return dynamo_response(400, {"__type": _PREFIX + "ValidationException", "message": message})
+
+
 Rule = Callable[[str, dict[str, Any]], AioAWSResponse | None]
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
+from app.bootstrap import Runtime
 from app.domain.clock import iso_ms, to_ms
-from app.store.dynamo import DynamoStore
 from tests.conftest import SUBMIT_KEY
 
 
@@ -39,22 +39,22 @@ async def submit(
     return await http.post("/v1/scores", json=body, headers=headers)
 
 
-async def scores_items(store: DynamoStore) -> list[dict[str, Any]]:
+async def scores_items(runtime: Runtime) -> list[dict[str, Any]]:
     """Every item of the Scores table (small tables only)."""
     items: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"TableName": store.tables.scores, "ConsistentRead": True}
+    kwargs: dict[str, Any] = {"TableName": runtime.tables.scores, "ConsistentRead": True}
     while True:
-        page = await store.client.scan(**kwargs)
+        page = await runtime.client.scan(**kwargs)
         items.extend(page.get("Items", []))
         if "LastEvaluatedKey" not in page:
             return items
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-async def counter_total(store: DynamoStore, board_id: str) -> tuple[int, int]:
+async def counter_total(runtime: Runtime, board_id: str) -> tuple[int, int]:
     """(sum of coarse counters, sum of fine counters) of a board, from a scan."""
     coarse = fine = 0
-    for item in await scores_items(store):
+    for item in await scores_items(runtime):
         pk = item["playerId"]["S"]
         if pk.startswith(f"hist#{board_id}#c"):
             coarse += int(item["n"]["N"])

@@ -1,48 +1,33 @@
-"""Admin endpoints (admin-scoped key): seeding and reconciling a board (snapshots and erasure
-too, as they land). Each calls the same service function as the ``leaderboard`` command."""
+"""Admin endpoints (a key with the admin scope): seeding, reconciling, snapshotting a board now,
+and erasing a player. Each calls the same service function as the ``leaderboard`` command."""
 
 from __future__ import annotations
 
-import dataclasses
-from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 
-from app.api.deps import PrincipalDep, StateDep, limit_reads, read_text_body
-from app.api.routes import PathId, PeriodParam, _problems, parse_board
+from app.api.deps import BoardDep, NowDep, PathId, PrincipalDep, StateDep, read_text_body
+from app.api.schemas import (
+    ErasureOut,
+    ReconcileReportOut,
+    SeedReportOut,
+    SnapshotOut,
+    problem_responses,
+)
+from app.domain.seed_file import parse_seed_text
 from app.services.erasure import erase_player
 from app.services.reconcile import reconcile_board
-from app.services.seeding import SeedPolicy, parse_seed_text, seed_board
-from app.services.snapshots import get_snapshot, list_snapshots, take_snapshot
-from app.store.operations import BoardOperations
+from app.services.seeding import SeedPorts, seed_board
+from app.services.snapshots import SnapshotPorts, take_snapshot
 
-admin = APIRouter()
-
-
-def _operations(state: StateDep) -> BoardOperations:
-    return BoardOperations(
-        state.store.client,
-        state.store.tables,
-        counter_shards=state.settings.counter_shards,
-        in_flight=state.store.in_flight,
-    )
+router = APIRouter()
 
 
-def report_document(report: Any) -> dict[str, Any]:
-    """A service report as JSON: its dataclass fields, camelCased at the top level."""
-    fields = dataclasses.asdict(report)
-    return {_camel(name): value for name, value in fields.items()}
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-@admin.post(
+@router.post(
     "/v1/leaderboards/{game}/{variant}/{period}/seed",
-    responses=_problems(400, 401, 403, 409, 413, 415, 422),
+    response_model=SeedReportOut,
+    responses=problem_responses(400, 401, 403, 409, 413, 415, 422),
     summary="Bulk-load a board under its seeding lease (CSV or JSON lines body)",
     openapi_extra={
         "requestBody": {
@@ -55,146 +40,95 @@ def _camel(name: str) -> str:
     },
 )
 async def post_seed(
-    state: StateDep,
-    principal: PrincipalDep,
-    request: Request,
-    game: PathId,
-    variant: PathId,
-    period: PeriodParam,
-) -> dict[str, Any]:
+    state: StateDep, principal: PrincipalDep, request: Request, board: BoardDep, now: NowDep
+) -> SeedReportOut:
     principal.require_admin()
-    now = datetime.now(UTC)
-    board = parse_board(game, variant, period, now)
-    text, media_type = await read_text_body(request, state.settings)
+    text, media_type = await read_text_body(request, state.max_body_bytes)
     seed = parse_seed_text(
-        text,
-        board=board,
-        now=now,
-        file_format="csv" if media_type == "text/csv" else "jsonl",
+        text, board=board, now=now, file_format="csv" if media_type == "text/csv" else "jsonl"
     )
+    stores = state.stores
     report = await seed_board(
-        store=_operations(state),
+        ports=SeedPorts(stores.standings, stores.index, stores.counters, stores.leases),
         board=board,
         seed=seed,
-        policy=SeedPolicy.from_settings(state.settings),
+        policy=state.policies.seed,
     )
-    return report_document(report)
+    return SeedReportOut.of(report)
 
 
-@admin.post(
+@router.post(
     "/v1/leaderboards/{game}/{variant}/{period}/reconcile",
-    responses=_problems(401, 403, 409, 422),
+    response_model=ReconcileReportOut,
+    responses=problem_responses(401, 403, 409, 422),
     summary="Recount a board twice and compare with its counters; repair with apply=true",
 )
 async def post_reconcile(
     state: StateDep,
     principal: PrincipalDep,
-    game: PathId,
-    variant: PathId,
-    period: PeriodParam,
+    board: BoardDep,
     apply: Annotated[bool, Query(description="repair where both passes agree")] = False,
-) -> dict[str, Any]:
+) -> ReconcileReportOut:
     principal.require_admin()
-    board = parse_board(game, variant, period, datetime.now(UTC))
     report = await reconcile_board(
-        store=_operations(state),
+        index=state.stores.index,
+        counters=state.stores.counters,
+        leases=state.stores.leases,
         board=board,
-        layout=state.policy.layout,
-        retention=state.settings.retention,
+        layout=state.policies.layout,
+        retention=state.policies.retention,
         apply=apply,
     )
-    return report_document(report)
+    return ReconcileReportOut.of(report)
 
 
-snapshots = APIRouter(dependencies=[Depends(limit_reads)])
-
-
-@snapshots.get(
-    "/v1/leaderboards/{game}/{variant}/{period}/snapshots",
-    responses=_problems(422, 429),
-    summary="A board's snapshots, newest first",
-)
-async def get_snapshots(
-    state: StateDep, game: PathId, variant: PathId, period: PeriodParam
-) -> dict[str, Any]:
-    board = parse_board(game, variant, period, datetime.now(UTC))
-    found = await list_snapshots(archive=state.archive, board=board)
-    return {"snapshots": [summary.document() for summary in found]}
-
-
-SnapshotTime = Annotated[
-    str,
-    Path(
-        description="snapshotTakenAt as listed, an ISO 8601 UTC time (a time the calendar has, "
-        "or 422)",
-        examples=["2026-11-30T00:00:00.000Z"],
-        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$",
-    ),
-]
-
-
-@snapshots.get(
-    "/v1/leaderboards/{game}/{variant}/{period}/snapshots/{snapshot_taken_at}",
-    responses=_problems(404, 422, 429),
-    summary="One snapshot: the board's top and player count when it was taken",
-)
-async def get_one_snapshot(
-    state: StateDep,
-    game: PathId,
-    variant: PathId,
-    period: PeriodParam,
-    snapshot_taken_at: SnapshotTime,
-) -> dict[str, Any]:
-    board = parse_board(game, variant, period, datetime.now(UTC))
-    snapshot = await get_snapshot(archive=state.archive, board=board, taken_at=snapshot_taken_at)
-    return snapshot.document()
-
-
-@admin.post(
+@router.post(
     "/v1/leaderboards/{game}/{variant}/{period}/snapshots",
     status_code=201,
-    responses=_problems(401, 403, 404, 409, 422),
+    response_model=SnapshotOut,
+    responses=problem_responses(401, 403, 404, 409, 422),
     summary="Take a snapshot of a board now",
 )
 async def post_snapshot(
     state: StateDep,
     principal: PrincipalDep,
-    game: PathId,
-    variant: PathId,
-    period: PeriodParam,
+    board: BoardDep,
+    now: NowDep,
     top: Annotated[int, Query(ge=1, le=1000, description="entries kept")] = 100,
-) -> dict[str, Any]:
+) -> SnapshotOut:
     principal.require_admin()
-    now = datetime.now(UTC)
-    board = parse_board(game, variant, period, now)
+    stores = state.stores
     snapshot = await take_snapshot(
-        store=state.store,
-        archive=state.archive,
+        ports=SnapshotPorts(
+            stores.index, stores.counters, stores.standings, stores.snapshots, stores.registry
+        ),
         board=board,
         now=now,
-        retention=state.settings.retention,
+        retention=state.policies.retention,
         top_n=top,
     )
-    return snapshot.document()
+    return SnapshotOut.of(snapshot)
 
 
-@admin.delete(
+@router.delete(
     "/v1/players/{player_id}",
-    responses=_problems(401, 403, 409, 422, 503),
+    response_model=ErasureOut,
+    responses=problem_responses(401, 403, 409, 422, 503),
     summary="Erase a player everywhere (GDPR); idempotent",
 )
 async def delete_player(
-    state: StateDep, principal: PrincipalDep, player_id: PathId, response: Response
-) -> dict[str, Any]:
+    state: StateDep, principal: PrincipalDep, player_id: PathId, now: NowDep, response: Response
+) -> ErasureOut:
     principal.require_admin()
     report = await erase_player(
-        store=state.archive,
+        standings=state.stores.standings,
+        requests=state.stores.requests,
+        snapshots=state.stores.snapshots,
         player_id=player_id,
-        layout=state.policy.layout,
-        now=datetime.now(UTC),
+        layout=state.policies.layout,
+        now=now,
     )
-    document = report.document()
     if not report.complete:
         # Snapshot memberships younger than the grace period were left: erase again shortly.
         response.status_code = 202
-    return document
+    return ErasureOut.of(report)

@@ -1,30 +1,47 @@
-"""``Annotated`` dependency aliases: routes declare what they need, never how it is built."""
+"""What the lifespan opens once and every request shares (``AppState``, typed by the ports), and
+the ``Annotated`` dependency aliases routes declare: what they need, never how it is built."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Annotated, Any, cast
 
 import structlog
-from fastapi import Depends, Header, Request, Response
+from fastapi import Depends, Header, Path, Request, Response
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 
-from app.api.auth import Principal
 from app.api.problems import validation_errors
-from app.api.ratelimit import Decision, ratelimit_headers
+from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
 from app.api.schemas import ScoreSubmission
-from app.api.state import AppState
+from app.domain.keys import ID_PATTERN
+from app.domain.periods import Board, Period
+from app.domain.principal import Principal
 from app.errors import (
     InvalidInput,
     MalformedJson,
     PayloadTooLarge,
     UnsupportedMediaType,
 )
-from app.settings import Settings
-from app.store.dynamo import DynamoStore
+from app.services.auth import KeyAuthenticator
+from app.services.policies import Policies
+from app.services.ports import Stores
+from app.services.registry import BoardRegistrar
+
+
+@dataclass(frozen=True)
+class AppState:
+    stores: Stores
+    policies: Policies
+    keys: KeyAuthenticator
+    registrar: BoardRegistrar
+    write_limits: RateLimiter
+    read_limits: RateLimiter
+    max_body_bytes: int
 
 
 def get_state(request: Request) -> AppState:
@@ -34,16 +51,46 @@ def get_state(request: Request) -> AppState:
 StateDep = Annotated[AppState, Depends(get_state)]
 
 
-def get_store(state: StateDep) -> DynamoStore:
-    return state.store
+def get_stores(state: StateDep) -> Stores:
+    return state.stores
 
 
-def get_settings_dep(state: StateDep) -> Settings:
-    return state.settings
+def get_policies(state: StateDep) -> Policies:
+    return state.policies
 
 
-StoreDep = Annotated[DynamoStore, Depends(get_store)]
-SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+StoresDep = Annotated[Stores, Depends(get_stores)]
+PoliciesDep = Annotated[Policies, Depends(get_policies)]
+
+
+def get_now() -> datetime:
+    """The request's one "now" (FastAPI resolves a dependency once per request)."""
+    return datetime.now(UTC)
+
+
+NowDep = Annotated[datetime, Depends(get_now)]
+
+PathId = Annotated[str, Path(pattern=ID_PATTERN)]
+PeriodParam = Annotated[
+    str,
+    Path(
+        description="alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www "
+        "(a date the calendar has, or 422)",
+        examples=["alltime", "day:2026-11-30", "week:2026-W48"],
+        pattern=r"^(alltime|day|week|day:\d{4}-\d{2}-\d{2}|week:\d{4}-W\d{2})$",
+    ),
+]
+
+
+def get_board(game: PathId, variant: PathId, period: PeriodParam, now: NowDep) -> Board:
+    """The board a ``/v1/leaderboards/{game}/{variant}/{period}`` path names."""
+    try:
+        return Board(game, variant, Period.parse(period, now=now))
+    except ValueError as exc:
+        raise InvalidInput(str(exc), errors=[{"field": "period", "message": str(exc)}]) from None
+
+
+BoardDep = Annotated[Board, Depends(get_board)]
 
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer <key>`")
@@ -114,13 +161,13 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-async def read_json_body(request: Request, settings: SettingsDep) -> Any:
+async def read_json_body(request: Request, state: StateDep) -> Any:
     """The body as JSON: 415 unless it says it is JSON, 413 over the limit (checked while
     streaming, so a lying Content-Length cannot get more through), 400 if it does not parse."""
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise UnsupportedMediaType("send the body as application/json")
-    body = await _read_limited(request, settings.max_body_bytes)
+    body = await _read_limited(request, state.max_body_bytes)
     try:
         return json.loads(body, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -148,13 +195,13 @@ def refuse_unknown_query(request: Request) -> None:
         )
 
 
-async def read_text_body(request: Request, settings: Settings) -> tuple[str, str]:
+async def read_text_body(request: Request, max_bytes: int) -> tuple[str, str]:
     """A text body (CSV or JSON lines) and its media type: 415 for anything else, 413 over the
     body limit."""
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type not in {"text/csv", "application/x-ndjson", "application/jsonl"}:
         raise UnsupportedMediaType("send the rows as text/csv or application/x-ndjson")
-    body = await _read_limited(request, settings.max_body_bytes)
+    body = await _read_limited(request, max_bytes)
     try:
         return body.decode("utf-8"), media_type
     except UnicodeDecodeError:

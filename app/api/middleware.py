@@ -11,8 +11,8 @@ import uuid
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.errors import PROBLEM_JSON
-from app.store.accounting import CallStats, current_stats
+from app.errors import PROBLEM_JSON, Unavailable
+from app.telemetry import CallStats, current_stats
 
 log = structlog.get_logger("app.request")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -83,22 +83,16 @@ class RequestContext:
 
 
 async def _send_timeout(send: Send, path: str, deadline: float) -> None:
-    body = json.dumps(
-        {
-            "type": "/problems/unavailable",
-            "title": "Service unavailable",
-            "status": 503,
-            "detail": f"the request took longer than {deadline:g} s; retry shortly",
-            "instance": path,
-        }
-    ).encode()
+    error = Unavailable(f"the request took longer than {deadline:g} s; retry shortly")
+    body = json.dumps(error.problem(path)).encode()
+    headers = [(name.lower().encode(), value.encode()) for name, value in error.headers().items()]
     await send(
         {
             "type": "http.response.start",
-            "status": 503,
+            "status": error.status,
             "headers": [
                 (b"content-type", PROBLEM_JSON.encode()),
-                (b"retry-after", b"1"),
+                *headers,
                 (b"content-length", str(len(body)).encode()),
             ],
         }

@@ -1,7 +1,9 @@
-"""The one place errors become RFC 9457 problem documents."""
+"""The one place errors become RFC 9457 problem responses (documents built by
+``app.errors.problem_document``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -10,7 +12,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.errors import PROBLEM_JSON, IdempotencyKeyMissing, LeaderboardError
+from app.errors import (
+    PROBLEM_JSON,
+    IdempotencyKeyMissing,
+    InvalidInput,
+    LeaderboardError,
+    StoreRejected,
+    problem_document,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -18,9 +27,15 @@ _HTTP_TITLES = {404: "Not found", 405: "Method not allowed", 406: "Not acceptabl
 
 
 def problem_response(
-    status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    status: int, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
-    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_JSON)
+    return JSONResponse(
+        dict(body), status_code=status, headers=dict(headers or {}), media_type=PROBLEM_JSON
+    )
+
+
+def error_response(error: LeaderboardError, instance: str) -> JSONResponse:
+    return problem_response(error.status, error.problem(instance), error.headers())
 
 
 def _field(loc: tuple[Any, ...] | list[Any]) -> str:
@@ -34,7 +49,14 @@ def validation_errors(errors: Any) -> list[dict[str, Any]]:
 async def _on_service_error(request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, LeaderboardError):  # pragma: no cover - registered for this type only
         raise exc
-    return problem_response(exc.status, exc.problem(request.url.path), exc.headers())
+    if isinstance(exc, StoreRejected):
+        # Our own request, refused: a bug, logged with DynamoDB's code to find it by, and
+        # answered as any other bug.
+        log.error("dynamodb_rejected_request", code=exc.code, detail=exc.detail)
+        return error_response(_bug(), request.url.path)
+    if exc.status >= 500:
+        log.warning("request_failed", problem=exc.slug, detail=exc.detail)
+    return error_response(exc, request.url.path)
 
 
 def _is_missing_idempotency_key(error: Any) -> bool:
@@ -49,44 +71,34 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
         raise exc
     if any(_is_missing_idempotency_key(e) for e in exc.errors()):
         missing = IdempotencyKeyMissing("send an Idempotency-Key header with every submission")
-        return problem_response(missing.status, missing.problem(request.url.path))
+        return error_response(missing, request.url.path)
     errors = validation_errors(exc.errors())
     fields = ", ".join(sorted({e["field"] or "request" for e in errors}))
-    body = {
-        "type": "/problems/invalid-input",
-        "title": "Invalid input",
-        "status": 422,
-        "detail": f"invalid: {fields}",
-        "instance": request.url.path,
-        "errors": errors,
-    }
-    return problem_response(422, body)
+    return error_response(InvalidInput(f"invalid: {fields}", errors=errors), request.url.path)
 
 
 async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, StarletteHTTPException):  # pragma: no cover
         raise exc
-    body = {
-        "type": "about:blank",
-        "title": _HTTP_TITLES.get(exc.status_code, "HTTP error"),
-        "status": exc.status_code,
-        "detail": str(exc.detail),
-        "instance": request.url.path,
-    }
-    return problem_response(exc.status_code, body, dict(exc.headers or {}))
+    body = problem_document(
+        status=exc.status_code,
+        title=_HTTP_TITLES.get(exc.status_code, "HTTP error"),
+        detail=str(exc.detail),
+        instance=request.url.path,
+    )
+    return problem_response(exc.status_code, body, exc.headers)
 
 
 async def _on_bug(request: Request, exc: Exception) -> JSONResponse:
     # A bug: logged in full under the request id, answered without internals.
     log.exception("unhandled_error", path=request.url.path)
-    body = {
-        "type": "/problems/internal",
-        "title": "Internal error",
-        "status": 500,
-        "detail": "the service failed unexpectedly; the request id identifies the log entry",
-        "instance": request.url.path,
-    }
-    return problem_response(500, body)
+    return error_response(_bug(), request.url.path)
+
+
+def _bug() -> LeaderboardError:
+    return LeaderboardError(
+        "the service failed unexpectedly; the request id identifies the log entry"
+    )
 
 
 def install_problem_handlers(app: FastAPI) -> None:

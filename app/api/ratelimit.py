@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.errors import LeaderboardError
+from app.errors import RateLimited
 
 Clock = Callable[[], float]
 """Seconds from a monotonic source; tests pass their own."""
@@ -133,7 +133,11 @@ class RateLimiter:
         on the successful response."""
         decision = self.check(key)
         if not decision.allowed:
-            raise RateLimited(decision)
+            raise RateLimited(
+                f"rate limit exceeded: at most {decision.policy.burst} requests at once and "
+                f"{decision.policy.rate:g} a second; retry after {decision.retry_after} s",
+                limit_headers=ratelimit_headers(decision),
+            )
         return decision
 
     def _drop_idle(self, now: float) -> None:
@@ -161,20 +165,3 @@ def ratelimit_headers(decision: Decision) -> dict[str, str]:
     if not decision.allowed:
         headers["Retry-After"] = str(decision.retry_after)
     return headers
-
-
-class RateLimited(LeaderboardError):
-    """429: the caller's bucket is empty. Served with ``Retry-After`` and the RateLimit headers;
-    nothing was done or stored for the request."""
-
-    status, title, slug = 429, "Too many requests", "rate-limited"
-
-    def __init__(self, decision: Decision) -> None:
-        super().__init__(
-            f"rate limit exceeded: at most {decision.policy.burst} requests at once and "
-            f"{decision.policy.rate:g} a second; retry after {decision.retry_after} s"
-        )
-        self.decision = decision
-
-    def headers(self) -> dict[str, str]:
-        return ratelimit_headers(self.decision)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -16,7 +17,14 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from app.domain.clock import iso_ms
 from app.domain.keys import ID_PATTERN, SCORE_CEILING
+from app.domain.models import Entry, SubmitOutcome
+from app.domain.ranks import ExactRank, Rank
+from app.services.erasure import ErasureReport
+from app.services.ports import Snapshot, SnapshotSummary
+from app.services.reconcile import CounterCell, CounterDifference, ReconcileReport
+from app.services.seeding import SeedReport
 
 Id = Annotated[str, Field(pattern=ID_PATTERN, examples=["player_123"])]
 RESERVED_GAMES = frozenset({"idem", "snap", "hist", "seedlock", "registry", "apikey"})
@@ -94,6 +102,26 @@ class SubmitResponse(_Model):
     player_id: str
     boards: list[BoardOutcomeOut]
 
+    @classmethod
+    def of(cls, outcome: SubmitOutcome) -> SubmitResponse:
+        boards = []
+        for board in outcome.boards:
+            fields: dict[str, Any] = {
+                "leaderboard_id": board.board_id,
+                "period": board.period,
+                "best": board.best,
+                "previous_best": board.previous_best,
+                "improved": board.improved,
+            }
+            # rankBefore/rankAfter are left out, not null, where they are not exact (the route
+            # serves the set fields only).
+            if board.rank_before is not None:
+                fields["rank_before"] = board.rank_before
+            if board.rank_after is not None:
+                fields["rank_after"] = board.rank_after
+            boards.append(BoardOutcomeOut.model_validate(fields))
+        return cls(player_id=outcome.player_id, boards=boards)
+
 
 class EntryOut(_Model):
     rank: int | None
@@ -102,6 +130,17 @@ class EntryOut(_Model):
     country: str | None
     score: int
     achieved_at: str
+
+    @classmethod
+    def of(cls, entry: Entry, rank: int | None) -> EntryOut:
+        return cls(
+            rank=rank,
+            player_id=entry.player_id,
+            display_name=entry.display_name,
+            country=entry.country,
+            score=entry.score,
+            achieved_at=iso_ms(entry.key.achieved_at_ms),
+        )
 
 
 class BoardPageOut(_Model):
@@ -128,6 +167,16 @@ class EstimatedRankOut(_Model):
 
 
 RankOut = Annotated[ExactRankOut | EstimatedRankOut, Field(discriminator="kind")]
+
+
+def rank_out(rank: Rank) -> ExactRankOut | EstimatedRankOut:
+    if isinstance(rank, ExactRank):
+        return ExactRankOut(rank=rank.rank, top_percent=rank.top_percent)
+    return EstimatedRankOut(
+        rank_range=rank.rank_range,
+        top_percent_range=rank.top_percent_range,
+        rank_estimate=rank.rank_estimate,
+    )
 
 
 class PlayerRankOut(_Model):
@@ -158,6 +207,151 @@ class StandingsOut(_Model):
     boards: list[BoardStandingOut]
 
 
+class SnapshotEntryOut(_Model):
+    rank: int
+    player_id: str | None
+    display_name: str | None
+    country: str | None
+    score: int | None
+    achieved_at: str | None
+
+
+class SnapshotOut(_Model):
+    leaderboard_id: str
+    snapshot_taken_at: str
+    reason: str
+    player_count: int
+    top_n: int
+    entries: list[SnapshotEntryOut]
+
+    @classmethod
+    def of(cls, snapshot: Snapshot) -> SnapshotOut:
+        return cls(
+            leaderboard_id=snapshot.board_id,
+            snapshot_taken_at=snapshot.taken_at,
+            reason=snapshot.reason,
+            player_count=snapshot.player_count,
+            top_n=snapshot.top_n,
+            entries=[
+                SnapshotEntryOut(
+                    rank=e.rank,
+                    player_id=e.player_id,
+                    display_name=e.display_name,
+                    country=e.country,
+                    score=e.score,
+                    achieved_at=e.achieved_at,
+                )
+                for e in snapshot.entries
+            ],
+        )
+
+
+class SnapshotSummaryOut(_Model):
+    snapshot_taken_at: str
+    reason: str
+    player_count: int
+
+
+class SnapshotListOut(_Model):
+    snapshots: list[SnapshotSummaryOut]
+
+    @classmethod
+    def of(cls, summaries: list[SnapshotSummary]) -> SnapshotListOut:
+        return cls(
+            snapshots=[
+                SnapshotSummaryOut(
+                    snapshot_taken_at=s.taken_at, reason=s.reason, player_count=s.player_count
+                )
+                for s in summaries
+            ]
+        )
+
+
+class RemovedOut(_Model):
+    boards: int
+    snapshots: int
+    idempotency_records: int
+
+
+class ErasureOut(_Model):
+    player_id: str
+    removed: RemovedOut
+
+    @classmethod
+    def of(cls, report: ErasureReport) -> ErasureOut:
+        return cls(
+            player_id=report.player_id,
+            removed=RemovedOut(
+                boards=report.boards,
+                snapshots=report.snapshots,
+                idempotency_records=report.idempotency_records,
+            ),
+        )
+
+
+class SeedReportOut(_Model):
+    board_id: str
+    rows_read: int
+    duplicates: int
+    rows_written: int
+    rows_created: int
+    rows_replaced: int
+    rows_skipped: int
+    counters_rebuilt: int
+    counter_conflicts: int
+    player_count: int
+    lease_released: bool
+
+    @classmethod
+    def of(cls, report: SeedReport) -> SeedReportOut:
+        return cls.model_validate(dataclasses.asdict(report))
+
+
+class CounterCellOut(_Model):
+    bucket: int
+    slot: int | None
+
+    @classmethod
+    def of(cls, cell: CounterCell) -> CounterCellOut:
+        return cls(bucket=cell.bucket, slot=cell.slot)
+
+
+class CounterDifferenceOut(_Model):
+    cell: CounterCellOut
+    stored: int
+    counted: int
+
+    @classmethod
+    def of(cls, difference: CounterDifference) -> CounterDifferenceOut:
+        return cls(
+            cell=CounterCellOut.of(difference.cell),
+            stored=difference.stored,
+            counted=difference.counted,
+        )
+
+
+class ReconcileReportOut(_Model):
+    board_id: str
+    applied: bool
+    player_count: int
+    differences: list[CounterDifferenceOut]
+    unsettled: list[CounterCellOut]
+    repaired: list[CounterDifferenceOut]
+    skipped: list[CounterDifferenceOut]
+
+    @classmethod
+    def of(cls, report: ReconcileReport) -> ReconcileReportOut:
+        return cls(
+            board_id=report.board_id,
+            applied=report.applied,
+            player_count=report.player_count,
+            differences=[CounterDifferenceOut.of(d) for d in report.differences],
+            unsettled=[CounterCellOut.of(c) for c in report.unsettled],
+            repaired=[CounterDifferenceOut.of(d) for d in report.repaired],
+            skipped=[CounterDifferenceOut.of(d) for d in report.skipped],
+        )
+
+
 class Problem(BaseModel):
     """RFC 9457 problem details."""
 
@@ -171,3 +365,11 @@ class Problem(BaseModel):
 
 class Health(BaseModel):
     status: str
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI ``responses`` of a route's problem statuses."""
+    return {
+        status: {"model": Problem, "content": {"application/problem+json": {}}}
+        for status in statuses
+    }

@@ -78,10 +78,6 @@ class RankKey:
         )
 
 
-def build_rank_key(score: int, achieved_at_ms: int, player_id: str) -> str:
-    return RankKey(score, achieved_at_ms, player_id).encode()
-
-
 def key_just_below(key: str) -> str:
     """The greatest string that no valid rank key lies strictly between and ``key``.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
 import os
 import signal
 import socket
@@ -51,6 +52,11 @@ class EmbeddedDynamo:
         return None if self._process is None else self._process.pid
 
     def start(self) -> str:
+        if importlib.util.find_spec("moto") is None:
+            raise RuntimeError(
+                "the embedded backend needs moto, which this install lacks: install the project "
+                "with its `local` dependency group (`uv sync`), or set LEADERBOARD_DYNAMODB_ENDPOINT"
+            )
         for _ in range(3):  # another process may take the free port before moto binds it
             self.port = free_port(self.host)
             self._process = subprocess.Popen(

@@ -10,7 +10,8 @@ from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.models import Entry
 from app.domain.periods import Board
 from app.errors import InvalidCursor
-from app.services.ports import ScoreStore
+from app.services.policies import ReadPolicy
+from app.services.ports import BoardIndex, CounterStore
 
 
 @dataclass(frozen=True)
@@ -36,14 +37,17 @@ def board_is_expired(board: Board, *, now: datetime, retention: timedelta) -> bo
 
 async def read_board(
     *,
-    store: ScoreStore,
+    index: BoardIndex,
+    counters: CounterStore,
+    policy: ReadPolicy,
     board: Board,
     limit: int,
     cursor: str | None,
-    cursor_secret: bytes,
     now: datetime,
-    retention: timedelta,
 ) -> BoardPage:
+    """One page of the board, best first, and its player count: one round trip (the index Query
+    and the counter reads together). ``cursor`` continues where the previous page stopped."""
+    cursor_secret, retention = policy.cursor_secret, policy.retention
     board_id = board.board_id
     start: tuple[str, str] | None = None
     first_rank = 1
@@ -56,7 +60,7 @@ async def read_board(
     if board_is_expired(board, now=now, retention=retention):
         return BoardPage(board_id, 0, [], None)
     page, counts = await asyncio.gather(
-        store.query_board(board_id, limit=limit, start=start), store.coarse_counts(board_id)
+        index.query_board(board_id, limit=limit, start=start), counters.coarse_counts(board_id)
     )
     entries = [RankedEntry(first_rank + i, entry) for i, entry in enumerate(page.entries)]
     next_cursor = None

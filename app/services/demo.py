@@ -12,7 +12,9 @@ from datetime import UTC, datetime, timedelta
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
 from app.domain.periods import Board, Period, PeriodKind
-from app.services.seeding import SeedingStore, SeedPolicy, parse_seed_text, seed_board
+from app.domain.seed_file import parse_seed_text
+from app.services.policies import SeedPolicy
+from app.services.seeding import SeedPorts, seed_board
 
 _FIRST = [
     "Ada",
@@ -57,7 +59,7 @@ def demo_rows(rng: random.Random, *, players: int, now: datetime) -> str:
 
 
 async def load_demo(
-    store: SeedingStore, *, retention: timedelta, players: int = 60, seed: int = 7
+    *, ports: SeedPorts, retention: timedelta, players: int = 60, seed: int = 7
 ) -> list[str]:
     """Fill the demo boards; returns their ids."""
     now = datetime.now(UTC)
@@ -69,6 +71,6 @@ async def load_demo(
         for kind in (PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK):
             board = Board("trivia", variant, Period.containing(kind, now))
             rows = parse_seed_text(text, board=board, now=now, file_format="csv")
-            await seed_board(store=store, board=board, seed=rows, policy=policy)
+            await seed_board(ports=ports, board=board, seed=rows, policy=policy)
             loaded.append(board.board_id)
     return loaded

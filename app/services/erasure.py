@@ -30,26 +30,32 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol, TypeVar
+from typing import TypeVar
 
 import structlog
 
 from app.domain.buckets import BucketLayout
-from app.domain.keys import RankKey, is_valid_id
+from app.domain.keys import is_valid_id
+from app.domain.models import CounterDelta, Standing
 from app.errors import (
     BoardBeingSeeded,
     ConditionFailed,
     InvalidInput,
+    LeaseHeld,
     TransactionCancelled,
     Unavailable,
 )
-from app.services.snapshots import Snapshot, SnapshotEntry
+from app.services.ports import (
+    ERASED,
+    Membership,
+    RequestPointer,
+    RequestRecord,
+    RequestStore,
+    SnapshotStore,
+    StandingStore,
+)
 
 log = structlog.get_logger(__name__)
-
-ERASED_STATUS = "erased"
-"""The status of an idempotency record whose response was erased: the key stays taken until the
-record expires, and a request with it must be refused (it can no longer be replayed)."""
 
 _PASSES = 3
 _CONCURRENCY = 16
@@ -57,50 +63,6 @@ _BACKOFF_BASE_S = 0.02
 _BACKOFF_CAP_S = 1.0
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class StandingRow:
-    """A player's row on a board, as erasure needs it."""
-
-    board_id: str
-    rank_key: str
-    version: int | None
-    expires_at: int | None
-
-
-@dataclass(frozen=True)
-class Membership:
-    """The player is (or was) in the snapshot ``board_id`` / ``taken_at``."""
-
-    board_id: str
-    taken_at: str
-    created_at: int | None
-    """Epoch seconds the row was written."""
-
-
-@dataclass(frozen=True)
-class RequestPointer:
-    """The player's data is in the idempotency record ``record_id`` (``idem#<client>#<key>``)."""
-
-    record_id: str
-    expires_at: int | None
-
-
-@dataclass(frozen=True)
-class PlayerRows:
-    standings: list[StandingRow]
-    memberships: list[Membership]
-    pointers: list[RequestPointer]
-    unknown: int = 0
-    """Rows of the player's partition of no kind above (left alone, and logged)."""
-
-
-@dataclass(frozen=True)
-class StoredRequest:
-    status: str
-    owner: str | None
-    response_json: str | None
 
 
 @dataclass(frozen=True)
@@ -117,58 +79,12 @@ class ErasureReport:
     def complete(self) -> bool:
         return self.pending_snapshots == 0
 
-    def document(self) -> dict[str, Any]:
-        """The body of ``DELETE /v1/players/{playerId}``."""
-        return {
-            "playerId": self.player_id,
-            "removed": {
-                "boards": self.boards,
-                "snapshots": self.snapshots,
-                "idempotencyRecords": self.idempotency_records,
-            },
-        }
-
-
-class ErasureStore(Protocol):
-    """What erasure reads and writes (``ArchiveStore`` implements it)."""
-
-    async def rows_of_player(self, player_id: str) -> PlayerRows:
-        """Every row in the player's partition of the base table, strongly consistent."""
-        ...
-
-    async def read_standing_row(self, player_id: str, board_id: str) -> StandingRow | None: ...
-
-    async def delete_standing(
-        self, player_id: str, row: StandingRow, *, bucket: int, slot: int, now_s: int
-    ) -> None:
-        """Delete the row if it is as read, with its counters' decrements, unless a seeding lease
-        holds the board; ``TransactionCancelled`` (reason 0: the lease, reason 1: the row)."""
-        ...
-
-    async def get_snapshot(self, board_id: str, taken_at: str) -> Snapshot | None: ...
-
-    async def replace_snapshot_entry(
-        self, board_id: str, taken_at: str, *, index: int, player_id: str, entry: SnapshotEntry
-    ) -> None:
-        """Put ``entry`` at ``index`` if that place still holds ``player_id``; else
-        ``ConditionFailed``."""
-        ...
-
-    async def delete_membership(self, player_id: str, board_id: str, taken_at: str) -> None: ...
-
-    async def read_request(self, record_id: str) -> StoredRequest | None: ...
-
-    async def erase_request(self, record_id: str, *, owner: str | None) -> None:
-        """Mark the record erased and drop its response and hash, if its owner is still
-        ``owner`` (a record with no owner: if it still has none); else ``ConditionFailed``."""
-        ...
-
-    async def delete_pointer(self, player_id: str, record_id: str) -> None: ...
-
 
 async def erase_player(
     *,
-    store: ErasureStore,
+    standings: StandingStore,
+    requests: RequestStore,
+    snapshots: SnapshotStore,
     player_id: str,
     layout: BucketLayout,
     now: datetime,
@@ -186,7 +102,9 @@ async def erase_player(
             f"{player_id!r} is not a player id",
             errors=[{"field": "playerId", "message": "not a player id"}],
         )
-    eraser = _Eraser(store, player_id, layout, now, max_attempts, snapshot_grace)
+    eraser = _Eraser(
+        _Ports(standings, requests, snapshots), player_id, layout, now, max_attempts, snapshot_grace
+    )
     for _ in range(_PASSES):
         if not await eraser.run_pass():
             break
@@ -204,17 +122,24 @@ async def erase_player(
     return report
 
 
+@dataclass(frozen=True)
+class _Ports:
+    standings: StandingStore
+    requests: RequestStore
+    snapshots: SnapshotStore
+
+
 class _Eraser:
     def __init__(
         self,
-        store: ErasureStore,
+        ports: _Ports,
         player_id: str,
         layout: BucketLayout,
         now: datetime,
         max_attempts: int,
         snapshot_grace: timedelta,
     ) -> None:
-        self._store = store
+        self._ports = ports
         self._player = player_id
         self._layout = layout
         self._now_s = int(now.timestamp())
@@ -231,7 +156,7 @@ class _Eraser:
 
     async def run_pass(self) -> bool:
         """One Query and the work it finds; ``False`` when it found nothing to do."""
-        rows = await self._store.rows_of_player(self._player)
+        rows = await self._ports.standings.rows_of_player(self._player)
         memberships = [m for m in rows.memberships if (m.board_id, m.taken_at) not in self._pending]
         if rows.unknown:
             log.warning("erasure_unknown_rows", player=self._player, rows=rows.unknown)
@@ -261,31 +186,31 @@ class _Eraser:
                 random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt))
             )
 
-    async def _erase_standing(self, row: StandingRow) -> bool:
-        current: StandingRow | None = row
+    async def _erase_standing(self, row: Standing) -> bool:
+        current: Standing | None = row
         for attempt in range(self._attempts):
             if attempt:
                 await self._backoff(attempt)
-                current = await self._store.read_standing_row(self._player, row.board_id)
+                current = await self._ports.standings.read_standing(row.board_id, self._player)
             if current is None:
                 return False  # gone meanwhile (another erasure, or its TTL)
-            bucket, slot = self._layout.fine_of(RankKey.decode(current.rank_key).score)
+            bucket, slot = self._layout.fine_of(current.entry.score)
             try:
-                await self._store.delete_standing(
-                    self._player, current, bucket=bucket, slot=slot, now_s=self._now_s
+                await self._ports.standings.delete_standing(
+                    current, counters=(CounterDelta(bucket, slot, -1),), now_s=self._now_s
                 )
+            except LeaseHeld:
+                raise BoardBeingSeeded(
+                    f"board {row.board_id} is being seeded; erase the player again when it "
+                    "is done (what was erased stays erased)",
+                    retry_after=30,
+                ) from None
             except TransactionCancelled as cancelled:
-                if cancelled.reasons and cancelled.reasons[0] == "ConditionalCheckFailed":
-                    raise BoardBeingSeeded(
-                        f"board {row.board_id} is being seeded; erase the player again when it "
-                        "is done (what was erased stays erased)",
-                        retry_after=30,
-                    ) from None
                 log.info(
                     "erasure_transaction_cancelled",
                     board=row.board_id,
                     attempt=attempt + 1,
-                    reasons=cancelled.reasons,
+                    reason=cancelled.kind,
                 )
             else:
                 return True
@@ -298,7 +223,7 @@ class _Eraser:
         board_id, taken_at = membership.board_id, membership.taken_at
         for attempt in range(self._attempts):
             await self._backoff(attempt)
-            snapshot = await self._store.get_snapshot(board_id, taken_at)
+            snapshot = await self._ports.snapshots.get_snapshot(board_id, taken_at)
             if snapshot is None:
                 age = self._now_s - (membership.created_at or 0)
                 if age < self._grace_s:
@@ -307,14 +232,14 @@ class _Eraser:
                     log.warning("erasure_snapshot_pending", player=self._player, board=board_id)
                     return False
                 # A snapshot that was never written (its writer failed): nothing to scrub.
-                await self._store.delete_membership(self._player, board_id, taken_at)
+                await self._ports.snapshots.delete_membership(self._player, board_id, taken_at)
                 return False
             place = next(
                 (i for i, e in enumerate(snapshot.entries) if e.player_id == self._player), None
             )
             if place is not None:
                 try:
-                    await self._store.replace_snapshot_entry(
+                    await self._ports.snapshots.replace_snapshot_entry(
                         board_id,
                         taken_at,
                         index=place,
@@ -323,32 +248,32 @@ class _Eraser:
                     )
                 except ConditionFailed:
                     continue  # the entries changed under us (they never move): read again
-            await self._store.delete_membership(self._player, board_id, taken_at)
+            await self._ports.snapshots.delete_membership(self._player, board_id, taken_at)
             return place is not None
         raise Unavailable(f"could not scrub snapshot {board_id} {taken_at}; run it again")
 
     async def _erase_request(self, pointer: RequestPointer) -> bool:
         for attempt in range(self._attempts):
             await self._backoff(attempt)
-            record = await self._store.read_request(pointer.record_id)
+            record = await self._ports.requests.read_request(pointer.record_id)
             if record is None:
                 ours = False  # expired and deleted already
-            elif record.status == ERASED_STATUS:
+            elif record.status == ERASED:
                 ours = True  # an earlier run scrubbed it and stopped before the pointer
             elif not _holds_player(record, self._player):
                 ours = False  # the key was used again by another player after this one expired
             else:
                 try:
-                    await self._store.erase_request(pointer.record_id, owner=record.owner)
+                    await self._ports.requests.erase_request(pointer.record_id, owner=record.owner)
                 except ConditionFailed:
                     continue  # taken over or completed meanwhile: read again
                 ours = True
-            await self._store.delete_pointer(self._player, pointer.record_id)
+            await self._ports.requests.delete_pointer(self._player, pointer.record_id)
             return ours
         raise Unavailable("could not erase an idempotency record of the player; run it again")
 
 
-def _holds_player(record: StoredRequest, player_id: str) -> bool:
+def _holds_player(record: RequestRecord, player_id: str) -> bool:
     """Whether the record may hold the player's data: its response names them, or it has no
     response yet (in progress: the pointer was written for this very request)."""
     if record.response_json is None:

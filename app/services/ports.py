@@ -1,46 +1,47 @@
-"""The narrow ports the use cases depend on; the DynamoDB adapter and the test fakes implement them."""
+"""The ports: what the use cases need of storage, one ``Protocol`` per family of items, and the
+records that cross them. ``app/store`` implements every port over DynamoDB (one module per family);
+unit tests use small fakes. The composition root (``app/bootstrap.py``) bundles the adapters into a
+``Stores`` typed by these ports, which is all the service layer and the API ever see.
+
+Every method may raise ``Unavailable`` (or ``Throttled``) when DynamoDB does not answer, and
+``StoreRejected`` when it refuses a request as malformed (a bug of ours).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
-from app.domain.models import Entry, Page, Standing, StandingWrite
+from app.domain.keys import RankKey
+from app.domain.models import CounterDelta, Entry, Page, Standing, StandingWrite
+from app.domain.principal import Principal
+from app.domain.seed_file import SeedRow
 
+# ---- idempotency records ------------------------------------------------------------------------
 
-class RankReader(Protocol):
-    """What the rank code reads: the histogram and a capped count of index keys."""
-
-    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
-        """Players per coarse bucket (summed over shards); absent buckets are empty."""
-        ...
-
-    async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int
-    ) -> Mapping[int, int]:
-        """Players per fine slot ``first..last`` (inclusive) of coarse ``bucket``."""
-        ...
-
-    async def count_keys(
-        self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
-    ) -> tuple[int, bool]:
-        """Count index entries with ``low <= rankKey <= high`` (not ``exclude_player``'s), stopping
-        at ``limit``; returns the count and whether it stopped there."""
-        ...
+IN_PROGRESS = "in_progress"
+COMPLETED = "completed"
+ERASED = "erased"
+"""The status of a record whose response was erased: the key stays taken until the record expires,
+and a request with it is refused (it can no longer be replayed)."""
 
 
 @dataclass(frozen=True)
 class RequestRecord:
-    """An idempotency record as found when a reservation failed."""
+    """An idempotency record as stored: ``status`` is ``in_progress``, ``completed`` or ``erased``;
+    ``owner`` is the request working on it (absent once completed or erased)."""
 
     request_hash: str
     status: str
+    owner: str | None
     deadline_ms: int
     response_json: str | None
 
 
-class ScoreStore(RankReader, Protocol):
+class RequestStore(Protocol):
+    """Idempotency records (``idem#<client>#<key>``) and the player's pointers to them."""
+
     async def reserve_request(
         self,
         record_id: str,
@@ -51,32 +52,120 @@ class ScoreStore(RankReader, Protocol):
         now_ms: int,
         expires_at: int,
     ) -> RequestRecord | None:
-        """Reserve an idempotency record; ``None`` when reserved (new, expired, or a stale
-        in-progress record of the same request taken over), else the record in the way."""
-        ...
+        """Reserve the record: ``None`` when reserved (new, expired, or a stale in-progress record
+        of the same request taken over), else the record in the way, read by the same call."""
 
     async def complete_request(
         self, record_id: str, *, owner: str, response_json: str, expires_at: int
-    ) -> None: ...
+    ) -> None:
+        """Store the outcome if ``owner`` still owns the record; else ``ConditionFailed``."""
 
-    async def release_request(self, record_id: str, *, owner: str) -> None: ...
+    async def release_request(self, record_id: str, *, owner: str) -> None:
+        """Delete the reservation if ``owner`` still owns it (else leave it to the new owner)."""
+
+    async def note_request(self, player_id: str, record_id: str, *, expires_at: int) -> None:
+        """Point from the player to a record that holds their data (for erasure)."""
+
+    async def read_request(self, record_id: str) -> RequestRecord | None: ...
+
+    async def erase_request(self, record_id: str, *, owner: str | None) -> None:
+        """Mark the record erased, dropping its response and hash, if its owner is still ``owner``
+        (``None``: if it still has none); else ``ConditionFailed``."""
+
+    async def delete_pointer(self, player_id: str, record_id: str) -> None: ...
+
+
+# ---- standings ----------------------------------------------------------------------------------
+
+RowOutcome = Literal["created", "replaced", "kept"]
+"""What a seeded row did: a new entry, a better entry in place of a worse one, or nothing (the
+board already held an equal or better entry for that player)."""
+
+
+@dataclass(frozen=True)
+class Membership:
+    """The player is (or was) in the snapshot ``board_id`` / ``taken_at``."""
+
+    board_id: str
+    taken_at: str
+    created_at: int | None
+    """Epoch seconds the row was written."""
+
+
+@dataclass(frozen=True)
+class RequestPointer:
+    """The player's data is in the idempotency record ``record_id`` (``idem#<client>#<key>``)."""
+
+    record_id: str
+    expires_at: int | None
+
+
+@dataclass(frozen=True)
+class PlayerRows:
+    """Every row of a player's partition, by kind."""
+
+    standings: list[Standing]
+    memberships: list[Membership]
+    pointers: list[RequestPointer]
+    unknown: int = 0
+    """Rows of no kind above (left alone, and logged)."""
+
+
+class StandingStore(Protocol):
+    """Players' rows on boards (``<player>`` / ``<board>``, with ``rankKey``), written together
+    with their counters, and the player's partition as a whole."""
 
     async def read_standing(self, board_id: str, player_id: str) -> Standing | None:
         """The player's row, strongly consistent."""
-        ...
 
     async def write_standing(self, write: StandingWrite, *, token: str) -> None:
-        """Apply one board's write in one transaction (the row conditioned on the version read,
-        and its counters). Raises ``TransactionCancelled``."""
-        ...
+        """One board's write in one transaction: the row, conditioned on the version read, and
+        its counters. ``TransactionCancelled`` when it was not applied."""
 
-    async def lease_expiry(self, board_id: str) -> int | None:
-        """When the board's seeding lease runs out (epoch seconds), if there is one."""
-        ...
+    async def standings_of(self, player_id: str) -> list[Standing]:
+        """Every board row of the player: one Query on the base table."""
 
-    async def note_request(self, player_id: str, record_id: str, *, expires_at: int) -> None:
-        """Point from the player to an idempotency record holding their data (for erasure)."""
-        ...
+    async def rows_of_player(self, player_id: str) -> PlayerRows:
+        """Every row in the player's partition, strongly consistent."""
+
+    async def delete_standing(
+        self, standing: Standing, *, counters: Sequence[CounterDelta], now_s: int
+    ) -> None:
+        """Delete the row if it is as read, with its counters' changes, unless a seeding lease
+        holds the board: ``LeaseHeld``, or ``TransactionCancelled`` when the row changed."""
+
+    async def put_row_if_better(
+        self, board_id: str, row: SeedRow, *, expires_at: int | None
+    ) -> RowOutcome:
+        """Write a seeded row unless the board holds an equal or better entry for the player."""
+
+    async def players_on_board(self, board_id: str, player_ids: Sequence[str]) -> set[str]:
+        """Which of these players have a row on the board now, strongly consistent."""
+
+
+# ---- the index and the counters -----------------------------------------------------------------
+
+
+class RankReader(Protocol):
+    """What the rank code reads: the histogram and a capped count of index keys."""
+
+    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
+        """Players per coarse bucket (summed over shards); absent buckets are empty."""
+
+    async def fine_counts(
+        self, board_id: str, bucket: int, first: int, last: int
+    ) -> Mapping[int, int]:
+        """Players per fine slot ``first..last`` (inclusive) of coarse ``bucket``."""
+
+    async def count_keys(
+        self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
+    ) -> tuple[int, bool]:
+        """Count index entries with ``low <= rankKey <= high`` (not ``exclude_player``'s), stopping
+        at ``limit``; returns the count and whether it stopped there."""
+
+
+class BoardIndex(Protocol):
+    """RankIndex: a board in rank order (eventually consistent, as every GSI read)."""
 
     async def query_board(
         self, board_id: str, *, limit: int, start: tuple[str, str] | None
@@ -86,12 +175,262 @@ class ScoreStore(RankReader, Protocol):
         self, board_id: str, key: str, *, ahead: bool, limit: int
     ) -> list[Entry]:
         """Up to ``limit`` entries just ahead of (or behind) ``key``, nearest first."""
-        ...
 
-    async def standings_of(self, player_id: str) -> list[Standing]:
-        """Every board row of the player: one Query on the base table."""
-        ...
+    def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[RankKey]]:
+        """The board's rank keys, in pages, best first."""
 
+
+@dataclass(frozen=True)
+class CoarseItem:
+    """One coarse counter item: a shard of a coarse bucket."""
+
+    shard: int
+    bucket: int
+
+
+@dataclass(frozen=True)
+class FineItem:
+    """One fine counter item: a slot of a coarse bucket."""
+
+    bucket: int
+    slot: int
+
+
+CounterItem = CoarseItem | FineItem
+
+
+@dataclass(frozen=True)
+class StoredCounters:
+    """A board's counter items as read: coarse ``(shard, bucket) -> n`` and fine
+    ``(bucket, slot) -> n``; an absent key is an absent item (which counts as 0)."""
+
+    coarse: dict[tuple[int, int], int]
+    fine: dict[tuple[int, int], int]
+
+    def coarse_total(self, bucket: int) -> int:
+        return sum(n for (_, b), n in self.coarse.items() if b == bucket)
+
+    @property
+    def coarse_buckets(self) -> set[int]:
+        return {b for _, b in self.coarse}
+
+
+class CounterStore(Protocol):
+    """A board's histogram counters, read whole and set one by one (the reconciler's and the
+    seeder's view; submissions change them inside ``write_standing``)."""
+
+    @property
+    def counter_shards(self) -> int: ...
+
+    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
+        """Players per coarse bucket (summed over shards): the player count is their sum."""
+
+    async def read_counters(self, board_id: str, *, buckets: Iterable[int]) -> StoredCounters:
+        """Every coarse counter item (all shards) and the fine items of ``buckets``, strongly."""
+
+    async def set_counter(
+        self,
+        board_id: str,
+        item: CounterItem,
+        *,
+        n: int,
+        expected: int | None,
+        expires_at: int | None,
+    ) -> None:
+        """Set one counter item to ``n`` (delete it when ``n`` is 0) if it still holds
+        ``expected`` (``None``: absent); else ``ConditionFailed``."""
+
+
+# ---- seeding leases -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A board's seeding lease as read: who holds it and until when (epoch seconds)."""
+
+    holder: str
+    expires_at: int
+
+    def is_live(self, now_s: float) -> bool:
+        # The one rule everything applies: a lease holds the board while ``expiresAt > now``.
+        return self.expires_at > now_s
+
+
+class LeaseStore(Protocol):
+    async def read_lease(self, board_id: str) -> Lease | None:
+        """The board's seeding lease, strongly consistent (``None`` when there is none)."""
+
+    async def acquire_lease(
+        self, board_id: str, *, holder: str, expires_at: int, now_s: int
+    ) -> Lease | None:
+        """Take the lease if there is none or it has expired: ``None`` when taken, else the
+        lease in the way."""
+
+    async def renew_lease(self, board_id: str, *, holder: str, expires_at: int, now_s: int) -> bool:
+        """Extend the lease if ``holder`` still holds it and it has not expired."""
+
+    async def release_lease(self, board_id: str, *, holder: str) -> bool:
+        """Remove the lease if ``holder`` still holds it."""
+
+
+# ---- snapshots and the board registry -----------------------------------------------------------
+
+SnapshotReason = Literal["period-closed", "manual"]
+
+
+@dataclass(frozen=True)
+class SnapshotEntry:
+    """One place in a snapshot. An erased player's place keeps its ``rank`` and ``score`` (so the
+    other ranks and the score distribution stay as they were) and loses everything else."""
+
+    rank: int
+    player_id: str | None
+    display_name: str | None
+    country: str | None
+    score: int | None
+    achieved_at: str | None
+
+    def scrubbed(self) -> SnapshotEntry:
+        return SnapshotEntry(self.rank, None, None, None, self.score, None)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    board_id: str
+    taken_at: str
+    """ISO 8601 UTC with milliseconds and ``Z``: the sort key, and the snapshot's name."""
+    reason: str
+    player_count: int
+    top_n: int
+    entries: tuple[SnapshotEntry, ...]
+
+
+@dataclass(frozen=True)
+class SnapshotSummary:
+    taken_at: str
+    reason: str
+    player_count: int
+
+
+class SnapshotStore(Protocol):
+    """The Snapshots table, and the membership rows that let erasure find a player's snapshots."""
+
+    async def add_memberships(
+        self, board_id: str, taken_at: str, player_ids: Sequence[str]
+    ) -> None: ...
+
+    async def remove_memberships(
+        self, board_id: str, taken_at: str, player_ids: Sequence[str]
+    ) -> None: ...
+
+    async def delete_membership(self, player_id: str, board_id: str, taken_at: str) -> None: ...
+
+    async def put_snapshot(self, snapshot: Snapshot) -> None:
+        """Write a new snapshot; ``ConditionFailed`` if one exists with that board and time."""
+
+    async def put_closing_snapshot(self, snapshot: Snapshot) -> bool:
+        """Write the board's period-closed snapshot and mark its registry row, together; ``False``
+        (nothing written) if the row is marked already, or is missing."""
+
+    async def list_snapshots(self, board_id: str, *, limit: int) -> list[SnapshotSummary]:
+        """Newest first."""
+
+    async def get_snapshot(self, board_id: str, taken_at: str) -> Snapshot | None: ...
+
+    async def replace_snapshot_entry(
+        self, board_id: str, taken_at: str, *, index: int, player_id: str, entry: SnapshotEntry
+    ) -> None:
+        """Put ``entry`` at ``index`` if that place still holds ``player_id``; else
+        ``ConditionFailed``."""
+
+
+@dataclass(frozen=True)
+class RegisteredBoard:
+    board_id: str
+    expires_at: int | None
+    closed_snapshot_at: str | None
+    """When the board's period-closed snapshot was taken, once it has been."""
+
+
+class BoardRegistry(Protocol):
+    async def register_board(self, board_id: str, *, expires_at: int | None) -> bool:
+        """Record the board once; ``True`` if this call recorded it, ``False`` if it was known."""
+
+    async def registered_boards(self) -> list[RegisteredBoard]: ...
+
+
+# ---- API keys -----------------------------------------------------------------------------------
+
+KEY_ID_LENGTH = 8
+"""Hex characters of the digest shown in listings: enough to tell keys apart, useless to an attacker."""
+
+
+@dataclass(frozen=True)
+class StoredKey:
+    """A key as the store holds it. ``digest`` is the SHA-256 hex digest of the plaintext."""
+
+    digest: str
+    name: str
+    scopes: tuple[str, ...]
+    created_at: str
+    revoked_at: str | None = None
+
+    @property
+    def key_id(self) -> str:
+        return self.digest[:KEY_ID_LENGTH]
+
+    @property
+    def principal(self) -> Principal:
+        return Principal(self.name, frozenset(self.scopes))
+
+
+class KeyLookup(Protocol):
+    """What authentication needs of the store."""
+
+    async def get(self, digest: str) -> StoredKey | None:
+        """The key with this digest, revoked or not; ``None`` if there is none."""
+
+
+class KeyStore(KeyLookup, Protocol):
+    """What the operator tools need of the store."""
+
+    async def create_key(
+        self, digest: str, name: str, scopes: Sequence[str], *, created_at_ms: int | None = None
+    ) -> StoredKey: ...
+
+    async def revoke(
+        self,
+        *,
+        name: str | None = None,
+        digest_prefix: str | None = None,
+        revoked_at_ms: int | None = None,
+    ) -> list[StoredKey]:
+        """Revoke every key of ``name``, or the one key whose digest starts with
+        ``digest_prefix``; keys already revoked keep their time. Raises ``NotFound`` when nothing
+        matches and ``InvalidInput`` when a prefix matches several keys."""
+
+    async def list_keys(self) -> list[StoredKey]: ...
+
+
+# ---- the tables, and all of it together ---------------------------------------------------------
+
+
+class Readiness(Protocol):
     async def ping(self) -> None:
         """Raise ``Unavailable`` unless both tables answer."""
-        ...
+
+
+@dataclass(frozen=True)
+class Stores:
+    """Every port, as the composition root built it: one client, one bound on calls in flight."""
+
+    requests: RequestStore
+    standings: StandingStore
+    index: BoardIndex
+    ranks: RankReader
+    counters: CounterStore
+    leases: LeaseStore
+    snapshots: SnapshotStore
+    registry: BoardRegistry
+    keys: KeyStore
+    tables: Readiness

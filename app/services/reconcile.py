@@ -16,17 +16,25 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Literal, Protocol, TypeVar
+from typing import Literal, TypeVar
 
 import structlog
 
 from app.domain.buckets import BucketLayout
-from app.domain.keys import RankKey
 from app.domain.periods import Board
 from app.errors import BoardBeingSeeded, ConditionFailed, Unavailable
+from app.services.ports import (
+    BoardIndex,
+    CoarseItem,
+    CounterItem,
+    CounterStore,
+    FineItem,
+    LeaseStore,
+    StoredCounters,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -37,88 +45,6 @@ PAGE_SIZE = 1000
 
 WRITE_CONCURRENCY = 16
 """Counter reads and writes in flight at once."""
-
-
-# ---- what the adapter reads and writes --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Lease:
-    """A board's seeding lease as read: who holds it and until when (epoch seconds)."""
-
-    holder: str
-    expires_at: int
-
-    def is_live(self, now_s: float) -> bool:
-        # The same rule submissions apply: a lease holds the board while ``expiresAt > now``.
-        return self.expires_at > now_s
-
-
-@dataclass(frozen=True)
-class CoarseItem:
-    """One coarse counter item: a shard of a coarse bucket."""
-
-    shard: int
-    bucket: int
-
-
-@dataclass(frozen=True)
-class FineItem:
-    """One fine counter item: a slot of a coarse bucket."""
-
-    bucket: int
-    slot: int
-
-
-CounterItem = CoarseItem | FineItem
-
-
-@dataclass(frozen=True)
-class StoredCounters:
-    """A board's counter items as read: coarse ``(shard, bucket) -> n`` and fine
-    ``(bucket, slot) -> n``; an absent key is an absent item (which counts as 0)."""
-
-    coarse: dict[tuple[int, int], int]
-    fine: dict[tuple[int, int], int]
-
-    def coarse_total(self, bucket: int) -> int:
-        return sum(n for (_, b), n in self.coarse.items() if b == bucket)
-
-    @property
-    def coarse_buckets(self) -> set[int]:
-        return {b for _, b in self.coarse}
-
-
-class CounterStore(Protocol):
-    """What the reconciler needs from the store (``app.store.operations.BoardOperations``)."""
-
-    @property
-    def counter_shards(self) -> int: ...
-
-    def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[RankKey]]:
-        """The board's rank keys from RankIndex, in pages, best first."""
-        ...
-
-    async def read_counters(self, board_id: str, *, buckets: Iterable[int]) -> StoredCounters:
-        """Every coarse counter item (all shards) and the fine items of ``buckets``, consistently."""
-        ...
-
-    async def set_counter(
-        self,
-        board_id: str,
-        item: CounterItem,
-        *,
-        n: int,
-        expected: int | None,
-        expires_at: int | None,
-    ) -> None:
-        """Set one counter item to ``n`` (delete it when ``n`` is 0) if it still holds
-        ``expected`` (``None``: absent); raises ``ConditionFailed`` otherwise."""
-        ...
-
-    async def read_lease(self, board_id: str) -> Lease | None:
-        """The board's seeding lease, strongly consistent (``None`` when there is none)."""
-        ...
 
 
 # ---- counting ---------------------------------------------------------------------------------
@@ -157,7 +83,7 @@ class BoardCount:
 
 
 async def count_board(
-    store: CounterStore,
+    index: BoardIndex,
     board_id: str,
     *,
     layout: BucketLayout,
@@ -170,7 +96,7 @@ async def count_board(
     fine: dict[tuple[int, int], int] = defaultdict(int)
     total = seen = 0
     wanted = set(expect)
-    async for page in store.board_keys(board_id, page_size=page_size):
+    async for page in index.board_keys(board_id, page_size=page_size):
         for key in page:
             bucket, slot = layout.fine_of(key.score)
             coarse[bucket] += 1
@@ -182,7 +108,7 @@ async def count_board(
 
 
 async def settled_count(
-    store: CounterStore,
+    index: BoardIndex,
     board_id: str,
     *,
     layout: BucketLayout,
@@ -199,7 +125,7 @@ async def settled_count(
     for attempt in range(max(2, attempts)):
         if attempt:
             await asyncio.sleep(delay_s)
-        count = await count_board(store, board_id, layout=layout, expect=expect)
+        count = await count_board(index, board_id, layout=layout, expect=expect)
         if previous is not None and count.missing == 0 and count.agrees_with(previous):
             return count
         previous = count
@@ -240,7 +166,9 @@ class ReconcileReport:
 
 async def reconcile_board(
     *,
-    store: CounterStore,
+    index: BoardIndex,
+    counters: CounterStore,
+    leases: LeaseStore,
     board: Board,
     layout: BucketLayout,
     retention: timedelta,
@@ -257,18 +185,18 @@ async def reconcile_board(
     while a seeding lease holds the board: the seeder rebuilds the counters itself."""
     board_id = board.board_id
     if apply:
-        lease = await store.read_lease(board_id)
+        lease = await leases.read_lease(board_id)
         if lease is not None and lease.is_live(clock()):
             raise BoardBeingSeeded(
                 f"board {board_id} is being seeded by {lease.holder}; the seeder rebuilds its "
                 "counters: reconcile after it finishes",
                 retry_after=max(1, int(lease.expires_at - clock()) + 1),
             )
-    first = await count_board(store, board_id, layout=layout)
-    stored = await store.read_counters(board_id, buckets=range(layout.coarse))
+    first = await count_board(index, board_id, layout=layout)
+    stored = await counters.read_counters(board_id, buckets=range(layout.coarse))
     if pass_gap_s > 0:
         await asyncio.sleep(pass_gap_s)
-    second = await count_board(store, board_id, layout=layout)
+    second = await count_board(index, board_id, layout=layout)
     differences, unsettled = compare_counts(first, second, stored)
     report = ReconcileReport(
         board_id=board_id,
@@ -280,7 +208,8 @@ async def reconcile_board(
     if apply and differences:
         expires_at = _counter_expiry(board, retention)
         writes = [
-            _repair(store, board_id, difference, stored, expires_at) for difference in differences
+            _repair(counters, board_id, difference, stored, expires_at)
+            for difference in differences
         ]
         for difference, done in zip(differences, await _bounded(writes), strict=True):
             (report.repaired if done else report.skipped).append(difference)
@@ -325,7 +254,7 @@ def compare_counts(
 
 
 async def _repair(
-    store: CounterStore,
+    counters: CounterStore,
     board_id: str,
     difference: CounterDifference,
     stored: StoredCounters,
@@ -350,7 +279,9 @@ async def _repair(
         expected = stored.fine.get((cell.bucket, cell.slot))
         target = difference.counted
     try:
-        await store.set_counter(board_id, item, n=target, expected=expected, expires_at=expires_at)
+        await counters.set_counter(
+            board_id, item, n=target, expected=expected, expires_at=expires_at
+        )
     except ConditionFailed:
         log.info("counter_repair_skipped", board=board_id, cell=cell, expected=expected)
         return False
@@ -368,7 +299,7 @@ class RebuildOutcome:
 
 async def rebuild_counters(
     *,
-    store: CounterStore,
+    counters: CounterStore,
     board: Board,
     count: BoardCount,
     layout: BucketLayout,
@@ -380,10 +311,10 @@ async def rebuild_counters(
     Meant for a board nothing else writes (under a seeding lease); each write is still conditioned
     on the value read, so a stray concurrent write is reported, not overwritten."""
     board_id = board.board_id
-    stored = await store.read_counters(board_id, buckets=range(layout.coarse))
+    stored = await counters.read_counters(board_id, buckets=range(layout.coarse))
     wanted: dict[CounterItem, int] = {}
     for bucket in set(count.coarse) | stored.coarse_buckets:
-        for shard in range(store.counter_shards):
+        for shard in range(counters.counter_shards):
             wanted[CoarseItem(shard, bucket)] = count.coarse.get(bucket, 0) if shard == 0 else 0
     for bucket, slot in set(count.fine) | set(stored.fine):
         wanted[FineItem(bucket, slot)] = count.fine.get((bucket, slot), 0)
@@ -398,7 +329,9 @@ async def rebuild_counters(
 
     async def write(item: CounterItem, n: int, expected: int | None) -> bool:
         try:
-            await store.set_counter(board_id, item, n=n, expected=expected, expires_at=expires_at)
+            await counters.set_counter(
+                board_id, item, n=n, expected=expected, expires_at=expires_at
+            )
         except ConditionFailed:
             log.warning("counter_rebuild_conflict", board=board_id, item=item)
             return False

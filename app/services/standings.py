@@ -5,25 +5,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from app.domain.buckets import BucketLayout
 from app.domain.models import Entry, Standing
 from app.domain.periods import Board
-from app.domain.ranking import EstimatedRank, ExactRank, Rank
+from app.domain.ranks import EstimatedRank, ExactRank, Rank
 from app.errors import NotFound
 from app.services.boards import board_is_expired
-from app.services.ports import ScoreStore
-from app.services.ranking import RankQuery, rank_of
-
-
-@dataclass(frozen=True)
-class RankReads:
-    """What every rank read needs besides the store."""
-
-    layout: BucketLayout
-    cap: int
-    retention: timedelta
+from app.services.policies import ReadPolicy
+from app.services.ports import BoardIndex, RankReader, StandingStore
+from app.services.rank import RankQuery, rank_of
 
 
 @dataclass(frozen=True)
@@ -58,23 +49,33 @@ class Around:
 
 
 async def player_rank(
-    store: ScoreStore, reads: RankReads, *, board: Board, player_id: str, now: datetime
+    *,
+    standings: StandingStore,
+    ranks: RankReader,
+    policy: ReadPolicy,
+    board: Board,
+    player_id: str,
+    now: datetime,
 ) -> PlayerRank:
+    """The player's entry (read strongly from their row) and rank: one round trip for the row,
+    one for the rank's reads."""
     standing = None
-    if not board_is_expired(board, now=now, retention=reads.retention):
-        standing = await store.read_standing(board.board_id, player_id)
+    if not board_is_expired(board, now=now, retention=policy.retention):
+        standing = await standings.read_standing(board.board_id, player_id)
     if standing is None:
         raise NotFound(f"player {player_id!r} is not on board {board.board_id}")
     rank = await rank_of(
-        store, reads.layout, RankQuery(board.board_id, standing.entry.key), cap=reads.cap
+        ranks, policy.layout, RankQuery(board.board_id, standing.entry.key), cap=policy.cap
     )
     return PlayerRank(board, standing.entry, rank)
 
 
 async def around_player(
-    store: ScoreStore,
-    reads: RankReads,
     *,
+    standings: StandingStore,
+    index: BoardIndex,
+    ranks: RankReader,
+    policy: ReadPolicy,
     board: Board,
     player_id: str,
     before: int,
@@ -82,11 +83,18 @@ async def around_player(
     now: datetime,
 ) -> Around:
     """The ``before`` entries just ahead, the player, the ``after`` just behind, in board order."""
-    found = await player_rank(store, reads, board=board, player_id=player_id, now=now)
+    found = await player_rank(
+        standings=standings,
+        ranks=ranks,
+        policy=policy,
+        board=board,
+        player_id=player_id,
+        now=now,
+    )
     key = found.entry.key.encode()
     ahead, behind = await asyncio.gather(
-        store.query_neighbours(board.board_id, key, ahead=True, limit=before),
-        store.query_neighbours(board.board_id, key, ahead=False, limit=after),
+        index.query_neighbours(board.board_id, key, ahead=True, limit=before),
+        index.query_neighbours(board.board_id, key, ahead=False, limit=after),
     )
     neighbours = [Neighbour(e, -(i + 1)) for i, e in enumerate(ahead)][::-1]
     neighbours.append(Neighbour(found.entry, 0))
@@ -102,20 +110,25 @@ class BoardStanding:
 
 
 async def player_standings(
-    store: ScoreStore, reads: RankReads, *, player_id: str, now: datetime
+    *,
+    standings: StandingStore,
+    ranks: RankReader,
+    policy: ReadPolicy,
+    player_id: str,
+    now: datetime,
 ) -> list[BoardStanding]:
     """Every live board the player is on: one base-table query, then the ranks together."""
-    rows = await store.standings_of(player_id)
+    rows = await standings.standings_of(player_id)
     live = [
         (Board.from_id(row.board_id), row)
         for row in rows
-        if not board_is_expired(Board.from_id(row.board_id), now=now, retention=reads.retention)
+        if not board_is_expired(Board.from_id(row.board_id), now=now, retention=policy.retention)
         and (row.expires_at is None or row.expires_at > now.timestamp())
     ]
-    ranks = await asyncio.gather(
+    found = await asyncio.gather(
         *(
-            rank_of(store, reads.layout, RankQuery(board.board_id, row.entry.key), cap=reads.cap)
+            rank_of(ranks, policy.layout, RankQuery(board.board_id, row.entry.key), cap=policy.cap)
             for board, row in live
         )
     )
-    return [BoardStanding(board, row, rank) for (board, row), rank in zip(live, ranks, strict=True)]
+    return [BoardStanding(board, row, rank) for (board, row), rank in zip(live, found, strict=True)]

@@ -13,14 +13,11 @@ import hashlib
 import json
 import random
 import uuid
-from collections.abc import Awaitable
 from dataclasses import dataclass, replace
-from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import structlog
 
-from app.domain.buckets import BucketLayout
 from app.domain.clock import from_ms
 from app.domain.keys import RankKey
 from app.domain.models import (
@@ -32,8 +29,8 @@ from app.domain.models import (
     StandingWrite,
     SubmitOutcome,
 )
-from app.domain.periods import Board, Period, PeriodKind
-from app.domain.ranking import ExactRank
+from app.domain.periods import Board, Period
+from app.domain.ranks import ExactRank
 from app.errors import (
     BoardBeingSeeded,
     ConditionFailed,
@@ -44,11 +41,22 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
-from app.services.ports import ScoreStore
-from app.services.ranking import RankQuery, rank_of
+from app.services.fanout import all_or_none
+from app.services.policies import SubmitPolicy
+from app.services.ports import (
+    COMPLETED,
+    ERASED,
+    Lease,
+    LeaseStore,
+    RankReader,
+    RequestRecord,
+    RequestStore,
+    StandingStore,
+)
+from app.services.rank import RankQuery, rank_of
+from app.services.registry import BoardRegistrar
 
 log = structlog.get_logger(__name__)
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -65,27 +73,10 @@ class Submission:
 
 
 @dataclass(frozen=True)
-class SubmitPolicy:
-    """The settings a submission obeys."""
-
-    periods: tuple[PeriodKind, ...]
-    retention: timedelta
-    idempotency_ttl: timedelta
-    in_progress_for: timedelta
-    max_lateness: timedelta
-    future_skew: timedelta
-    max_attempts: int
-    rank_cap: int
-    layout: BucketLayout
-    backoff_base_s: float = 0.02
-    backoff_cap_s: float = 1.0
-
-
-@dataclass(frozen=True)
 class SubmitResult:
-    document: dict[str, Any]
-    """The response body: what is stored on the idempotency record and replayed."""
+    outcome: SubmitOutcome
     replayed: bool
+    """The outcome is the one stored when the request was first served, replayed."""
 
 
 def request_fingerprint(client: str, fields: dict[str, Any]) -> str:
@@ -98,7 +89,11 @@ def request_fingerprint(client: str, fields: dict[str, Any]) -> str:
 
 async def submit_score(
     *,
-    store: ScoreStore,
+    requests: RequestStore,
+    standings: StandingStore,
+    leases: LeaseStore,
+    ranks: RankReader,
+    registrar: BoardRegistrar,
     policy: SubmitPolicy,
     client: str,
     idempotency_key: str,
@@ -106,6 +101,11 @@ async def submit_score(
     submission: Submission,
     now_ms: int,
 ) -> SubmitResult:
+    """Submit one score to every board of its period set, exactly once per Idempotency-Key.
+
+    Round trips: the reservation and every board's row and lease read together; then every board's
+    transaction with the erasure pointer and the board registration; then, with ``rank_delta``, the
+    ranks; then the stored outcome (docs/architecture.md walks through each call)."""
     achieved_ms = _checked_achieved_at(submission, policy, now_ms)
     key = RankKey(submission.score, achieved_ms, submission.player_id)
     key.encode()  # refuses anything the index could not order
@@ -117,7 +117,7 @@ async def submit_score(
     record_id = f"idem#{client}#{idempotency_key}"
     owner = uuid.uuid4().hex
     expires_at = (now_ms + int(policy.idempotency_ttl.total_seconds() * 1000)) // 1000
-    reserve = store.reserve_request(
+    reserve = requests.reserve_request(
         record_id,
         request_hash=request_hash,
         owner=owner,
@@ -128,116 +128,108 @@ async def submit_score(
     player = submission.player_id
     reserved, read = await asyncio.gather(
         reserve,
-        _first_reads(store, boards, player),
+        _first_reads(standings, leases, boards, player),
         return_exceptions=True,
     )
     # When the first round fails, the key is this request's (or may be: a failed reservation can
     # have landed): free it, so the retry the 503 asks for is served instead of told to wait.
     if isinstance(reserved, BaseException):
-        await _release_quietly(store, record_id, owner)
+        await _release_quietly(requests, record_id, owner)
         raise reserved
     if isinstance(read, BaseException):
         if reserved is None:
-            await _release_quietly(store, record_id, owner)
+            await _release_quietly(requests, record_id, owner)
         raise read
-    found = reserved
-    standings, leases = read
-    if found is not None:
-        if found.status == "erased":
-            raise IdempotencyKeyReused(
-                "this Idempotency-Key belonged to a player who was erased; use a new key"
-            )
-        if (
-            found.status == "completed"
-            and found.request_hash == request_hash
-            and found.response_json
-        ):
-            return SubmitResult(json.loads(found.response_json), replayed=True)
-        if found.request_hash and found.request_hash != request_hash:
-            raise IdempotencyKeyReused(
-                "this Idempotency-Key was used with a different request; use a new key"
-            )
-        wait_s = max(1, -(-(found.deadline_ms - now_ms) // 1000))
-        raise RequestInFlight(
-            "a request with this Idempotency-Key is still being processed; retry later",
-            retry_after=wait_s,
-        )
+    if reserved is not None:
+        return _answer_from_record(reserved, request_hash=request_hash, now_ms=now_ms)
+    rows, board_leases = read
 
     # What a row remembers of the request that last wrote it: this key and this body, so a retry of
     # this request is recognised and the same body under another key is a new submission.
     request_id = hashlib.sha256(f"{record_id}|{request_hash}".encode()).hexdigest()[:32]
-    writer = _BoardWriter(store, policy, submission, key, request_id, owner, now_ms)
+    writer = _BoardWriter(standings, ranks, policy, submission, key, request_id, owner, now_ms)
     try:
-        _refuse_seeded_boards(boards, leases, now_ms)
+        _refuse_seeded_boards(boards, board_leases, now_ms)
         written: list[Any] = await all_or_none(
-            all_or_none(
-                *(writer.apply(b, standing) for b, standing in zip(boards, standings, strict=True))
-            ),
-            store.note_request(submission.player_id, record_id, expires_at=expires_at),
+            all_or_none(*(writer.apply(b, row) for b, row in zip(boards, rows, strict=True))),
+            requests.note_request(submission.player_id, record_id, expires_at=expires_at),
+            _register_quietly(registrar, boards),
         )
         outcomes: list[_Applied] = written[0]
         if submission.rank_delta:
             outcomes = list(await all_or_none(*(writer.with_ranks(o) for o in outcomes)))
     except LeaderboardError:
-        await _release_quietly(store, record_id, owner)
+        await _release_quietly(requests, record_id, owner)
         raise
-    document = outcome_document(SubmitOutcome(submission.player_id, [o.outcome for o in outcomes]))
+    outcome = SubmitOutcome(submission.player_id, [o.outcome for o in outcomes])
     try:
-        await store.complete_request(
-            record_id,
-            owner=owner,
-            response_json=json.dumps(document, separators=(",", ":")),
-            expires_at=expires_at,
+        await requests.complete_request(
+            record_id, owner=owner, response_json=outcome_json(outcome), expires_at=expires_at
         )
     except ConditionFailed:
         # Taken over meanwhile (this request outlived its in-progress deadline), or the player was
         # erased: the boards are written; the record is not this request's to fill any more.
         log.warning("outcome_not_stored", record="taken over or erased")
-    return SubmitResult(document, replayed=False)
+    return SubmitResult(outcome, replayed=False)
+
+
+def _answer_from_record(found: RequestRecord, *, request_hash: str, now_ms: int) -> SubmitResult:
+    """A reservation refused: replay the stored outcome, or say why not."""
+    if found.status == ERASED:
+        raise IdempotencyKeyReused(
+            "this Idempotency-Key belonged to a player who was erased; use a new key"
+        )
+    if found.status == COMPLETED and found.request_hash == request_hash and found.response_json:
+        return SubmitResult(outcome_from_json(found.response_json), replayed=True)
+    if found.request_hash and found.request_hash != request_hash:
+        raise IdempotencyKeyReused(
+            "this Idempotency-Key was used with a different request; use a new key"
+        )
+    wait_s = max(1, -(-(found.deadline_ms - now_ms) // 1000))
+    raise RequestInFlight(
+        "a request with this Idempotency-Key is still being processed; retry later",
+        retry_after=wait_s,
+    )
 
 
 async def _first_reads(
-    store: ScoreStore, boards: list[Board], player: str
-) -> tuple[list[Standing | None], list[int | None]]:
+    standings: StandingStore, leases: LeaseStore, boards: list[Board], player: str
+) -> tuple[list[Standing | None], list[Lease | None]]:
     """The player's row on each board and each board's seeding lease, all at once."""
     found: list[Any] = await all_or_none(
-        *(store.read_standing(b.board_id, player) for b in boards),
-        *(store.lease_expiry(b.board_id) for b in boards),
+        *(standings.read_standing(b.board_id, player) for b in boards),
+        *(leases.read_lease(b.board_id) for b in boards),
     )
     return found[: len(boards)], found[len(boards) :]
 
 
-async def all_or_none(*calls: Awaitable[T]) -> list[T]:
-    """``asyncio.gather``, except that when one call fails the others are cancelled and waited
-    for before the failure is raised: none is left running after the request has answered (where it
-    would go on retrying, and outlive the client it uses)."""
-    tasks = [asyncio.ensure_future(call) for call in calls]
+async def _register_quietly(registrar: BoardRegistrar, boards: list[Board]) -> None:
+    """Make the boards findable by the closed-period snapshot job (a conditional put the first time
+    this process sees a board). The scores do not depend on it: a failure is logged, and the next
+    submission to the board tries again."""
     try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        await registrar.ensure_all(boards)
+    except LeaderboardError as exc:
+        log.warning("board_registration_failed", detail=exc.detail)
 
 
-async def _release_quietly(store: ScoreStore, record_id: str, owner: str) -> None:
+async def _release_quietly(requests: RequestStore, record_id: str, owner: str) -> None:
     """Free this request's key if DynamoDB lets us now; if not, its in-progress deadline will, and
     the client hears of the failure that brought us here, not of this one."""
     try:
-        await store.release_request(record_id, owner=owner)
+        await requests.release_request(record_id, owner=owner)
     except LeaderboardError as exc:
         log.warning("key_not_released", reason=type(exc).__name__)
 
 
-def _refuse_seeded_boards(boards: list[Board], leases: list[int | None], now_ms: int) -> None:
+def _refuse_seeded_boards(boards: list[Board], leases: list[Lease | None], now_ms: int) -> None:
     """A seeding lease holds a board: refuse before anything is written. The seeder waits out the
     submissions that read no lease before it writes, and rebuilds the counters when done."""
-    for board, expires in zip(boards, leases, strict=True):
-        if expires is not None and expires * 1000 > now_ms:
+    for board, lease in zip(boards, leases, strict=True):
+        if lease is not None and lease.is_live(now_ms / 1000):
             raise BoardBeingSeeded(
                 f"board {board.board_id} is being seeded; retry shortly",
-                retry_after=max(1, min(60, expires - now_ms // 1000)),
+                retry_after=max(1, min(60, lease.expires_at - now_ms // 1000)),
             )
 
 
@@ -269,7 +261,8 @@ class _Applied:
 class _BoardWriter:
     def __init__(
         self,
-        store: ScoreStore,
+        standings: StandingStore,
+        ranks: RankReader,
         policy: SubmitPolicy,
         submission: Submission,
         key: RankKey,
@@ -277,7 +270,8 @@ class _BoardWriter:
         owner: str,
         now_ms: int,
     ) -> None:
-        self._store = store
+        self._standings = standings
+        self._ranks = ranks
         self._policy = policy
         self._submission = submission
         self._key = key
@@ -292,13 +286,13 @@ class _BoardWriter:
             if attempt:
                 delay = min(self._policy.backoff_cap_s, self._policy.backoff_base_s * 2**attempt)
                 await asyncio.sleep(random.uniform(0, delay))
-                standing = await self._store.read_standing(board_id, self._submission.player_id)
+                standing = await self._standings.read_standing(board_id, self._submission.player_id)
             done = self._already_applied(board, standing)
             if done is not None:
                 return done
             write, applied = self._plan(board, standing)
             try:
-                await self._store.write_standing(
+                await self._standings.write_standing(
                     write, token=self._token(board_id, standing, attempt)
                 )
             except TransactionCancelled as cancelled:
@@ -306,7 +300,7 @@ class _BoardWriter:
                     "transaction_cancelled",
                     board=board_id,
                     attempt=attempt + 1,
-                    reasons=cancelled.reasons,
+                    reason=cancelled.kind,
                 )
             else:
                 return applied
@@ -396,13 +390,13 @@ class _BoardWriter:
         """Add rankBefore/rankAfter where they are exact; leave them out where they are not."""
         board_id = applied.outcome.board_id
         cap, layout = self._policy.rank_cap, self._policy.layout
-        after_q = rank_of(self._store, layout, RankQuery(board_id, applied.key), cap=cap)
+        after_q = rank_of(self._ranks, layout, RankQuery(board_id, applied.key), cap=cap)
         if applied.previous_key is None or applied.previous_key == applied.key:
             after = await after_q
             before = after if applied.previous_key is not None else None
         else:
             before_q = rank_of(
-                self._store,
+                self._ranks,
                 layout,
                 RankQuery(board_id, applied.previous_key, counted_at=applied.key),
                 cap=cap,
@@ -416,10 +410,12 @@ class _BoardWriter:
         return replace(applied, outcome=outcome)
 
 
-def outcome_document(outcome: SubmitOutcome) -> dict[str, Any]:
+def outcome_json(outcome: SubmitOutcome) -> str:
+    """The outcome as stored on the idempotency record (and read by erasure: ``playerId``). The
+    stored form is the response body as first served, so a replay answers the same bytes' worth."""
     boards = []
     for board in outcome.boards:
-        doc: dict[str, Any] = {
+        stored: dict[str, Any] = {
             "leaderboardId": board.board_id,
             "period": board.period,
             "best": board.best,
@@ -427,8 +423,27 @@ def outcome_document(outcome: SubmitOutcome) -> dict[str, Any]:
             "improved": board.improved,
         }
         if board.rank_before is not None:
-            doc["rankBefore"] = board.rank_before
+            stored["rankBefore"] = board.rank_before
         if board.rank_after is not None:
-            doc["rankAfter"] = board.rank_after
-        boards.append(doc)
-    return {"playerId": outcome.player_id, "boards": boards}
+            stored["rankAfter"] = board.rank_after
+        boards.append(stored)
+    return json.dumps({"playerId": outcome.player_id, "boards": boards}, separators=(",", ":"))
+
+
+def outcome_from_json(text: str) -> SubmitOutcome:
+    stored = json.loads(text)
+    return SubmitOutcome(
+        stored["playerId"],
+        [
+            BoardOutcome(
+                board_id=board["leaderboardId"],
+                period=board["period"],
+                best=board["best"],
+                previous_best=board["previousBest"],
+                improved=board["improved"],
+                rank_before=board.get("rankBefore"),
+                rank_after=board.get("rankAfter"),
+            )
+            for board in stored["boards"]
+        ],
+    )

@@ -1,31 +1,11 @@
-"""Counts DynamoDB calls and consumed capacity per request, for the canonical log line and benches.
-
-A ``CallStats`` is bound to a context variable by whoever wants the figures (the request middleware,
-a benchmark); the client's ``after-call`` hook adds to whichever is bound.
-"""
+"""The client's ``after-call`` hook: adds each DynamoDB call and its consumed capacity to the
+``app.telemetry.CallStats`` bound for the request (or benchmark step), if any."""
 
 from __future__ import annotations
 
-import contextvars
-from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
-
-@dataclass
-class CallStats:
-    calls: Counter[str] = field(default_factory=Counter)
-    read_units: float = 0.0
-    write_units: float = 0.0
-
-    @property
-    def total_calls(self) -> int:
-        return sum(self.calls.values())
-
-
-current_stats: contextvars.ContextVar[CallStats | None] = contextvars.ContextVar(
-    "dynamodb_call_stats", default=None
-)
+from app.telemetry import current_stats
 
 
 def record_call(*, model: Any, parsed: dict[str, Any], **_: Any) -> None:

@@ -28,9 +28,6 @@ class ItemLocks:
         picks its shards, so a conflict on a transaction planned before the last answer (the
         answer already covers it) is not answered twice."""
 
-    def in_use(self, item: str) -> bool:
-        return item in self._held
-
     def _share(self, candidates: list[str]) -> list[str]:
         start = self._rotation % len(candidates)
         return (candidates[start:] + candidates[:start])[: max(1, len(candidates) // 2)]

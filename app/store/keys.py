@@ -17,12 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from app.domain.clock import iso_ms, to_ms
 from app.errors import ConditionFailed, InvalidInput, NotFound
-from app.services.keys import StoredKey
-from app.store.dynamo import DynamoAdapter, Item, _get_s, _s
+from app.services.ports import StoredKey
+from app.store.client import Dynamo
+from app.store.items import Item, get_s, key, s
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
@@ -43,11 +44,15 @@ def _now_ms() -> int:
     return to_ms(datetime.now(UTC))
 
 
-class DynamoKeyStore(DynamoAdapter):
-    """API keys over the service's long-lived aioboto3 client (the one ``DynamoStore`` holds)."""
+class KeyItems:
+    """API keys (the ``KeyStore`` port)."""
+
+    def __init__(self, dynamo: Dynamo, *, table: str) -> None:
+        self._dynamo = dynamo
+        self._table = table
 
     def _key(self, digest: str) -> dict[str, AttributeValueTypeDef]:
-        return {"playerId": _s(key_pk(digest)), "leaderboardId": _s(KEYS_SORT_KEY)}
+        return key(key_pk(digest), KEYS_SORT_KEY)
 
     async def create_key(
         self, digest: str, name: str, scopes: Sequence[str], *, created_at_ms: int | None = None
@@ -55,47 +60,37 @@ class DynamoKeyStore(DynamoAdapter):
         """Store a new key; ``ConditionFailed`` if that digest is already stored (with 256 random
         bits behind it, that means the same key was submitted twice)."""
         created_at = iso_ms(_now_ms() if created_at_ms is None else created_at_ms)
-        await self._call(
+        await self._dynamo.put_item(
             "storing the API key",
-            self._client.put_item,
-            TableName=self._tables.scores,
+            TableName=self._table,
             Item={
                 **self._key(digest),
-                "name": _s(name),
-                "scopes": {"L": [_s(scope) for scope in scopes]},
-                "createdAt": _s(created_at),
+                "name": s(name),
+                "scopes": {"L": [s(scope) for scope in scopes]},
+                "createdAt": s(created_at),
             },
             ConditionExpression="attribute_not_exists(playerId)",
         )
         return StoredKey(digest, name, tuple(scopes), created_at)
 
     async def get(self, digest: str) -> StoredKey | None:
-        found = await self._call(
-            "reading the API key",
-            self._client.get_item,
-            TableName=self._tables.scores,
-            Key=self._key(digest),
+        # Eventually consistent: the authenticator caches answers for seconds anyway.
+        item = await self._dynamo.get_item(
+            "reading the API key", table=self._table, key=self._key(digest), consistent=False
         )
-        item = found.get("Item")
         return None if item is None else _key_from_item(item)
 
     async def list_keys(self) -> list[StoredKey]:
         """Every key, revoked or not: a consistent Scan of the table (see the module docstring)."""
-        keys: list[StoredKey] = []
-        kwargs: dict[str, Any] = {
-            "TableName": self._tables.scores,
-            "FilterExpression": "leaderboardId = :keys AND begins_with(playerId, :prefix)",
-            "ExpressionAttributeValues": {":keys": _s(KEYS_SORT_KEY), ":prefix": _s("apikey#")},
+        items = await self._dynamo.scan_all(
+            "listing the API keys",
+            TableName=self._table,
+            FilterExpression="leaderboardId = :keys AND begins_with(playerId, :prefix)",
+            ExpressionAttributeValues={":keys": s(KEYS_SORT_KEY), ":prefix": s("apikey#")},
             # Consistent, so that a key made a moment ago can be revoked a moment later.
-            "ConsistentRead": True,
-        }
-        while True:
-            page = await self._call("listing the API keys", self._client.scan, **kwargs)
-            keys.extend(_key_from_item(item) for item in page.get("Items", []))
-            start = page.get("LastEvaluatedKey")
-            if not start:
-                return keys
-            kwargs["ExclusiveStartKey"] = start
+            ConsistentRead=True,
+        )
+        return [_key_from_item(item) for item in items]
 
     async def revoke(
         self,
@@ -127,40 +122,31 @@ class DynamoKeyStore(DynamoAdapter):
         if key.revoked_at is not None:
             return key
         try:
-            updated = await self._call(
+            updated = await self._dynamo.update_item(
                 "revoking the API key",
-                self._client.update_item,
-                TableName=self._tables.scores,
+                TableName=self._table,
                 Key=self._key(key.digest),
                 UpdateExpression="SET revokedAt = :at",
                 ConditionExpression="attribute_exists(playerId) AND attribute_not_exists(revokedAt)",
-                ExpressionAttributeValues={":at": _s(revoked_at)},
+                ExpressionAttributeValues={":at": s(revoked_at)},
                 ReturnValues="ALL_NEW",
             )
         except ConditionFailed:
             # Revoked by someone else meanwhile: theirs is the time that stands.
-            found = await self._call(
-                "reading the API key",
-                self._client.get_item,
-                TableName=self._tables.scores,
-                Key=self._key(key.digest),
-                ConsistentRead=True,
+            item = await self._dynamo.get_item(
+                "reading the API key", table=self._table, key=self._key(key.digest)
             )
-            item = found.get("Item")
             return key if item is None else _key_from_item(item)
-        return _key_from_item(updated["Attributes"])
+        return key if updated is None else _key_from_item(updated)
 
 
 def _key_from_item(item: Item) -> StoredKey:
-    pk = _get_s(item, "playerId") or ""
+    pk = get_s(item, "playerId") or ""
     scopes = item.get("scopes", {}).get("L", [])
     return StoredKey(
         digest=pk.removeprefix("apikey#"),
-        name=_get_s(item, "name") or "",
+        name=get_s(item, "name") or "",
         scopes=tuple(scope["S"] for scope in scopes if "S" in scope),
-        created_at=_get_s(item, "createdAt") or "",
-        revoked_at=_get_s(item, "revokedAt"),
+        created_at=get_s(item, "createdAt") or "",
+        revoked_at=get_s(item, "revokedAt"),
     )
-
-
-__all__: Sequence[str] = ("KEYS_SORT_KEY", "DynamoKeyStore", "key_pk")

@@ -9,8 +9,14 @@ idempotency records, histogram counters and seeding leases. Snapshots (``leaderb
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.store.client import Dynamo
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb import DynamoDBClient
 
 RANK_INDEX = "RankIndex"
 RANK_INDEX_PROJECTED = ("displayName", "country", "lastPlayedAt")
@@ -71,5 +77,65 @@ def table_specs(names: TableNames) -> list[dict[str, Any]]:
     return [scores_table_spec(names.scores), snapshots_table_spec(names.snapshots)]
 
 
-TABLES_WITH_TTL = ("scores",)
-"""Snapshots keep no TTL on purpose: they are the archive."""
+@dataclass(frozen=True)
+class TablesReport:
+    """What ``create_tables`` did, by table name."""
+
+    created: list[str] = field(default_factory=list)
+    protected: list[str] = field(default_factory=list)
+    """Existing tables whose deletion protection it turned on."""
+    unchanged: list[str] = field(default_factory=list)
+
+
+class Tables:
+    """Both tables as a whole: creating them (operators and the embedded backend only) and the
+    readiness check (the service)."""
+
+    def __init__(self, dynamo: Dynamo, names: TableNames) -> None:
+        self._dynamo = dynamo
+        self._names = names
+
+    @property
+    def _client(self) -> DynamoDBClient:
+        return self._dynamo.client
+
+    async def ping(self) -> None:
+        async def describe(name: str) -> None:
+            await self._dynamo.call(
+                "the readiness check", lambda: self._client.describe_table(TableName=name)
+            )
+
+        await asyncio.gather(describe(self._names.scores), describe(self._names.snapshots))
+
+    async def create_tables(self, *, deletion_protection: bool = False) -> TablesReport:
+        """Create both tables (and the Scores table's TTL) where missing; with
+        ``deletion_protection``, also turn it on where an existing table lacks it."""
+        report = TablesReport()
+        existing = set((await self._client.list_tables())["TableNames"])
+        for spec in table_specs(self._names):
+            name = spec["TableName"]
+            if name in existing:
+                if deletion_protection and not await self._protected(name):
+                    await self._client.update_table(TableName=name, DeletionProtectionEnabled=True)
+                    report.protected.append(name)
+                else:
+                    report.unchanged.append(name)
+                continue
+            kwargs = dict(spec)
+            if deletion_protection:
+                kwargs["DeletionProtectionEnabled"] = True
+            await self._client.create_table(**kwargs)
+            report.created.append(name)
+        for name in report.created:
+            waiter = self._client.get_waiter("table_exists")
+            await waiter.wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+        if self._names.scores in report.created:
+            await self._client.update_time_to_live(
+                TableName=self._names.scores,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+            )
+        return report
+
+    async def _protected(self, name: str) -> bool:
+        described = await self._client.describe_table(TableName=name)
+        return bool(described["Table"].get("DeletionProtectionEnabled", False))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.store.dynamo import DynamoStore
+from app.bootstrap import Runtime
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, SUBMIT_KEY, make_settings, serve
 from tests.support import counter_total
@@ -13,7 +13,7 @@ CSV = "playerId,score,achievedAt\n" + "".join(
 
 
 async def test_seed_and_reconcile_over_http(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
     settings = make_settings(dynamo_endpoint, table_names, request_deadline_seconds=1)
     async with serve(settings) as running:
@@ -45,4 +45,4 @@ async def test_seed_and_reconcile_over_http(
         assert check.status_code == 200, check.text
         assert check.json()["differences"] == []
         assert check.json()["playerCount"] == 8
-    assert await counter_total(store, "trivia#classic#alltime") == (8, 8)
+    assert await counter_total(runtime, "trivia#classic#alltime") == (8, 8)

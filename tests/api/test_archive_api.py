@@ -53,7 +53,7 @@ async def test_erasure_removes_a_player_everywhere_once(service: Service) -> Non
     board = (await service.http.get(URL)).json()
     assert [e["playerId"] for e in board["entries"]] == ["p0", "p2"]
     assert board["playerCount"] == 2
-    assert await counter_total(service.state.store, "trivia#classic#alltime") == (2, 2)
+    assert await counter_total(service.runtime, "trivia#classic#alltime") == (2, 2)
     snapshot_at = (await service.http.get(f"{URL}/snapshots")).json()["snapshots"][0]
     entries = (await service.http.get(f"{URL}/snapshots/{snapshot_at['snapshotTakenAt']}")).json()[
         "entries"

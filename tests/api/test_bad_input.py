@@ -53,7 +53,7 @@ BAD_BODIES: list[tuple[str, dict[str, Any], str]] = [
 
 
 async def _assert_nothing_written(service: Service) -> None:
-    assert await scores_items(service.state.store) == []
+    assert await scores_items(service.runtime) == []
 
 
 def _assert_problem(response: Any, status: int) -> dict[str, Any]:

@@ -6,9 +6,9 @@ import asyncio
 import random
 from datetime import UTC, datetime, timedelta
 
+from app.bootstrap import Runtime
 from app.domain.clock import from_ms, iso_ms, to_ms
 from app.domain.periods import Period, PeriodKind
-from app.store.dynamo import DynamoStore
 from app.store.tables import TableNames
 from tests.conftest import Service, make_settings, serve
 from tests.support import counter_total, now_ms, submit
@@ -68,7 +68,7 @@ async def test_sixty_players_read_back_in_rule_order_across_pages(service: Servi
         assert seen == expected, period
         assert pages == 3
     day = Period.containing(PeriodKind.DAY, moment)
-    assert await counter_total(service.state.store, f"trivia#classic#{day.suffix}") == (60, 60)
+    assert await counter_total(service.runtime, f"trivia#classic#{day.suffix}") == (60, 60)
 
 
 async def test_entries_carry_decoded_score_time_and_profile(service: Service) -> None:
@@ -121,8 +121,8 @@ async def test_better_score_replaces_worse_changes_only_last_played(service: Ser
     page = (await service.http.get("/v1/leaderboards/trivia/classic/alltime")).json()
     assert [(e["playerId"], e["score"]) for e in page["entries"]] == [("bo", 900)]
     assert page["playerCount"] == 1
-    assert await counter_total(service.state.store, "trivia#classic#alltime") == (1, 1)
-    standing = await service.state.store.read_standing("trivia#classic#alltime", "bo")
+    assert await counter_total(service.runtime, "trivia#classic#alltime") == (1, 1)
+    standing = await service.state.stores.standings.read_standing("trivia#classic#alltime", "bo")
     assert standing is not None
     assert standing.entry.last_played_at_ms is not None
     assert standing.version == 5
@@ -145,7 +145,7 @@ async def test_rank_delta_reports_exact_ranks_before_and_after(service: Service)
 
 
 async def test_rows_of_an_expired_period_are_not_shown(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
     """moto never deletes TTL rows (and DynamoDB deletes late): reads must hide them anyway."""
     settings = make_settings(
@@ -162,7 +162,7 @@ async def test_rows_of_an_expired_period_are_not_shown(
         alltime = (await http.get("/v1/leaderboards/trivia/classic/alltime")).json()
     assert (expired["entries"], expired["playerCount"]) == ([], 0)
     assert [e["playerId"] for e in alltime["entries"]] == ["old"]
-    standing = await store.read_standing(expired["leaderboardId"], "old")
+    standing = await runtime.stores.standings.read_standing(expired["leaderboardId"], "old")
     assert standing is not None  # the row is there; only the read hides it
     assert standing.expires_at is not None
 

@@ -31,9 +31,9 @@ async def test_sixty_four_identical_submissions_write_each_board_once(service: S
     assert all(r.json() == first[0].json() for r in responses if r.status_code == 200)
     for conflict in (r for r in responses if r.status_code == 409):
         assert int(conflict.headers["Retry-After"]) >= 1
-    rows = [i for i in await scores_items(service.state.store) if "rankKey" in i]
+    rows = [i for i in await scores_items(service.runtime) if "rankKey" in i]
     assert sorted(int(r["version"]["N"]) for r in rows) == [1, 1, 1]
-    assert await counter_total(service.state.store, "trivia#classic#alltime") == (1, 1)
+    assert await counter_total(service.runtime, "trivia#classic#alltime") == (1, 1)
 
 
 changes = st.one_of(
@@ -60,7 +60,7 @@ async def test_a_key_reused_with_a_changed_body_is_422_and_writes_nothing(
     t = now_ms() - 1000
     first = await submit(service.http, player="p1", score=10, achieved_ms=t, idempotency_key=key)
     assert first.status_code == 200
-    before = await scores_items(service.state.store)
+    before = await scores_items(service.runtime)
     body = {"score": 10, **change}
     score = body.pop("score")
     changed = await submit(
@@ -68,4 +68,4 @@ async def test_a_key_reused_with_a_changed_body_is_422_and_writes_nothing(
     )
     assert changed.status_code == 422, change
     assert changed.json()["type"] == "/problems/idempotency-key-reused"
-    assert await scores_items(service.state.store) == before
+    assert await scores_items(service.runtime) == before

@@ -12,7 +12,7 @@ BOARD = "trivia#classic#alltime"
 async def _versions(service: Service, player: str) -> list[int]:
     return sorted(
         int(item["version"]["N"])
-        for item in await scores_items(service.state.store)
+        for item in await scores_items(service.runtime)
         if item["playerId"]["S"] == player and "rankKey" in item
     )
 
@@ -26,17 +26,17 @@ async def test_same_key_same_request_replays_the_stored_response(service: Servic
     assert again.headers["Idempotent-Replayed"] == "true"
     assert again.json() == first.json()
     assert await _versions(service, "p1") == [1, 1, 1]  # each board written once
-    assert await counter_total(service.state.store, BOARD) == (1, 1)
+    assert await counter_total(service.runtime, BOARD) == (1, 1)
 
 
 async def test_same_key_different_request_is_422_and_changes_nothing(service: Service) -> None:
     t = now_ms() - 1000
     await submit(service.http, player="p1", score=10, achieved_ms=t, idempotency_key="k")
-    before = await scores_items(service.state.store)
+    before = await scores_items(service.runtime)
     reused = await submit(service.http, player="p1", score=99, achieved_ms=t, idempotency_key="k")
     assert reused.status_code == 422
     assert reused.json()["type"] == "/problems/idempotency-key-reused"
-    assert await scores_items(service.state.store) == before
+    assert await scores_items(service.runtime) == before
 
 
 async def test_keys_are_scoped_to_the_calling_client(service: Service) -> None:
@@ -58,7 +58,7 @@ async def test_keys_are_scoped_to_the_calling_client(service: Service) -> None:
 
 
 async def _reserve(service: Service, fields: dict[str, object], *, deadline_ms: int) -> None:
-    found = await service.state.store.reserve_request(
+    found = await service.state.stores.requests.reserve_request(
         "idem#trivia-server#k",
         request_hash=request_fingerprint("trivia-server", fields),
         owner="someone-else",
@@ -112,7 +112,7 @@ async def test_an_expired_record_is_treated_as_absent(service: Service) -> None:
     longer replays; the key starts afresh."""
     t = now_ms() - 1000
     fields = {"playerId": "p1", "score": 10, "game": "trivia", "variant": "classic"}
-    await service.state.store.reserve_request(
+    await service.state.stores.requests.reserve_request(
         "idem#trivia-server#old",
         request_hash=request_fingerprint("trivia-server", fields),
         owner="long-gone",

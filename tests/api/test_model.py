@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from app.bootstrap import open_runtime
 from app.domain.clock import from_ms
 from app.domain.periods import Board, Period, PeriodKind
-from app.store.dynamo import DynamoStore, open_client
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, Service, make_settings, serve
 from tests.faults import Faults, conflict_on_row, fail_first, install, throttled
@@ -43,20 +43,18 @@ class BoardMachine(RuleBasedStateMachine):
         return self.runner.run(coroutine)
 
     async def _open(self, tables: TableNames) -> Service:
-        client = await self.stack.enter_async_context(
-            open_client(endpoint=self.endpoint, region="us-east-1", dummy_credentials=True)
-        )
-        self.store = DynamoStore(client, tables)
-        await self.store.create_tables()
-        self.tables = tables
         settings_ = make_settings(self.endpoint, tables, periods=self.periods)
+        self.runtime = await self.stack.enter_async_context(
+            open_runtime(settings_, create_tables=True)
+        )
+        self.tables = tables
         return await self.stack.enter_async_context(serve(settings_))
 
     def teardown(self) -> None:
         async def close() -> None:
             try:
                 for name in (self.tables.scores, self.tables.snapshots):
-                    await self.store.client.delete_table(TableName=name)
+                    await self.runtime.client.delete_table(TableName=name)
             finally:  # the clients close even when dropping the tables fails
                 await self.stack.aclose()
 
@@ -119,7 +117,7 @@ class BoardMachine(RuleBasedStateMachine):
         assert [e["rank"] for e in body["entries"]] == list(range(1, len(self.model) + 1))
         assert [e["score"] for e in body["entries"]] == [self.model[p][0] for p in self.order()]
         assert body["playerCount"] == len(self.model)
-        assert self.run(counter_total(self.store, BOARD)) == (len(self.model), len(self.model))
+        assert self.run(counter_total(self.runtime, BOARD)) == (len(self.model), len(self.model))
 
 
 def run_machine(machine: type[BoardMachine], endpoint: str, *, examples: int, steps: int) -> None:
@@ -163,7 +161,7 @@ class FaultyBoardMachine(BoardMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.faults: Faults = install(self.service.state.store.client, self.endpoint)
+        self.faults: Faults = install(self.service.runtime.client, self.endpoint)
         moment = from_ms(self.base)
         self.board_ids = [
             Board("trivia", "classic", Period.containing(PeriodKind(kind), moment)).board_id
@@ -207,10 +205,10 @@ class FaultyBoardMachine(BoardMachine):
     def every_board_agrees_with_the_model(self) -> None:
         order = self.order()
         for board_id in self.board_ids:
-            page = self.run(self.store.query_board(board_id, limit=100, start=None))
+            page = self.run(self.runtime.stores.index.query_board(board_id, limit=100, start=None))
             assert [e.key.player_id for e in page.entries] == order
             assert [e.key.score for e in page.entries] == [self.model[p][0] for p in order]
-            counted = self.run(counter_total(self.store, board_id))
+            counted = self.run(counter_total(self.runtime, board_id))
             assert counted == (len(self.model), len(self.model))
 
 

@@ -9,19 +9,18 @@ import time
 import httpx
 import structlog
 
-from app.services.keys import KeyInfo, create_api_key, list_api_keys, revoke_api_key
-from app.settings import hash_key
-from app.store.dynamo import DynamoStore
-from app.store.keys import DynamoKeyStore
+from app.bootstrap import Runtime
+from app.services.keys import KeyInfo, create_api_key, digest_of, list_api_keys, revoke_api_key
+from app.services.ports import KeyStore
 from app.store.tables import TableNames
 from tests.conftest import SUBMIT_KEY, Service, make_settings, serve
 from tests.support import scores_items, submit
 
 
 async def test_stored_keys_rotate_and_revoke_without_a_restart(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
-    keys = DynamoKeyStore(store.client, store.tables)
+    keys = runtime.stores.keys
     old = await create_api_key(keys, "quiz-server", ["submit:trivia"])
     settings = make_settings(dynamo_endpoint, table_names, api_key_cache_ttl_seconds=0)
     async with serve(settings) as running:
@@ -39,17 +38,17 @@ async def test_stored_keys_rotate_and_revoke_without_a_restart(
         assert statuses == {200, 401}
         await revoke_api_key(keys, "quiz-server")
         assert (await submit(running.http, player="f", score=1, key=new)).status_code == 401
-    table = str(await scores_items(store))
+    table = str(await scores_items(runtime))
     assert old not in table
     assert new not in table
 
 
-async def _infos(keys: DynamoKeyStore) -> list[KeyInfo]:
+async def _infos(keys: KeyStore) -> list[KeyInfo]:
     return await list_api_keys(keys)
 
 
 async def test_writes_over_the_limit_get_429_and_store_nothing(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
     settings = make_settings(
         dynamo_endpoint, table_names, write_rate_per_second=0.001, write_burst=2
@@ -60,13 +59,13 @@ async def test_writes_over_the_limit_get_429_and_store_nothing(
             assert ok.status_code == 200
             assert ok.headers["RateLimit"].startswith(f'"burst";r={1 - i};t=')
             assert ok.headers["RateLimit-Policy"].startswith('"burst";q=2;w=')
-        before = await scores_items(store)
+        before = await scores_items(runtime)
         limited = await submit(running.http, player="p9", score=1, idempotency_key="later")
         assert limited.status_code == 429
         assert limited.headers["content-type"].startswith("application/problem+json")
         assert int(limited.headers["Retry-After"]) >= 1
         assert limited.headers["RateLimit"].startswith('"burst";r=0;')
-        assert await scores_items(store) == before
+        assert await scores_items(runtime) == before
         # Another key has its own bucket.
         other = await submit(
             running.http, player="c1", score=1, game="chess", key="test-submit-chess-key"
@@ -75,7 +74,7 @@ async def test_writes_over_the_limit_get_429_and_store_nothing(
 
 
 async def test_reads_over_the_limit_get_429(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
     settings = make_settings(dynamo_endpoint, table_names, read_rate_per_second=0.001, read_burst=3)
     async with serve(settings) as running:
@@ -99,7 +98,7 @@ async def test_no_key_or_authorization_header_reaches_a_log_line(
     text = json.dumps(logs, default=str)
     assert "request" in {entry["event"] for entry in logs}
     assert SUBMIT_KEY not in text
-    assert hash_key(SUBMIT_KEY) not in text
+    assert digest_of(SUBMIT_KEY) not in text
     assert "lb_live_not-a-real-key" not in text
     assert "Bearer" not in text
 
@@ -124,7 +123,7 @@ async def test_a_bug_is_a_500_problem_without_internals_or_locals_in_the_log(
     async def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    service.state.store.coarse_counts = broken  # type: ignore[method-assign,assignment]
+    service.state.stores.counters.coarse_counts = broken  # type: ignore[method-assign,assignment]
     transport = httpx.ASGITransport(app=service.asgi, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
         with structlog.testing.capture_logs() as logs:

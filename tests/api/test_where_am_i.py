@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.store.dynamo import DynamoStore
+from app.bootstrap import Runtime
 from app.store.tables import TableNames
 from tests.conftest import make_settings, serve
 from tests.support import now_ms, submit
@@ -21,7 +21,7 @@ BOARD = "/v1/leaderboards/trivia/classic/alltime"
 
 @pytest.fixture
 async def http(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> AsyncIterator[httpx.AsyncClient]:
     async with serve(make_settings(dynamo_endpoint, table_names, rank_count_cap=CAP)) as running:
         yield running.http

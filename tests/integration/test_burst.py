@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from app.store.dynamo import DynamoStore
+from app.bootstrap import Runtime
 from bench.burst import run_level
 from tests.faults import InFlightItems, install
 
@@ -46,24 +46,24 @@ def _update(table: str, player: str) -> dict[str, Any]:
 
 
 async def test_the_emulation_cancels_a_transaction_on_an_item_another_one_holds(
-    dynamo_endpoint: str, store: DynamoStore
+    dynamo_endpoint: str, runtime: Runtime
 ) -> None:
     """What the burst above runs against: DynamoDB's TransactionConflict, item by item."""
     conflicts = InFlightItems()
-    install(store.client, dynamo_endpoint, in_flight=conflicts)
-    table = store.tables.scores
+    install(runtime.client, dynamo_endpoint, in_flight=conflicts)
+    table = runtime.tables.scores
     items = [_update(table, "free"), _update(table, "held")]
     (held,) = InFlightItems.keys({"TransactItems": [items[1]]})
     conflicts.busy[held] += 1  # another transaction in flight holds this item
     with pytest.raises(ClientError) as raised:
-        await store.client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+        await runtime.client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
     reasons = [r["Code"] for r in raised.value.response["CancellationReasons"]]
     assert reasons == ["None", "TransactionConflict"]
-    scan = await store.client.scan(TableName=table, ConsistentRead=True)
+    scan = await runtime.client.scan(TableName=table, ConsistentRead=True)
     assert scan["Items"] == []  # cancelled: nothing written
 
     conflicts.busy[held] -= 1  # that transaction finished
-    await store.client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
-    scan = await store.client.scan(TableName=table, ConsistentRead=True)
+    await runtime.client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+    scan = await runtime.client.scan(TableName=table, ConsistentRead=True)
     assert len(scan["Items"]) == 2
     assert conflicts.conflicts == 1

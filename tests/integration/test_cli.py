@@ -8,21 +8,30 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.store.dynamo import DynamoStore, fine_pk, open_client
+from app.bootstrap import Runtime
+from app.domain.buckets import BucketLayout
+from app.domain.keys import RankKey
+from app.store.client import open_client
+from app.store.counters import coarse_pk, fine_pk
 from app.store.tables import TableNames
 from tests.support import counter_total, scores_items
 
+LAYOUT = BucketLayout()
 
-def _run(endpoint: str, tables: TableNames, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LEADERBOARD_")}
-    env |= {
+
+def _run(
+    endpoint: str, tables: TableNames, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("LEADERBOARD_")}
+    environment |= {
         "LEADERBOARD_DYNAMODB_ENDPOINT": endpoint,
         "LEADERBOARD_SCORES_TABLE": tables.scores,
         "LEADERBOARD_SNAPSHOTS_TABLE": tables.snapshots,
+        **(env or {}),
     }
     return subprocess.run(
         [sys.executable, "-m", "app.cli", *args],
-        env=env,
+        env=environment,
         capture_output=True,
         text=True,
         timeout=120,
@@ -45,7 +54,7 @@ async def test_create_tables_is_idempotent(dynamo_endpoint: str, table_names: Ta
 
 
 async def test_keys_create_list_revoke(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
     created = _run(
         dynamo_endpoint, table_names, "keys", "create", "--name", "quiz", "--scope", "submit:trivia"
@@ -59,7 +68,7 @@ async def test_keys_create_list_revoke(
     assert "submit:trivia" in listed.stdout
     assert "active" in listed.stdout
     assert key not in listed.stdout + listed.stderr
-    assert key not in str(await scores_items(store))
+    assert key not in str(await scores_items(runtime))
     revoked = _run(dynamo_endpoint, table_names, "keys", "revoke", "quiz")
     assert revoked.returncode == 0, revoked.stderr
     assert "revoked" in _run(dynamo_endpoint, table_names, "keys", "list").stdout
@@ -69,7 +78,7 @@ async def test_keys_create_list_revoke(
 
 
 async def test_seed_then_reconcile_from_the_command_line(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore, tmp_path: Path
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime, tmp_path: Path
 ) -> None:
     achieved = "2026-11-01T10:00:00.000Z"
     rows = ["playerId,score,achievedAt,displayName,country"]
@@ -83,15 +92,15 @@ async def test_seed_then_reconcile_from_the_command_line(
     assert seeded.returncode == 0, seeded.stderr
     report = json.loads(seeded.stdout)
     assert (report["rowsWritten"], report["playerCount"]) == (12, 12)
-    page = await store.query_board(board, limit=20, start=None)
+    page = await runtime.stores.index.query_board(board, limit=20, start=None)
     assert [e.player_id for e in page.entries] == [f"p{i}" for i in reversed(range(12))]
-    assert await counter_total(store, board) == (12, 12)
+    assert await counter_total(runtime, board) == (12, 12)
 
     clean = _run(dynamo_endpoint, table_names, "reconcile", board)
     assert clean.returncode == 0, clean.stderr
     assert "0 differences" in clean.stdout
-    await store.client.update_item(  # drift one fine counter
-        TableName=store.tables.scores,
+    await runtime.client.update_item(  # drift one fine counter
+        TableName=runtime.tables.scores,
         Key={"playerId": {"S": fine_pk(board, 0)}, "leaderboardId": {"S": "0000"}},
         UpdateExpression="ADD n :d",
         ExpressionAttributeValues={":d": {"N": "5"}},
@@ -100,11 +109,11 @@ async def test_seed_then_reconcile_from_the_command_line(
     assert "1 differences, 0 repaired" in dry.stdout
     fixed = _run(dynamo_endpoint, table_names, "reconcile", board, "--apply")
     assert "1 repaired" in fixed.stdout, fixed.stdout + fixed.stderr
-    assert await counter_total(store, board) == (12, 12)
+    assert await counter_total(runtime, board) == (12, 12)
 
 
 async def test_a_bad_seed_file_reports_lines_and_writes_nothing(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore, tmp_path: Path
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime, tmp_path: Path
 ) -> None:
     seed_file = tmp_path / "bad.jsonl"
     seed_file.write_text(
@@ -116,11 +125,11 @@ async def test_a_bad_seed_file_reports_lines_and_writes_nothing(
     assert result.returncode == 2
     assert "line: 2" in result.stderr
     assert "line: 3" in result.stderr
-    assert await scores_items(store) == []
+    assert await scores_items(runtime) == []
 
 
 async def test_snapshot_and_erase_from_the_command_line(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore, tmp_path: Path
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime, tmp_path: Path
 ) -> None:
     seed_file = tmp_path / "players.csv"
     seed_file.write_text(
@@ -145,4 +154,49 @@ async def test_snapshot_and_erase_from_the_command_line(
         "snapshots": 1,
         "idempotencyRecords": 0,
     }
-    assert await counter_total(store, board) == (1, 1)
+    assert await counter_total(runtime, board) == (1, 1)
+
+
+async def test_the_cli_builds_its_adapters_as_the_service_does(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    """With more than the default 4 counter shards, a board's players are counted on all of them;
+    the CLI must read every shard the service writes (it once built its own adapters with 4)."""
+    board = "trivia#classic#alltime"
+    shards = 8
+    for shard in range(shards):
+        player = f"p{shard}"
+        await runtime.client.put_item(
+            TableName=runtime.tables.scores,
+            Item={
+                "playerId": {"S": player},
+                "leaderboardId": {"S": board},
+                "rankKey": {"S": RankKey(100 + shard, 1_700_000_000_000, player).encode()},
+                "version": {"N": "1"},
+            },
+        )
+        bucket, slot = LAYOUT.fine_of(100 + shard)
+        for pk, sk in ((coarse_pk(board, shard), bucket), (fine_pk(board, bucket), slot)):
+            await runtime.client.update_item(
+                TableName=runtime.tables.scores,
+                Key={"playerId": {"S": pk}, "leaderboardId": {"S": f"{sk:04d}"}},
+                UpdateExpression="ADD n :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+    taken = _run(
+        dynamo_endpoint,
+        table_names,
+        "snapshot",
+        board,
+        env={"LEADERBOARD_COUNTER_SHARDS": str(shards)},
+    )
+    assert taken.returncode == 0, taken.stderr
+    assert json.loads(taken.stdout)["playerCount"] == shards
+    clean = _run(
+        dynamo_endpoint,
+        table_names,
+        "reconcile",
+        board,
+        env={"LEADERBOARD_COUNTER_SHARDS": str(shards)},
+    )
+    assert "0 differences" in clean.stdout, clean.stdout + clean.stderr

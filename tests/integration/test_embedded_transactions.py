@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from app.store.dynamo import DynamoStore
+from app.bootstrap import Runtime
 
 PK = "playerId"
 SK = "leaderboardId"
@@ -18,15 +18,15 @@ def _key(player: str, board: str = "b") -> dict[str, Any]:
     return {PK: {"S": player}, SK: {"S": board}}
 
 
-async def _items(store: DynamoStore) -> dict[tuple[str, str], dict[str, Any]]:
-    response = await store.client.scan(TableName=store.tables.scores, ConsistentRead=True)
+async def _items(runtime: Runtime) -> dict[tuple[str, str], dict[str, Any]]:
+    response = await runtime.client.scan(TableName=runtime.tables.scores, ConsistentRead=True)
     return {(item[PK]["S"], item[SK]["S"]): item for item in response["Items"]}
 
 
-async def _seed(store: DynamoStore) -> None:
+async def _seed(runtime: Runtime) -> None:
     for player, n in (("kept", 1), ("updated", 5), ("deleted", 7)):
-        await store.client.put_item(
-            TableName=store.tables.scores, Item={**_key(player), "n": {"N": str(n)}}
+        await runtime.client.put_item(
+            TableName=runtime.tables.scores, Item={**_key(player), "n": {"N": str(n)}}
         )
 
 
@@ -64,37 +64,37 @@ def _actions(table: str, *, last_holds: bool) -> list[dict[str, Any]]:
     ]
 
 
-async def test_a_cancelled_transaction_leaves_every_item_as_it_was(store: DynamoStore) -> None:
-    await _seed(store)
-    before = await _items(store)
+async def test_a_cancelled_transaction_leaves_every_item_as_it_was(runtime: Runtime) -> None:
+    await _seed(runtime)
+    before = await _items(runtime)
     with pytest.raises(ClientError) as raised:
-        await store.client.transact_write_items(
-            TransactItems=_actions(store.tables.scores, last_holds=False)  # type: ignore[arg-type]
+        await runtime.client.transact_write_items(
+            TransactItems=_actions(runtime.tables.scores, last_holds=False)  # type: ignore[arg-type]
         )
     assert raised.value.response["Error"]["Code"] == "TransactionCanceledException"
-    assert await _items(store) == before
+    assert await _items(runtime) == before
 
 
-async def test_a_transaction_that_holds_writes_every_item(store: DynamoStore) -> None:
-    await _seed(store)
-    await store.client.transact_write_items(
-        TransactItems=_actions(store.tables.scores, last_holds=True)  # type: ignore[arg-type]
+async def test_a_transaction_that_holds_writes_every_item(runtime: Runtime) -> None:
+    await _seed(runtime)
+    await runtime.client.transact_write_items(
+        TransactItems=_actions(runtime.tables.scores, last_holds=True)  # type: ignore[arg-type]
     )
-    after = await _items(store)
+    after = await _items(runtime)
     assert set(after) == {("new", "b"), ("kept", "b"), ("updated", "b"), ("created", "b")}
     assert after[("kept", "b")]["n"] == {"N": "2"}
     assert after[("updated", "b")]["n"] == {"N": "6"}
     assert after[("updated", "b")]["tag"] == {"S": "x"}
 
 
-async def test_a_transaction_refused_midway_leaves_every_item_as_it_was(store: DynamoStore) -> None:
+async def test_a_transaction_refused_midway_leaves_every_item_as_it_was(runtime: Runtime) -> None:
     """moto applies items in order and refuses a second action on one item when it reaches it:
     what it applied before must be undone too."""
-    await _seed(store)
-    before = await _items(store)
-    actions = _actions(store.tables.scores, last_holds=True)
-    actions.append({"Delete": {"TableName": store.tables.scores, "Key": _key("new")}})
+    await _seed(runtime)
+    before = await _items(runtime)
+    actions = _actions(runtime.tables.scores, last_holds=True)
+    actions.append({"Delete": {"TableName": runtime.tables.scores, "Key": _key("new")}})
     with pytest.raises(ClientError) as raised:
-        await store.client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
+        await runtime.client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
     assert raised.value.response["Error"]["Code"] == "ValidationException"
-    assert await _items(store) == before
+    assert await _items(runtime) == before

@@ -6,6 +6,7 @@ seeding lease, cancelled transactions) each behave."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections import Counter
@@ -16,6 +17,8 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from app.api.schemas import ErasureOut
+from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.clock import from_ms
 from app.domain.keys import RankKey
@@ -23,9 +26,10 @@ from app.domain.models import CounterDelta, Entry, LastWrite, Standing, Standing
 from app.domain.periods import Board, Period, PeriodKind
 from app.errors import BoardBeingSeeded, ConditionFailed, InvalidInput
 from app.services.erasure import ErasureReport, erase_player
-from app.services.snapshots import Snapshot, take_snapshot
-from app.store.archive import ArchiveStore, membership_sk
-from app.store.dynamo import DynamoStore, lease_pk
+from app.services.ports import Snapshot
+from app.services.snapshots import SnapshotPorts, take_snapshot
+from app.store.leases import lease_key
+from app.store.snapshots import membership_sk
 from app.store.tables import TableNames
 from tests.conftest import OTHER_GAME_KEY, SUBMIT_KEY, Service, make_settings, serve
 from tests.faults import cancelled, fail_first, install
@@ -38,14 +42,14 @@ NAME = "Zebediah Quux-Erasable"
 """The leaver's display name: it must never reach a log line."""
 
 
-@pytest.fixture
-def archive(store: DynamoStore) -> ArchiveStore:
-    return ArchiveStore(store.client, store.tables, counter_shards=4)
+def snapshot_ports(runtime: Runtime) -> SnapshotPorts:
+    s = runtime.stores
+    return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
 
 
 @pytest.fixture
 async def running(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> AsyncIterator[Service]:
     """The app, accepting scores achieved days ago (to reach past day and week boards)."""
     settings = make_settings(dynamo_endpoint, table_names, max_lateness_seconds=5 * 86_400)
@@ -61,42 +65,44 @@ def boards_of(game: str, *moments_ms: int) -> set[str]:
     }
 
 
-async def index_entries(store: DynamoStore, board_id: str) -> list[Entry]:
+async def index_entries(runtime: Runtime, board_id: str) -> list[Entry]:
     entries: list[Entry] = []
     start = None
     while True:
-        page = await store.query_board(board_id, limit=100, start=start)
+        page = await runtime.stores.index.query_board(board_id, limit=100, start=start)
         entries.extend(page.entries)
         start = page.next_start
         if start is None:
             return entries
 
 
-async def assert_counters_match_index(store: DynamoStore, board_id: str) -> None:
+async def assert_counters_match_index(runtime: Runtime, board_id: str) -> None:
     """The stored sums per coarse bucket and per fine slot equal a recount of the index."""
-    entries = await index_entries(store, board_id)
+    entries = await index_entries(runtime, board_id)
     coarse = Counter(LAYOUT.coarse_of(e.score) for e in entries)
     fine = Counter(LAYOUT.fine_of(e.score) for e in entries)
     stored_fine: Counter[tuple[int, int]] = Counter()
     prefix = f"hist#{board_id}#f"
-    for item in await scores_items(store):
+    for item in await scores_items(runtime):
         pk = item["playerId"]["S"]
         if pk.startswith(prefix):
             stored_fine[(int(pk[len(prefix) :]), int(item["leaderboardId"]["S"]))] += int(
                 item["n"]["N"]
             )
-    stored_coarse = {b: n for b, n in (await store.coarse_counts(board_id)).items() if n}
+    stored_coarse = {
+        b: n for b, n in (await runtime.stores.counters.coarse_counts(board_id)).items() if n
+    }
     assert stored_coarse == dict(coarse), board_id
     assert {k: n for k, n in stored_fine.items() if n} == dict(fine), board_id
 
 
-async def rows_of(store: DynamoStore, player: str) -> list[dict[str, Any]]:
-    return [i for i in await scores_items(store) if i["playerId"]["S"] == player]
+async def rows_of(runtime: Runtime, player: str) -> list[dict[str, Any]]:
+    return [i for i in await scores_items(runtime) if i["playerId"]["S"] == player]
 
 
-async def put_player(store: DynamoStore, board: Board, player: str, score: int) -> None:
+async def put_player(runtime: Runtime, board: Board, player: str, score: int) -> None:
     key = RankKey(score, 1_700_000_000_000, player)
-    await store.write_standing(
+    await runtime.stores.standings.write_standing(
         StandingWrite(
             board_id=board.board_id,
             standing=Standing(
@@ -112,12 +118,20 @@ async def put_player(store: DynamoStore, board: Board, player: str, score: int) 
     )
 
 
-async def erase(archive: ArchiveStore, player: str = PLAYER) -> ErasureReport:
-    return await erase_player(store=archive, player_id=player, layout=LAYOUT, now=datetime.now(UTC))
+async def erase(runtime: Runtime, player: str = PLAYER) -> ErasureReport:
+    s = runtime.stores
+    return await erase_player(
+        standings=s.standings,
+        requests=s.requests,
+        snapshots=s.snapshots,
+        player_id=player,
+        layout=LAYOUT,
+        now=datetime.now(UTC),
+    )
 
 
 async def test_a_player_on_many_boards_and_in_snapshots_is_erased_everywhere(
-    running: Service, store: DynamoStore, archive: ArchiveStore
+    running: Service, runtime: Runtime
 ) -> None:
     http, now = running.http, now_ms()
     three_days_ago = now - 3 * 86_400_000
@@ -153,11 +167,11 @@ async def test_a_player_on_many_boards_and_in_snapshots_is_erased_everywhere(
         assert response.status_code == 200
     leaver_boards = boards_of("trivia", now, three_days_ago) | boards_of("chess", now)
     all_boards = leaver_boards | boards_of("trivia", three_days_ago)
-    assert {r["leaderboardId"]["S"] for r in await rows_of(store, PLAYER) if "rankKey" in r} == (
+    assert {r["leaderboardId"]["S"] for r in await rows_of(runtime, PLAYER) if "rankKey" in r} == (
         leaver_boards
     )
     for board_id in all_boards:
-        await assert_counters_match_index(store, board_id)
+        await assert_counters_match_index(runtime, board_id)
 
     # Snapshots: the leaver is 2nd on both all-time boards (at 900 before a3, who got there
     # later), and not in chess's top 1.
@@ -165,15 +179,14 @@ async def test_a_player_on_many_boards_and_in_snapshots_is_erased_everywhere(
     taken_now = datetime.now(UTC)
     before: list[Snapshot] = [
         await take_snapshot(
-            store=store, archive=archive, board=trivia, now=taken_now, retention=RETENTION
+            ports=snapshot_ports(runtime), board=trivia, now=taken_now, retention=RETENTION
         ),
         await take_snapshot(
-            store=store, archive=archive, board=chess, now=taken_now, retention=RETENTION
+            ports=snapshot_ports(runtime), board=chess, now=taken_now, retention=RETENTION
         ),
     ]
     top_one = await take_snapshot(
-        store=store,
-        archive=archive,
+        ports=snapshot_ports(runtime),
         board=chess,
         now=taken_now + timedelta(seconds=1),
         retention=RETENTION,
@@ -184,8 +197,8 @@ async def test_a_player_on_many_boards_and_in_snapshots_is_erased_everywhere(
     assert [e.player_id for e in top_one.entries] == ["b1"]
 
     with capture_logs() as logs:
-        report = await erase(archive)
-    assert report.document() == {
+        report = await erase(runtime)
+    assert ErasureOut.of(report).model_dump(by_alias=True) == {
         "playerId": PLAYER,
         "removed": {
             "boards": len(leaver_boards),
@@ -198,33 +211,35 @@ async def test_a_player_on_many_boards_and_in_snapshots_is_erased_everywhere(
     assert any(e.get("player") == PLAYER for e in logs)
 
     # Nothing of the leaver's is left in the Scores table, on any board, or in the counters.
-    assert await rows_of(store, PLAYER) == []
+    assert await rows_of(runtime, PLAYER) == []
     for board_id in all_boards:
-        assert PLAYER not in {e.player_id for e in await index_entries(store, board_id)}
-        await assert_counters_match_index(store, board_id)
+        assert PLAYER not in {e.player_id for e in await index_entries(runtime, board_id)}
+        await assert_counters_match_index(runtime, board_id)
 
     # The snapshots keep every place: the leaver's is scrubbed, the others' are as they were.
     for old in before:
-        new = await archive.get_snapshot(old.board_id, old.taken_at)
+        new = await runtime.stores.snapshots.get_snapshot(old.board_id, old.taken_at)
         assert new is not None
         assert [e.rank for e in new.entries] == [e.rank for e in old.entries]
         for was, now_is in zip(old.entries, new.entries, strict=True):
             if was.player_id == PLAYER:
-                assert now_is.document() == {
+                assert dataclasses.asdict(now_is) == {
                     "rank": was.rank,
-                    "playerId": None,
-                    "displayName": None,
+                    "player_id": None,
+                    "display_name": None,
                     "country": None,
                     "score": was.score,
-                    "achievedAt": None,
+                    "achieved_at": None,
                 }
             else:
                 assert now_is == was
-        assert NAME not in json.dumps(new.document())
-    assert await archive.get_snapshot(top_one.board_id, top_one.taken_at) == top_one
+        assert NAME not in json.dumps(dataclasses.asdict(new))
+    assert (
+        await runtime.stores.snapshots.get_snapshot(top_one.board_id, top_one.taken_at) == top_one
+    )
 
     # Their idempotency records keep their keys but hold nothing of theirs.
-    items = await scores_items(store)
+    items = await scores_items(runtime)
     for idem, _ in sent:
         [record] = [i for i in items if i["playerId"]["S"].endswith(f"#{idem}")]
         assert record["status"] == {"S": "erased"}
@@ -245,43 +260,41 @@ async def test_a_player_on_many_boards_and_in_snapshots_is_erased_everywhere(
     assert replay.status_code != 200
     assert PLAYER not in replay.text
     assert NAME not in replay.text
-    assert await rows_of(store, PLAYER) == []
+    assert await rows_of(runtime, PLAYER) == []
 
     # Erasure is idempotent: a second run finds nothing.
-    again = await erase(archive)
-    assert again.document()["removed"] == {"boards": 0, "snapshots": 0, "idempotencyRecords": 0}
+    again = await erase(runtime)
+    assert ErasureOut.of(again).model_dump(by_alias=True)["removed"] == {
+        "boards": 0,
+        "snapshots": 0,
+        "idempotencyRecords": 0,
+    }
 
 
-async def test_an_unknown_player_is_erased_as_nothing(
-    store: DynamoStore, archive: ArchiveStore
-) -> None:
-    await put_player(store, Board.from_id("trivia#classic#alltime"), "someone", 10)
-    report = await erase(archive, "nobody")
+async def test_an_unknown_player_is_erased_as_nothing(runtime: Runtime) -> None:
+    await put_player(runtime, Board.from_id("trivia#classic#alltime"), "someone", 10)
+    report = await erase(runtime, "nobody")
     assert report == ErasureReport("nobody", 0, 0, 0)
-    assert len(await rows_of(store, "someone")) == 1
+    assert len(await rows_of(runtime, "someone")) == 1
 
 
-async def test_an_id_that_is_no_player_id_is_refused(
-    store: DynamoStore, archive: ArchiveStore
-) -> None:
+async def test_an_id_that_is_no_player_id_is_refused(runtime: Runtime) -> None:
     """Bookkeeping partitions hold ``#``: an erasure must never reach them."""
-    await put_player(store, Board.from_id("trivia#classic#alltime"), "someone", 10)
-    items = await scores_items(store)
+    await put_player(runtime, Board.from_id("trivia#classic#alltime"), "someone", 10)
+    items = await scores_items(runtime)
     for bad in ("hist#trivia#classic#alltime#c0", "registry#boards", ""):
         with pytest.raises(InvalidInput):
-            await erase(archive, bad)
-    assert await scores_items(store) == items
+            await erase(runtime, bad)
+    assert await scores_items(runtime) == items
 
 
-async def test_a_record_reused_by_another_player_is_left_alone(
-    store: DynamoStore, archive: ArchiveStore
-) -> None:
+async def test_a_record_reused_by_another_player_is_left_alone(runtime: Runtime) -> None:
     """A pointer outlived its record (TTL deletes late) and the key was used again by another
     player: the pointer goes, the other player's record stays."""
     record_id = "idem#trivia-server#reused-key"
     response = json.dumps({"playerId": "other", "boards": []})
-    await store.client.put_item(
-        TableName=store.tables.scores,
+    await runtime.client.put_item(
+        TableName=runtime.tables.scores,
         Item={
             "playerId": {"S": record_id},
             "leaderboardId": {"S": "idem"},
@@ -291,19 +304,19 @@ async def test_a_record_reused_by_another_player_is_left_alone(
             "response": {"S": response},
         },
     )
-    await store.note_request(PLAYER, record_id, expires_at=2_000_000_000)
-    report = await erase(archive)
+    await runtime.stores.requests.note_request(PLAYER, record_id, expires_at=2_000_000_000)
+    report = await erase(runtime)
     assert (report.idempotency_records, report.boards) == (0, 0)
-    assert await rows_of(store, PLAYER) == []
-    [record] = await rows_of(store, record_id)
+    assert await rows_of(runtime, PLAYER) == []
+    [record] = await rows_of(runtime, record_id)
     assert record["response"] == {"S": response}
 
 
 async def test_a_submission_in_flight_cannot_store_its_response_after_the_erasure(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime,
 ) -> None:
     record_id = "idem#trivia-server#in-flight"
-    reserved = await store.reserve_request(
+    reserved = await runtime.stores.requests.reserve_request(
         record_id,
         request_hash="h",
         owner="the-submission",
@@ -312,73 +325,72 @@ async def test_a_submission_in_flight_cannot_store_its_response_after_the_erasur
         expires_at=2_000_000_000,
     )
     assert reserved is None
-    await store.note_request(PLAYER, record_id, expires_at=2_000_000_000)
-    assert (await erase(archive)).idempotency_records == 1
+    await runtime.stores.requests.note_request(PLAYER, record_id, expires_at=2_000_000_000)
+    assert (await erase(runtime)).idempotency_records == 1
     with pytest.raises(ConditionFailed):
-        await store.complete_request(
+        await runtime.stores.requests.complete_request(
             record_id,
             owner="the-submission",
             response_json=json.dumps({"playerId": PLAYER}),
             expires_at=2_000_000_000,
         )
-    [record] = await rows_of(store, record_id)
+    [record] = await rows_of(runtime, record_id)
     assert record["status"] == {"S": "erased"}
     assert "response" not in record
 
 
-async def test_a_membership_of_a_snapshot_never_written(
-    store: DynamoStore, archive: ArchiveStore
-) -> None:
+async def test_a_membership_of_a_snapshot_never_written(runtime: Runtime) -> None:
     """Old: its writer failed, it is removed. Young: its snapshot may be being written, so it is
     left for a later run and reported pending."""
     board_id = "trivia#classic#alltime"
     now_s = int(datetime.now(UTC).timestamp())
     for taken_at, created in (("2026-01-01T00:00:00.000Z", now_s - 3600), ("young", now_s)):
-        await store.client.put_item(
-            TableName=store.tables.scores,
+        await runtime.client.put_item(
+            TableName=runtime.tables.scores,
             Item={
                 "playerId": {"S": PLAYER},
                 "leaderboardId": {"S": membership_sk(board_id, taken_at)},
                 "createdAt": {"N": str(created)},
             },
         )
-    report = await erase(archive)
+    report = await erase(runtime)
     assert (report.snapshots, report.pending_snapshots, report.complete) == (0, 1, False)
-    remaining = [r["leaderboardId"]["S"] for r in await rows_of(store, PLAYER)]
+    remaining = [r["leaderboardId"]["S"] for r in await rows_of(runtime, PLAYER)]
     assert remaining == [membership_sk(board_id, "young")]
 
 
-async def test_a_seeding_lease_holds_the_erasure_back(
-    store: DynamoStore, archive: ArchiveStore
-) -> None:
+async def test_a_seeding_lease_holds_the_erasure_back(runtime: Runtime) -> None:
     board = Board.from_id("trivia#classic#alltime")
-    await put_player(store, board, PLAYER, 10)
-    await store.client.put_item(
-        TableName=store.tables.scores,
+    await put_player(runtime, board, PLAYER, 10)
+    await runtime.client.put_item(
+        TableName=runtime.tables.scores,
         Item={
-            "playerId": {"S": lease_pk(board.board_id)},
+            "playerId": lease_key(board.board_id)["playerId"],
             "leaderboardId": {"S": board.board_id},
             "expiresAt": {"N": str(int(datetime.now(UTC).timestamp()) + 60)},
         },
     )
     with pytest.raises(BoardBeingSeeded):
-        await erase(archive)
-    assert len(await rows_of(store, PLAYER)) == 1
-    await store.client.delete_item(
-        TableName=store.tables.scores,
-        Key={"playerId": {"S": lease_pk(board.board_id)}, "leaderboardId": {"S": board.board_id}},
+        await erase(runtime)
+    assert len(await rows_of(runtime, PLAYER)) == 1
+    await runtime.client.delete_item(
+        TableName=runtime.tables.scores,
+        Key={
+            "playerId": lease_key(board.board_id)["playerId"],
+            "leaderboardId": {"S": board.board_id},
+        },
     )
-    assert (await erase(archive)).boards == 1
-    await assert_counters_match_index(store, board.board_id)
+    assert (await erase(runtime)).boards == 1
+    await assert_counters_match_index(runtime, board.board_id)
 
 
 async def test_cancelled_transactions_are_retried_after_a_re_read(
-    store: DynamoStore, archive: ArchiveStore, dynamo_endpoint: str
+    runtime: Runtime, dynamo_endpoint: str
 ) -> None:
     board = Board.from_id("trivia#classic#alltime")
-    await put_player(store, board, PLAYER, 10)
-    await put_player(store, board, "stays", 10)
-    faults = install(store.client, dynamo_endpoint)
+    await put_player(runtime, board, PLAYER, 10)
+    await put_player(runtime, board, "stays", 10)
+    faults = install(runtime.client, dynamo_endpoint)
     faults.rules.append(
         fail_first(
             "TransactWriteItems",
@@ -386,26 +398,24 @@ async def test_cancelled_transactions_are_retried_after_a_re_read(
             lambda _: cancelled(["None", "TransactionConflict", "None", "None"]),
         )
     )
-    assert (await erase(archive)).boards == 1
+    assert (await erase(runtime)).boards == 1
     assert faults.seen["TransactWriteItems"] == 4
-    assert await rows_of(store, PLAYER) == []
-    await assert_counters_match_index(store, board.board_id)
+    assert await rows_of(runtime, PLAYER) == []
+    await assert_counters_match_index(runtime, board.board_id)
 
 
-async def test_a_row_changed_under_the_erasure_is_re_read(
-    store: DynamoStore, archive: ArchiveStore
-) -> None:
+async def test_a_row_changed_under_the_erasure_is_re_read(runtime: Runtime) -> None:
     """The row improves between the Query and the delete: the decrement follows the new score."""
     board = Board.from_id("trivia#classic#alltime")
-    await put_player(store, board, PLAYER, 10)
-    real_delete = archive.delete_standing
+    await put_player(runtime, board, PLAYER, 10)
+    real_delete = runtime.stores.standings.delete_standing
     improved: list[bool] = []
 
     async def improve_first(*args: Any, **kwargs: Any) -> None:
         if not improved:
             improved.append(True)
             better = RankKey(10**9, 1_700_000_000_001, PLAYER)
-            await store.write_standing(
+            await runtime.stores.standings.write_standing(
                 StandingWrite(
                     board_id=board.board_id,
                     standing=Standing(board.board_id, Entry(better), version=2),
@@ -419,8 +429,8 @@ async def test_a_row_changed_under_the_erasure_is_re_read(
             )
         await real_delete(*args, **kwargs)
 
-    archive.delete_standing = improve_first  # type: ignore[method-assign]
-    assert (await erase(archive)).boards == 1
+    runtime.stores.standings.delete_standing = improve_first  # type: ignore[method-assign]
+    assert (await erase(runtime)).boards == 1
     assert improved
-    assert await rows_of(store, PLAYER) == []
-    await assert_counters_match_index(store, board.board_id)
+    assert await rows_of(runtime, PLAYER) == []
+    await assert_counters_match_index(runtime, board.board_id)

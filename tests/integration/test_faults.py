@@ -6,42 +6,46 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.store.dynamo import DynamoStore
+from structlog.testing import capture_logs
+
+from app.bootstrap import Runtime
 from app.store.tables import TableNames
 from tests.conftest import Service, make_settings, serve
-from tests.faults import conflict_on_row, fail_first, install, throttled
+from tests.faults import conflict_on_row, fail_first, install, rejected, throttled
 from tests.support import counter_total, now_ms, scores_items, submit
 
 BOARDS = ("trivia#classic#alltime",)
 
 
-async def _rows(store: DynamoStore, player: str) -> list[dict[str, Any]]:
-    return [i for i in await scores_items(store) if i["playerId"]["S"] == player and "rankKey" in i]
+async def _rows(runtime: Runtime, player: str) -> list[dict[str, Any]]:
+    return [
+        i for i in await scores_items(runtime) if i["playerId"]["S"] == player and "rankKey" in i
+    ]
 
 
 async def test_conflicting_first_attempts_still_write_each_board_once(
     service: Service, dynamo_endpoint: str
 ) -> None:
-    faults = install(service.state.store.client, dynamo_endpoint)
+    faults = install(service.runtime.client, dynamo_endpoint)
     faults.rules.append(fail_first("TransactWriteItems", 5, conflict_on_row))
     response = await submit(service.http, player="p1", score=42, rankDelta=False)
     assert response.status_code == 200, response.text
     assert [b["improved"] for b in response.json()["boards"]] == [True, True, True]
     # Five cancelled attempts and three that landed (a connection botocore itself retried may add one).
     assert faults.seen["TransactWriteItems"] >= 3 + 5
-    rows = await _rows(service.state.store, "p1")
+    rows = await _rows(service.runtime, "p1")
     assert sorted(int(r["version"]["N"]) for r in rows) == [1, 1, 1]
-    assert await counter_total(service.state.store, BOARDS[0]) == (1, 1)
+    assert await counter_total(service.runtime, BOARDS[0]) == (1, 1)
 
 
 async def test_throttled_transactions_are_retried_by_the_client(
     service: Service, dynamo_endpoint: str
 ) -> None:
-    faults = install(service.state.store.client, dynamo_endpoint)
+    faults = install(service.runtime.client, dynamo_endpoint)
     faults.rules.append(fail_first("TransactWriteItems", 2, lambda _: throttled()))
     response = await submit(service.http, player="p1", score=42, rankDelta=False)
     assert response.status_code == 200, response.text
-    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.runtime, "p1")) == [
         1,
         1,
         1,
@@ -51,7 +55,7 @@ async def test_throttled_transactions_are_retried_by_the_client(
 async def test_throttling_past_the_retries_is_503_and_a_retry_completes_it(
     service: Service, dynamo_endpoint: str
 ) -> None:
-    faults = install(service.state.store.client, dynamo_endpoint)
+    faults = install(service.runtime.client, dynamo_endpoint)
     faults.rules.append(fail_first("TransactWriteItems", 1000, lambda _: throttled()))
     t = now_ms() - 1000
     failed = await submit(service.http, player="p1", score=42, achieved_ms=t, idempotency_key="k")
@@ -62,7 +66,7 @@ async def test_throttling_past_the_retries_is_503_and_a_retry_completes_it(
     retried = await submit(service.http, player="p1", score=42, achieved_ms=t, idempotency_key="k")
     assert retried.status_code == 200, retried.text
     assert "Idempotent-Replayed" not in retried.headers
-    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.runtime, "p1")) == [
         1,
         1,
         1,
@@ -74,17 +78,17 @@ async def test_a_lost_response_after_commit_is_applied_once(
 ) -> None:
     """The transaction commits but its response times out; botocore resends the same call with
     the same ClientRequestToken, which DynamoDB (emulated here) does not apply twice."""
-    faults = install(service.state.store.client, dynamo_endpoint)
+    faults = install(service.runtime.client, dynamo_endpoint)
     faults.lose_responses = 3
     response = await submit(service.http, player="p1", score=42, rankDelta=False)
     assert response.status_code == 200, response.text
     assert [b["improved"] for b in response.json()["boards"]] == [True, True, True]
-    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.runtime, "p1")) == [
         1,
         1,
         1,
     ]
-    assert await counter_total(service.state.store, BOARDS[0]) == (1, 1)
+    assert await counter_total(service.runtime, BOARDS[0]) == (1, 1)
 
 
 async def test_responses_lost_past_the_retries_then_a_retry_reports_the_true_outcome(
@@ -92,7 +96,7 @@ async def test_responses_lost_past_the_retries_then_a_retry_reports_the_true_out
 ) -> None:
     """Every response of one board's commit is lost: the client gets a 503, and its retry with the
     same key finds the rows already written by this request and reports what it really did."""
-    faults = install(service.state.store.client, dynamo_endpoint)
+    faults = install(service.runtime.client, dynamo_endpoint)
     faults.lose_responses = 1000
     t = now_ms() - 1000
     failed = await submit(service.http, player="p1", score=42, achieved_ms=t, idempotency_key="k")
@@ -102,22 +106,22 @@ async def test_responses_lost_past_the_retries_then_a_retry_reports_the_true_out
     assert retried.status_code == 200, retried.text
     boards = retried.json()["boards"]
     assert [(b["improved"], b["previousBest"]) for b in boards] == [(True, None)] * 3
-    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.runtime, "p1")) == [
         1,
         1,
         1,
     ]
-    assert await counter_total(service.state.store, BOARDS[0]) == (1, 1)
+    assert await counter_total(service.runtime, BOARDS[0]) == (1, 1)
 
 
 async def test_a_seeding_lease_refuses_the_board_with_409_and_writes_nothing(
     service: Service,
 ) -> None:
-    store = service.state.store
+    runtime = service.runtime
     board = "trivia#classic#alltime"
     lease = {"playerId": {"S": f"seedlock#{board}"}, "leaderboardId": {"S": board}}
-    await store.client.put_item(
-        TableName=store.tables.scores,
+    await runtime.client.put_item(
+        TableName=runtime.tables.scores,
         Item={**lease, "expiresAt": {"N": str(now_ms() // 1000 + 30)}},
     )
     t = now_ms() - 1000
@@ -126,11 +130,12 @@ async def test_a_seeding_lease_refuses_the_board_with_409_and_writes_nothing(
     assert 1 <= int(refused.headers["Retry-After"]) <= 30
     assert refused.json()["type"] == "/problems/board-being-seeded"
     assert [
-        i for i in await scores_items(store) if i["playerId"]["S"] != lease["playerId"]["S"]
+        i for i in await scores_items(runtime) if i["playerId"]["S"] != lease["playerId"]["S"]
     ] == []
     # An expired lease no longer holds the board, and the key was not spent.
-    await store.client.put_item(
-        TableName=store.tables.scores, Item={**lease, "expiresAt": {"N": str(now_ms() // 1000 - 1)}}
+    await runtime.client.put_item(
+        TableName=runtime.tables.scores,
+        Item={**lease, "expiresAt": {"N": str(now_ms() // 1000 - 1)}},
     )
     accepted = await submit(service.http, player="p1", score=42, achieved_ms=t, idempotency_key="k")
     assert accepted.status_code == 200
@@ -138,7 +143,7 @@ async def test_a_seeding_lease_refuses_the_board_with_409_and_writes_nothing(
 
 
 async def test_a_request_past_its_deadline_is_503_and_a_retry_completes_it(
-    dynamo_endpoint: str, table_names: TableNames, store: DynamoStore
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
     settings = make_settings(
         dynamo_endpoint,
@@ -148,7 +153,7 @@ async def test_a_request_past_its_deadline_is_503_and_a_retry_completes_it(
     )
     t = now_ms() - 1000
     async with serve(settings) as running:
-        faults = install(running.state.store.client, dynamo_endpoint)
+        faults = install(running.runtime.client, dynamo_endpoint)
         faults.delay_s = 0.8
         slow = await submit(running.http, player="p1", score=7, achieved_ms=t, idempotency_key="k")
         assert slow.status_code == 503
@@ -160,9 +165,9 @@ async def test_a_request_past_its_deadline_is_503_and_a_retry_completes_it(
             running.http, player="p1", score=7, achieved_ms=t, idempotency_key="k"
         )
         assert retried.status_code == 200, retried.text
-    rows = await _rows(store, "p1")
+    rows = await _rows(runtime, "p1")
     assert sorted(int(r["version"]["N"]) for r in rows) == [1, 1, 1]
-    assert await counter_total(store, BOARDS[0]) == (1, 1)
+    assert await counter_total(runtime, BOARDS[0]) == (1, 1)
 
 
 async def test_reads_throttled_after_the_key_is_reserved_free_the_key_for_the_retry(
@@ -170,7 +175,7 @@ async def test_reads_throttled_after_the_key_is_reserved_free_the_key_for_the_re
 ) -> None:
     """The reservation lands and the first reads fail: the 503 must not leave the key held, or
     the retry it asks for would be told to wait for a request that is gone (409)."""
-    faults = install(service.state.store.client, dynamo_endpoint)
+    faults = install(service.runtime.client, dynamo_endpoint)
     faults.rules.append(fail_first("GetItem", 1000, lambda _: throttled()))
     t = now_ms() - 1000
     failed = await submit(service.http, player="p1", score=5, achieved_ms=t, idempotency_key="k")
@@ -179,7 +184,7 @@ async def test_reads_throttled_after_the_key_is_reserved_free_the_key_for_the_re
     faults.rules.clear()
     retried = await submit(service.http, player="p1", score=5, achieved_ms=t, idempotency_key="k")
     assert retried.status_code == 200, retried.text
-    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.runtime, "p1")) == [
         1,
         1,
         1,
@@ -191,13 +196,30 @@ async def test_a_lost_reservation_response_is_recognised_as_this_requests_own(
 ) -> None:
     """The reservation lands but its response is lost; botocore resends it and the condition now
     fails on the record this very request wrote: that is this request's key, not another's."""
-    faults = install(service.state.store.client, dynamo_endpoint)
+    faults = install(service.runtime.client, dynamo_endpoint)
     faults.lose["PutItem"] = 1
     response = await submit(service.http, player="p1", score=5, idempotency_key="k")
     assert response.status_code == 200, response.text
     assert faults.seen["PutItem"] >= 2  # sent, lost, resent
-    assert sorted(int(r["version"]["N"]) for r in await _rows(service.state.store, "p1")) == [
+    assert sorted(int(r["version"]["N"]) for r in await _rows(service.runtime, "p1")) == [
         1,
         1,
         1,
     ]
+
+
+async def test_a_request_dynamodb_refuses_as_malformed_is_a_logged_500_not_a_503(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    """A ValidationException means the service built a bad request: a bug to find, not an outage
+    to retry through."""
+    faults = install(service.runtime.client, dynamo_endpoint)
+    faults.rules.append(fail_first("Query", 1000, lambda _: rejected("bad expression")))
+    with capture_logs() as logs:
+        response = await service.http.get("/v1/leaderboards/trivia/classic/alltime")
+    assert response.status_code == 500
+    assert response.headers["content-type"].startswith("application/problem+json")
+    assert "Retry-After" not in response.headers
+    assert "bad expression" not in response.text
+    [logged] = [e for e in logs if e["event"] == "dynamodb_rejected_request"]
+    assert logged["code"] == "ValidationException"

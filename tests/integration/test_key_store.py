@@ -3,19 +3,23 @@ off RankIndex; no plaintext key is ever written; the authenticator over the real
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from app.bootstrap import Runtime
 from app.errors import ConditionFailed, InvalidInput, NotFound, Unauthorized, Unavailable
+from app.services.auth import KeyAuthenticator
 from app.services.keys import (
-    KeyAuthenticator,
     create_api_key,
     digest_of,
     list_api_keys,
     revoke_api_key,
 )
-from app.store.dynamo import DynamoStore
-from app.store.keys import DynamoKeyStore
-from app.store.tables import RANK_INDEX, TableNames
+from app.services.ports import KeyStore
+from app.store.client import Dynamo
+from app.store.keys import KeyItems
+from app.store.tables import RANK_INDEX
 from tests.support import scores_items
 
 DIGEST_A = "a" * 64
@@ -23,11 +27,11 @@ DIGEST_B = "b" * 64
 
 
 @pytest.fixture
-def key_store(store: DynamoStore) -> DynamoKeyStore:
-    return DynamoKeyStore(store.client, store.tables)
+def key_store(runtime: Runtime) -> KeyStore:
+    return runtime.stores.keys
 
 
-async def test_a_key_is_stored_and_read_back(key_store: DynamoKeyStore) -> None:
+async def test_a_key_is_stored_and_read_back(key_store: KeyStore) -> None:
     made = await key_store.create_key(
         DIGEST_A, "trivia-server", ["submit:trivia"], created_at_ms=1_764_460_800_123
     )
@@ -41,11 +45,9 @@ async def test_a_key_is_stored_and_read_back(key_store: DynamoKeyStore) -> None:
     assert await key_store.get(DIGEST_B) is None
 
 
-async def test_the_item_has_the_documented_layout(
-    key_store: DynamoKeyStore, store: DynamoStore
-) -> None:
+async def test_the_item_has_the_documented_layout(key_store: KeyStore, runtime: Runtime) -> None:
     await key_store.create_key(DIGEST_A, "ops", ["admin", "submit:*"], created_at_ms=0)
-    [item] = await scores_items(store)
+    [item] = await scores_items(runtime)
     assert item == {
         "playerId": {"S": f"apikey#{DIGEST_A}"},
         "leaderboardId": {"S": "apikey"},
@@ -55,27 +57,23 @@ async def test_the_item_has_the_documented_layout(
     }
 
 
-async def test_listing_finds_keys_and_nothing_else(
-    key_store: DynamoKeyStore, store: DynamoStore
-) -> None:
+async def test_listing_finds_keys_and_nothing_else(key_store: KeyStore, runtime: Runtime) -> None:
     await key_store.create_key(DIGEST_A, "trivia-server", ["submit:trivia"])
     await key_store.create_key(DIGEST_B, "ops", ["admin"])
     # A player's standing and an idempotency record share the table; neither is a key.
     for player, board in (("p1", "trivia#classic#alltime"), ("idem#ops#k1", "idem")):
-        await store.client.put_item(
-            TableName=store.tables.scores,
+        await runtime.client.put_item(
+            TableName=runtime.tables.scores,
             Item={"playerId": {"S": player}, "leaderboardId": {"S": board}},
         )
     keys = await key_store.list_keys()
     assert sorted(k.digest for k in keys) == [DIGEST_A, DIGEST_B]
 
 
-async def test_keys_never_reach_the_rank_index(
-    key_store: DynamoKeyStore, store: DynamoStore
-) -> None:
+async def test_keys_never_reach_the_rank_index(key_store: KeyStore, runtime: Runtime) -> None:
     await key_store.create_key(DIGEST_A, "ops", ["admin"])
-    page = await store.client.query(
-        TableName=store.tables.scores,
+    page = await runtime.client.query(
+        TableName=runtime.tables.scores,
         IndexName=RANK_INDEX,
         KeyConditionExpression="leaderboardId = :b",
         ExpressionAttributeValues={":b": {"S": "apikey"}},
@@ -84,7 +82,7 @@ async def test_keys_never_reach_the_rank_index(
 
 
 async def test_revoking_by_name_revokes_every_key_of_that_name_once(
-    key_store: DynamoKeyStore,
+    key_store: KeyStore,
 ) -> None:
     await key_store.create_key(DIGEST_A, "trivia-server", ["submit:trivia"])
     await key_store.create_key("a" * 63 + "c", "trivia-server", ["submit:trivia"])
@@ -100,7 +98,7 @@ async def test_revoking_by_name_revokes_every_key_of_that_name_once(
 
 
 async def test_revoking_by_digest_prefix_takes_exactly_one_key(
-    key_store: DynamoKeyStore,
+    key_store: KeyStore,
 ) -> None:
     twin = "a" * 8 + "f" * 56
     await key_store.create_key(DIGEST_A, "trivia-server", ["submit:trivia"])
@@ -116,14 +114,14 @@ async def test_revoking_by_digest_prefix_takes_exactly_one_key(
     assert untouched.revoked_at is None
 
 
-async def test_revoking_what_is_not_there_is_not_found(key_store: DynamoKeyStore) -> None:
+async def test_revoking_what_is_not_there_is_not_found(key_store: KeyStore) -> None:
     with pytest.raises(NotFound):
         await key_store.revoke(name="nobody")
     with pytest.raises(NotFound):
         await key_store.revoke(digest_prefix="0123abcd")
 
 
-async def test_the_same_digest_cannot_be_stored_twice(key_store: DynamoKeyStore) -> None:
+async def test_the_same_digest_cannot_be_stored_twice(key_store: KeyStore) -> None:
     await key_store.create_key(DIGEST_A, "ops", ["admin"])
     with pytest.raises(ConditionFailed):
         await key_store.create_key(DIGEST_A, "impostor", ["admin"])
@@ -132,21 +130,21 @@ async def test_the_same_digest_cannot_be_stored_twice(key_store: DynamoKeyStore)
     assert found.name == "ops"
 
 
-async def test_dynamodb_errors_arrive_as_the_services_own(store: DynamoStore) -> None:
-    missing = DynamoKeyStore(store.client, TableNames(scores="no-such-table", snapshots="x"))
+async def test_dynamodb_errors_arrive_as_the_services_own(runtime: Runtime) -> None:
+    missing = KeyItems(
+        Dynamo(runtime.client, in_flight=asyncio.Semaphore(4)), table="no-such-table"
+    )
     with pytest.raises(Unavailable):
         await missing.get(DIGEST_A)
 
 
-async def test_the_plaintext_key_is_written_nowhere(
-    key_store: DynamoKeyStore, store: DynamoStore
-) -> None:
+async def test_the_plaintext_key_is_written_nowhere(key_store: KeyStore, runtime: Runtime) -> None:
     tokens = [
         await create_api_key(key_store, "trivia-server", ["submit:trivia"]),
         await create_api_key(key_store, "ops", ["admin"], kind="test"),
     ]
     await revoke_api_key(key_store, "ops")
-    stored = repr(await scores_items(store))
+    stored = repr(await scores_items(runtime))
     for token in tokens:
         assert token not in stored
         assert token.split("_", 2)[2] not in stored  # nor its random part alone
@@ -159,7 +157,7 @@ async def test_the_plaintext_key_is_written_nowhere(
     assert all(len(k.key_id) == 8 for k in listed)
 
 
-async def test_authenticating_against_the_real_store(key_store: DynamoKeyStore) -> None:
+async def test_authenticating_against_the_real_store(key_store: KeyStore) -> None:
     now = [0.0]
     auth = KeyAuthenticator(key_store, ttl=10.0, clock=lambda: now[0])
     token = await create_api_key(key_store, "trivia-server", ["submit:trivia"])

@@ -7,28 +7,24 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from app.bootstrap import Runtime, build_policies
+from app.cli import parse_seed_file
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms
 from app.domain.keys import RankKey
 from app.domain.periods import Board
+from app.domain.seed_file import SeedFile, parse_seed_text
 from app.errors import BoardBeingSeeded, Conflict, InvalidInput
-from app.services.seeding import (
-    SeedFile,
-    SeedPolicy,
-    SeedReport,
-    parse_seed_file,
-    parse_seed_text,
-    seed_board,
-)
+from app.services.policies import SeedPolicy
+from app.services.seeding import SeedPorts, SeedReport, seed_board
 from app.settings import Settings
-from app.store.dynamo import DynamoStore, lease_pk
-from app.store.operations import BoardOperations
+from app.store.leases import lease_key
 from app.store.tables import RANK_INDEX
 from tests.conftest import Service
 from tests.support import counter_total, now_ms, scores_items, submit
@@ -51,40 +47,40 @@ class Histogram:
         return sum(self.coarse.values())
 
 
-async def index_keys(store: DynamoStore, board_id: str) -> list[RankKey]:
+async def index_keys(runtime: Runtime, board_id: str) -> list[RankKey]:
     """The board's entries as RankIndex holds them, read page by page (small pages on purpose)."""
     keys: list[RankKey] = []
     kwargs: dict[str, Any] = {
-        "TableName": store.tables.scores,
+        "TableName": runtime.tables.scores,
         "IndexName": RANK_INDEX,
         "KeyConditionExpression": "leaderboardId = :b",
         "ExpressionAttributeValues": {":b": {"S": board_id}},
         "Limit": 7,
     }
     while True:
-        page = await store.client.query(**kwargs)
+        page = await runtime.client.query(**kwargs)
         keys.extend(RankKey.decode(item["rankKey"]["S"]) for item in page.get("Items", []))
         if "LastEvaluatedKey" not in page:
             return keys
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-async def recount(store: DynamoStore, board_id: str) -> Histogram:
+async def recount(runtime: Runtime, board_id: str) -> Histogram:
     """What the counters should say: the board's entries counted per bucket and per slot."""
     coarse: Counter[int] = Counter()
     fine: Counter[tuple[int, int]] = Counter()
-    for key in await index_keys(store, board_id):
+    for key in await index_keys(runtime, board_id):
         bucket, slot = LAYOUT.fine_of(key.score)
         coarse[bucket] += 1
         fine[(bucket, slot)] += 1
     return Histogram(dict(coarse), dict(fine))
 
 
-async def stored_histogram(store: DynamoStore, board_id: str) -> Histogram:
+async def stored_histogram(runtime: Runtime, board_id: str) -> Histogram:
     """What the counters say: coarse summed over shards, fine per slot, zeros left out."""
     coarse: Counter[int] = Counter()
     fine: Counter[tuple[int, int]] = Counter()
-    for item in await scores_items(store):
+    for item in await scores_items(runtime):
         pk, n = item["playerId"]["S"], int(item.get("n", {}).get("N", "0"))
         if pk.startswith(f"hist#{board_id}#c"):
             coarse[int(item["leaderboardId"]["S"])] += n
@@ -93,11 +89,11 @@ async def stored_histogram(store: DynamoStore, board_id: str) -> Histogram:
     return Histogram({b: n for b, n in coarse.items() if n}, {c: n for c, n in fine.items() if n})
 
 
-async def assert_counters_match_board(store: DynamoStore, board_id: str) -> int:
+async def assert_counters_match_board(runtime: Runtime, board_id: str) -> int:
     """The stored counters equal a recount of the board; returns the board's player count."""
-    counted, stored = await recount(store, board_id), await stored_histogram(store, board_id)
+    counted, stored = await recount(runtime, board_id), await stored_histogram(runtime, board_id)
     assert stored == counted
-    assert await counter_total(store, board_id) == (counted.total, counted.total)
+    assert await counter_total(runtime, board_id) == (counted.total, counted.total)
     return counted.total
 
 
@@ -105,14 +101,15 @@ async def assert_counters_match_board(store: DynamoStore, board_id: str) -> int:
 
 
 @pytest.fixture
-def ops(store: DynamoStore, settings: Settings) -> BoardOperations:
-    return BoardOperations(store.client, store.tables, counter_shards=settings.counter_shards)
+def ops(runtime: Runtime) -> SeedPorts:
+    s = runtime.stores
+    return SeedPorts(s.standings, s.index, s.counters, s.leases)
 
 
 def policy(settings: Settings, **overrides: Any) -> SeedPolicy:
     values: dict[str, Any] = {"grace_s": 0.0, "settle_delay_s": 0.0}
     values.update(overrides)
-    return SeedPolicy.from_settings(settings, **values)
+    return replace(build_policies(settings).seed, **values)
 
 
 def csv_text(rows: list[tuple[str, int, int]]) -> str:
@@ -126,34 +123,34 @@ def parse(text: str, board: Board = BOARD) -> SeedFile:
     return parse_seed_text(text, board=board, now=datetime.now(UTC))
 
 
-async def board_rows(store: DynamoStore, board_id: str) -> dict[str, dict[str, Any]]:
+async def board_rows(runtime: Runtime, board_id: str) -> dict[str, dict[str, Any]]:
     return {
         item["playerId"]["S"]: item
-        for item in await scores_items(store)
+        for item in await scores_items(runtime)
         if item["leaderboardId"]["S"] == board_id and "rankKey" in item
     }
 
 
-async def lease_item(store: DynamoStore, board_id: str) -> dict[str, Any] | None:
-    found = await store.client.get_item(
-        TableName=store.tables.scores,
-        Key={"playerId": {"S": lease_pk(board_id)}, "leaderboardId": {"S": board_id}},
+async def lease_item(runtime: Runtime, board_id: str) -> dict[str, Any] | None:
+    found = await runtime.client.get_item(
+        TableName=runtime.tables.scores,
+        Key=lease_key(board_id),
         ConsistentRead=True,
     )
     return found.get("Item")
 
 
-async def wait_for_lease(store: DynamoStore, board_id: str) -> dict[str, Any]:
+async def wait_for_lease(runtime: Runtime, board_id: str) -> dict[str, Any]:
     for _ in range(200):
-        item = await lease_item(store, board_id)
+        item = await lease_item(runtime, board_id)
         if item is not None:
             return item
         await asyncio.sleep(0.02)
     raise AssertionError("the seeder never took the lease")
 
 
-async def wait_for_expiry(store: DynamoStore, board_id: str) -> None:
-    item = await lease_item(store, board_id)
+async def wait_for_expiry(runtime: Runtime, board_id: str) -> None:
+    item = await lease_item(runtime, board_id)
     assert item is not None
     await asyncio.sleep(max(0.0, int(item["expiresAt"]["N"]) - time.time()) + 0.05)
 
@@ -211,7 +208,7 @@ def test_the_format_comes_from_the_suffix_of_a_file(tmp_path: Any) -> None:
 
 
 async def test_bad_rows_are_all_reported_with_their_lines_and_nothing_is_written(
-    store: DynamoStore, ops: BoardOperations, settings: Settings
+    runtime: Runtime, ops: SeedPorts, settings: Settings
 ) -> None:
     day = Board.from_id(f"trivia#classic#day#{(datetime.now(UTC) - timedelta(days=1)).date()}")
     inside = day.period.start() + timedelta(hours=12)
@@ -243,7 +240,7 @@ async def test_bad_rows_are_all_reported_with_their_lines_and_nothing_is_written
     assert fields[10] == "achievedAt"
     assert "10 bad line(s)" in refused.value.detail
     assert "nothing was written" in refused.value.detail
-    assert await scores_items(store) == []
+    assert await scores_items(runtime) == []
 
     with pytest.raises(InvalidInput) as bad_json:
         parse(
@@ -262,25 +259,25 @@ async def test_bad_rows_are_all_reported_with_their_lines_and_nothing_is_written
     assert "playerId" in bad_header.value.errors[0]["message"]
     with pytest.raises(InvalidInput):
         parse(HEADER + "\n")  # no rows
-    assert await scores_items(store) == []
+    assert await scores_items(runtime) == []
 
 
 # ---- seeding ------------------------------------------------------------------------------------
 
 
 async def test_seeding_writes_by_the_board_rule_reads_back_in_order_and_rebuilds_counters(
-    service: Service, store: DynamoStore, ops: BoardOperations, settings: Settings
+    service: Service, runtime: Runtime, ops: SeedPorts, settings: Settings
 ) -> None:
     t = now_ms() - 120_000
     # Already on the board: one player better than their file row, one worse.
     assert (await submit(service.http, player="p00", score=10**11, rankDelta=False)).is_success
     assert (await submit(service.http, player="p01", score=0, rankDelta=False)).is_success
-    before = await board_rows(store, BOARD.board_id)
+    before = await board_rows(runtime, BOARD.board_id)
     rows = [*spread(40, t), ("p05", 1, t)]  # p05 twice: the better row wins
     seed = parse(csv_text(rows))
     seen: list[tuple[int, int]] = []
     report = await seed_board(
-        store=ops,
+        ports=ops,
         board=BOARD,
         seed=seed,
         policy=policy(settings),
@@ -304,7 +301,7 @@ async def test_seeding_writes_by_the_board_rule_reads_back_in_order_and_rebuilds
     assert seen[0] == (0, 40)
     assert seen[-1] == (40, 40)
     assert [done for done, _ in seen] == list(range(41))
-    assert await lease_item(store, BOARD.board_id) is None
+    assert await lease_item(runtime, BOARD.board_id) is None
 
     # The board reads back in rule order, with the file's profiles, and the right player count.
     best = {p: (s, a) for p, s, a in rows if p != "p05" or s != 1}
@@ -325,29 +322,29 @@ async def test_seeding_writes_by_the_board_rule_reads_back_in_order_and_rebuilds
     assert entry["p00"]["displayName"] is None  # kept: the file's row was not better
 
     # Rows carry a version (bumped on the replaced row) and nothing from the last submission.
-    after = await board_rows(store, BOARD.board_id)
+    after = await board_rows(runtime, BOARD.board_id)
     assert int(after["p01"]["version"]["N"]) == int(before["p01"]["version"]["N"]) + 1
     assert "lastRequest" not in after["p01"]
     assert after["p00"] == before["p00"]
     assert int(after["p02"]["version"]["N"]) == 1
     assert not any("expiresAt" in row for row in after.values())  # all-time rows never expire
-    assert await assert_counters_match_board(store, BOARD.board_id) == 40
+    assert await assert_counters_match_board(runtime, BOARD.board_id) == 40
     # Consolidated: every coarse count on shard 0.
     shards = {
         item["playerId"]["S"]
-        for item in await scores_items(store)
+        for item in await scores_items(runtime)
         if item["playerId"]["S"].startswith(f"hist#{BOARD.board_id}#c")
     }
     assert shards == {f"hist#{BOARD.board_id}#c0"}
 
 
 async def test_seeding_a_day_board_sets_its_expiry_on_rows_and_counters(
-    store: DynamoStore, ops: BoardOperations, settings: Settings
+    runtime: Runtime, ops: SeedPorts, settings: Settings
 ) -> None:
     day = Board.from_id(f"trivia#classic#day#{(datetime.now(UTC) - timedelta(days=1)).date()}")
     noon = int((day.period.start() + timedelta(hours=12)).timestamp() * 1000)
     report = await seed_board(
-        store=ops,
+        ports=ops,
         board=day,
         seed=parse(csv_text(spread(12, noon)), board=day),
         policy=policy(settings),
@@ -357,33 +354,33 @@ async def test_seeding_a_day_board_sets_its_expiry_on_rows_and_counters(
     assert expires is not None
     stamped = {
         int(item["expiresAt"]["N"])
-        for item in await scores_items(store)
+        for item in await scores_items(runtime)
         if item["leaderboardId"]["S"] == day.board_id
         or item["playerId"]["S"].startswith(f"hist#{day.board_id}#")
     }
     assert stamped == {int(expires.timestamp())}
-    assert await assert_counters_match_board(store, day.board_id) == 12
+    assert await assert_counters_match_board(runtime, day.board_id) == 12
 
 
 async def test_a_second_seeder_is_refused_while_the_first_renews_its_lease(
-    store: DynamoStore, ops: BoardOperations, settings: Settings
+    runtime: Runtime, ops: SeedPorts, settings: Settings
 ) -> None:
     """The first seeder's lease lasts 1 s but it waits 2.5 s: only renewals keep it."""
     t = now_ms() - 60_000
     first = asyncio.create_task(
         seed_board(
-            store=ops,
+            ports=ops,
             board=BOARD,
             seed=parse(csv_text(spread(10, t))),
             policy=policy(settings, lease_ttl_s=1.0, renew_every_s=0.2, grace_s=2.5),
             holder="first-seeder",
         )
     )
-    await wait_for_lease(store, BOARD.board_id)
+    await wait_for_lease(runtime, BOARD.board_id)
     await asyncio.sleep(1.8)  # past the first lease's own TTL
     with pytest.raises(BoardBeingSeeded) as refused:
         await seed_board(
-            store=ops,
+            ports=ops,
             board=BOARD,
             seed=parse(csv_text([("intruder", 10**9, t)])),
             policy=policy(settings),
@@ -394,33 +391,33 @@ async def test_a_second_seeder_is_refused_while_the_first_renews_its_lease(
     report = await first
     assert report.rows_written == 10
     assert report.lease_released
-    assert "intruder" not in await board_rows(store, BOARD.board_id)
-    assert await lease_item(store, BOARD.board_id) is None
+    assert "intruder" not in await board_rows(runtime, BOARD.board_id)
+    assert await lease_item(runtime, BOARD.board_id) is None
 
 
 async def test_a_lease_held_by_another_refuses_the_seeder_and_writes_nothing(
-    store: DynamoStore, ops: BoardOperations, settings: Settings
+    runtime: Runtime, ops: SeedPorts, settings: Settings
 ) -> None:
     assert (
-        await ops.acquire_lease(
+        await runtime.stores.leases.acquire_lease(
             BOARD.board_id, holder="other", expires_at=int(time.time()) + 30, now_s=int(time.time())
         )
         is None
     )
     with pytest.raises(BoardBeingSeeded, match="other"):
         await seed_board(
-            store=ops,
+            ports=ops,
             board=BOARD,
             seed=parse(csv_text(spread(5, now_ms() - 60_000))),
             policy=policy(settings),
         )
-    assert await board_rows(store, BOARD.board_id) == {}
-    held = await lease_item(store, BOARD.board_id)
+    assert await board_rows(runtime, BOARD.board_id) == {}
+    held = await lease_item(runtime, BOARD.board_id)
     assert held is not None
     assert held["holder"]["S"] == "other"
     # An expired lease is taken over.
     assert (
-        await ops.acquire_lease(
+        await runtime.stores.leases.acquire_lease(
             BOARD.board_id,
             holder="late",
             expires_at=int(time.time()) + 30,
@@ -431,51 +428,51 @@ async def test_a_lease_held_by_another_refuses_the_seeder_and_writes_nothing(
 
 
 async def test_a_seeder_that_loses_its_lease_stops_before_writing(
-    store: DynamoStore, ops: BoardOperations, settings: Settings
+    runtime: Runtime, ops: SeedPorts, settings: Settings
 ) -> None:
     seeding = asyncio.create_task(
         seed_board(
-            store=ops,
+            ports=ops,
             board=BOARD,
             seed=parse(csv_text(spread(10, now_ms() - 60_000))),
             policy=policy(settings, lease_ttl_s=5.0, renew_every_s=0.2, grace_s=2.0),
         )
     )
-    lease = await wait_for_lease(store, BOARD.board_id)
-    await store.client.put_item(
-        TableName=store.tables.scores, Item={**lease, "holder": {"S": "usurper"}}
+    lease = await wait_for_lease(runtime, BOARD.board_id)
+    await runtime.client.put_item(
+        TableName=runtime.tables.scores, Item={**lease, "holder": {"S": "usurper"}}
     )
     with pytest.raises(Conflict, match="lost the seeding lease"):
         await seeding
-    assert await board_rows(store, BOARD.board_id) == {}
+    assert await board_rows(runtime, BOARD.board_id) == {}
 
 
 async def test_a_submission_during_seeding_is_409_and_lands_after_it(
-    service: Service, store: DynamoStore, ops: BoardOperations, settings: Settings
+    service: Service, runtime: Runtime, ops: SeedPorts, settings: Settings
 ) -> None:
     seeding = asyncio.create_task(
         seed_board(
-            store=ops,
+            ports=ops,
             board=BOARD,
             seed=parse(csv_text(spread(10, now_ms() - 60_000))),
             policy=policy(settings, grace_s=1.5),
         )
     )
-    await wait_for_lease(store, BOARD.board_id)
+    await wait_for_lease(runtime, BOARD.board_id)
     refused = await submit(
         service.http, player="late", score=5, idempotency_key="k1", rankDelta=False
     )
     assert refused.status_code == 409, refused.text
     assert refused.json()["type"] == "/problems/board-being-seeded"
     assert int(refused.headers["Retry-After"]) >= 1
-    assert "late" not in await board_rows(store, BOARD.board_id)
+    assert "late" not in await board_rows(runtime, BOARD.board_id)
     report = await seeding
     assert report.player_count == 10
     accepted = await submit(
         service.http, player="late", score=5, idempotency_key="k2", rankDelta=False
     )
     assert accepted.status_code == 200, accepted.text
-    assert await assert_counters_match_board(store, BOARD.board_id) == 11
+    assert await assert_counters_match_board(runtime, BOARD.board_id) == 11
 
 
 class Killed(Exception):
@@ -484,7 +481,7 @@ class Killed(Exception):
 
 @pytest.mark.parametrize("how", ["raise", "cancel"])
 async def test_a_seeder_killed_mid_way_leaves_rows_uncounted_and_a_reseed_recovers(
-    store: DynamoStore, ops: BoardOperations, settings: Settings, how: str
+    runtime: Runtime, ops: SeedPorts, settings: Settings, how: str
 ) -> None:
     rows = spread(50, now_ms() - 60_000)
     seed = parse(csv_text(rows))
@@ -498,7 +495,7 @@ async def test_a_seeder_killed_mid_way_leaves_rows_uncounted_and_a_reseed_recove
                 raise Killed
 
     task = asyncio.create_task(
-        seed_board(store=ops, board=BOARD, seed=seed, policy=short, progress=progress)
+        seed_board(ports=ops, board=BOARD, seed=seed, policy=short, progress=progress)
     )
     if how == "cancel":
         await reached.wait()
@@ -507,29 +504,29 @@ async def test_a_seeder_killed_mid_way_leaves_rows_uncounted_and_a_reseed_recove
         await task
 
     # Rows half-written, none of them counted; the lease is still there and refuses a re-run.
-    assert 12 <= len(await board_rows(store, BOARD.board_id)) < 50
-    assert await counter_total(store, BOARD.board_id) == (0, 0)
+    assert 12 <= len(await board_rows(runtime, BOARD.board_id)) < 50
+    assert await counter_total(runtime, BOARD.board_id) == (0, 0)
     with pytest.raises(BoardBeingSeeded):
-        await seed_board(store=ops, board=BOARD, seed=seed, policy=short)
+        await seed_board(ports=ops, board=BOARD, seed=seed, policy=short)
 
-    await wait_for_expiry(store, BOARD.board_id)
-    written_before = len(await board_rows(store, BOARD.board_id))
+    await wait_for_expiry(runtime, BOARD.board_id)
+    written_before = len(await board_rows(runtime, BOARD.board_id))
     # The re-run keeps its lease for as long as it needs (a loaded machine renews late).
-    report = await seed_board(store=ops, board=BOARD, seed=seed, policy=policy(settings))
+    report = await seed_board(ports=ops, board=BOARD, seed=seed, policy=policy(settings))
     assert report.rows_skipped == written_before
     assert report.rows_written == 50 - written_before
     assert report.player_count == 50
-    assert await assert_counters_match_board(store, BOARD.board_id) == 50
-    assert await lease_item(store, BOARD.board_id) is None
+    assert await assert_counters_match_board(runtime, BOARD.board_id) == 50
+    assert await lease_item(runtime, BOARD.board_id) is None
 
 
 async def test_seeding_refuses_a_file_checked_for_another_board(
-    ops: BoardOperations, settings: Settings
+    ops: SeedPorts, settings: Settings
 ) -> None:
     other = Board.from_id("trivia#other#alltime")
     with pytest.raises(InvalidInput, match="trivia#other#alltime"):
         await seed_board(
-            store=ops,
+            ports=ops,
             board=BOARD,
             seed=parse(csv_text(spread(3, now_ms() - 60_000)), board=other),
             policy=policy(settings),

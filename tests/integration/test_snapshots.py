@@ -6,30 +6,31 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.api.schemas import SnapshotListOut, SnapshotOut
+from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, LastWrite, Page, Standing, StandingWrite
 from app.domain.periods import Board, Period, PeriodKind
 from app.errors import Conflict, InvalidInput, NotFound
+from app.services.ports import BoardIndex, RegisteredBoard, SnapshotEntry
+from app.services.registry import BoardRegistrar, register_board
 from app.services.snapshots import (
-    BoardRegistrar,
-    RegisteredBoard,
-    SnapshotEntry,
+    SnapshotPorts,
     get_snapshot,
     list_snapshots,
-    register_board,
     snapshot_closed_periods,
     take_snapshot,
 )
-from app.settings import Settings
-from app.store.archive import REGISTRY_PK, ArchiveStore, membership_sk
-from app.store.dynamo import DynamoStore
+from app.store.registry import REGISTRY_PK
+from app.store.snapshots import membership_sk
 from app.store.tables import RANK_INDEX
 from tests.support import scores_items
 
@@ -40,8 +41,9 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def archive(store: DynamoStore, settings: Settings) -> ArchiveStore:
-    return ArchiveStore(store.client, store.tables, counter_shards=settings.counter_shards)
+def archive(runtime: Runtime) -> SnapshotPorts:
+    s = runtime.stores
+    return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
 
 
 def board(period: str, *, game: str = "trivia", now: datetime = NOW) -> Board:
@@ -49,7 +51,7 @@ def board(period: str, *, game: str = "trivia", now: datetime = NOW) -> Board:
 
 
 async def put_player(
-    store: DynamoStore,
+    runtime: Runtime,
     board: Board,
     player: str,
     score: int,
@@ -62,7 +64,7 @@ async def put_player(
     key = RankKey(score, achieved_ms, player)
     expires = board.period.expires_at(RETENTION)
     expires_s = None if expires is None else int(expires.timestamp())
-    await store.write_standing(
+    await runtime.stores.standings.write_standing(
         StandingWrite(
             board_id=board.board_id,
             standing=Standing(
@@ -80,23 +82,21 @@ async def put_player(
     )
 
 
-async def fill(store: DynamoStore, target: Board, scores: Mapping[str, int]) -> None:
+async def fill(runtime: Runtime, target: Board, scores: Mapping[str, int]) -> None:
     await asyncio.gather(
         *(
-            put_player(store, target, p, s, display_name=f"name of {p}", country="NZ")
+            put_player(runtime, target, p, s, display_name=f"name of {p}", country="NZ")
             for p, s in scores.items()
         )
     )
 
 
 async def test_a_snapshot_holds_the_top_and_the_count_and_reads_back(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime, archive: SnapshotPorts
 ) -> None:
     alltime = board("alltime")
-    await fill(store, alltime, {"ann": 50, "bob": 70, "cat": 60, "dan": 10, "eve": 30})
-    taken = await take_snapshot(
-        store=store, archive=archive, board=alltime, now=NOW, retention=RETENTION, top_n=3
-    )
+    await fill(runtime, alltime, {"ann": 50, "bob": 70, "cat": 60, "dan": 10, "eve": 30})
+    taken = await take_snapshot(ports=archive, board=alltime, now=NOW, retention=RETENTION, top_n=3)
     assert taken.taken_at == "2026-11-30T12:00:00.000Z"
     assert (taken.reason, taken.player_count, taken.top_n) == ("manual", 5, 3)
     assert [(e.rank, e.player_id, e.score) for e in taken.entries] == [
@@ -107,75 +107,89 @@ async def test_a_snapshot_holds_the_top_and_the_count_and_reads_back(
     assert taken.entries[0] == SnapshotEntry(
         1, "bob", "name of bob", "NZ", 70, "2023-11-14T22:13:20.000Z"
     )
-    read = await get_snapshot(archive=archive, board=alltime, taken_at=taken.taken_at)
+    read = await get_snapshot(snapshots=archive.snapshots, board=alltime, taken_at=taken.taken_at)
     assert read == taken
-    assert read.document() == {
+    document = SnapshotOut.of(read).model_dump(by_alias=True)
+    assert {k: v for k, v in document.items() if k != "entries"} == {
         "leaderboardId": "trivia#classic#alltime",
         "snapshotTakenAt": "2026-11-30T12:00:00.000Z",
         "reason": "manual",
         "playerCount": 5,
         "topN": 3,
-        "entries": [e.document() for e in taken.entries],
+    }
+    assert document["entries"][0] == {
+        "rank": 1,
+        "playerId": "bob",
+        "displayName": "name of bob",
+        "country": "NZ",
+        "score": 70,
+        "achievedAt": "2023-11-14T22:13:20.000Z",
     }
     # One membership row per player in the snapshot, and none reaches the board.
     memberships = sorted(
         i["playerId"]["S"]
-        for i in await scores_items(store)
+        for i in await scores_items(runtime)
         if i["leaderboardId"]["S"] == membership_sk(alltime.board_id, taken.taken_at)
     )
     assert memberships == ["ann", "bob", "cat"]
-    page = await store.query_board(alltime.board_id, limit=100, start=None)
+    page = await runtime.stores.index.query_board(alltime.board_id, limit=100, start=None)
     assert len(page.entries) == 5
 
 
-async def test_snapshots_are_listed_newest_first(store: DynamoStore, archive: ArchiveStore) -> None:
+async def test_snapshots_are_listed_newest_first(runtime: Runtime, archive: SnapshotPorts) -> None:
     alltime = board("alltime")
-    await fill(store, alltime, {"ann": 5})
+    await fill(runtime, alltime, {"ann": 5})
     times = [NOW + timedelta(minutes=m) for m in (0, 5, 1)]
     for moment in times:
-        await take_snapshot(
-            store=store, archive=archive, board=alltime, now=moment, retention=RETENTION
-        )
-    listed = await list_snapshots(archive=archive, board=alltime)
-    assert [s.document() for s in listed] == [
+        await take_snapshot(ports=archive, board=alltime, now=moment, retention=RETENTION)
+    listed = await list_snapshots(snapshots=archive.snapshots, board=alltime)
+    assert SnapshotListOut.of(listed).model_dump(by_alias=True)["snapshots"] == [
         {"snapshotTakenAt": iso_ms(to_ms(m)), "reason": "manual", "playerCount": 1}
         for m in sorted(times, reverse=True)
     ]
-    assert [s.taken_at for s in await list_snapshots(archive=archive, board=alltime, limit=2)] == [
-        s.taken_at for s in listed[:2]
-    ]
-    assert await list_snapshots(archive=archive, board=board("alltime", game="chess")) == []
+    assert [
+        s.taken_at
+        for s in await list_snapshots(snapshots=archive.snapshots, board=alltime, limit=2)
+    ] == [s.taken_at for s in listed[:2]]
+    assert (
+        await list_snapshots(snapshots=archive.snapshots, board=board("alltime", game="chess"))
+        == []
+    )
 
 
 async def test_a_snapshot_that_is_not_there_is_not_found(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime, archive: SnapshotPorts
 ) -> None:
     alltime = board("alltime")
-    await fill(store, alltime, {"ann": 5})
-    taken = await take_snapshot(
-        store=store, archive=archive, board=alltime, now=NOW, retention=RETENTION
-    )
-    with pytest.raises(NotFound):
-        await get_snapshot(archive=archive, board=alltime, taken_at="2026-11-30T12:00:00.001Z")
+    await fill(runtime, alltime, {"ann": 5})
+    taken = await take_snapshot(ports=archive, board=alltime, now=NOW, retention=RETENTION)
     with pytest.raises(NotFound):
         await get_snapshot(
-            archive=archive, board=board("alltime", game="chess"), taken_at=taken.taken_at
+            snapshots=archive.snapshots, board=alltime, taken_at="2026-11-30T12:00:00.001Z"
+        )
+    with pytest.raises(NotFound):
+        await get_snapshot(
+            snapshots=archive.snapshots,
+            board=board("alltime", game="chess"),
+            taken_at=taken.taken_at,
         )
     with pytest.raises(InvalidInput):
-        await get_snapshot(archive=archive, board=alltime, taken_at="yesterday")
+        await get_snapshot(snapshots=archive.snapshots, board=alltime, taken_at="yesterday")
     # Another spelling of the same instant finds it.
-    found = await get_snapshot(archive=archive, board=alltime, taken_at="2026-11-30T12:00:00Z")
+    found = await get_snapshot(
+        snapshots=archive.snapshots, board=alltime, taken_at="2026-11-30T12:00:00Z"
+    )
     assert found == taken
 
 
 async def test_two_snapshots_in_one_millisecond_both_land(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime, archive: SnapshotPorts
 ) -> None:
     alltime = board("alltime")
-    await fill(store, alltime, {"ann": 5, "bob": 6})
+    await fill(runtime, alltime, {"ann": 5, "bob": 6})
     first, second = await asyncio.gather(
         *(
-            take_snapshot(store=store, archive=archive, board=alltime, now=NOW, retention=RETENTION)
+            take_snapshot(ports=archive, board=alltime, now=NOW, retention=RETENTION)
             for _ in range(2)
         )
     )
@@ -183,23 +197,20 @@ async def test_two_snapshots_in_one_millisecond_both_land(
         "2026-11-30T12:00:00.000Z",
         "2026-11-30T12:00:00.001Z",
     ]
-    assert len(await list_snapshots(archive=archive, board=alltime)) == 2
+    assert len(await list_snapshots(snapshots=archive.snapshots, board=alltime)) == 2
 
 
-async def test_an_empty_board_snapshots_as_empty(store: DynamoStore, archive: ArchiveStore) -> None:
-    taken = await take_snapshot(
-        store=store, archive=archive, board=board("alltime"), now=NOW, retention=RETENTION
-    )
+async def test_an_empty_board_snapshots_as_empty(runtime: Runtime, archive: SnapshotPorts) -> None:
+    taken = await take_snapshot(ports=archive, board=board("alltime"), now=NOW, retention=RETENTION)
     assert (taken.player_count, taken.entries) == (0, ())
 
 
 async def test_a_snapshot_refuses_what_it_cannot_take(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime, archive: SnapshotPorts
 ) -> None:
     with pytest.raises(InvalidInput):
         await take_snapshot(
-            store=store,
-            archive=archive,
+            ports=archive,
             board=board("alltime"),
             now=NOW,
             retention=RETENTION,
@@ -207,93 +218,97 @@ async def test_a_snapshot_refuses_what_it_cannot_take(
         )
     with pytest.raises(NotFound):  # past its retention: its rows are being deleted
         await take_snapshot(
-            store=store,
-            archive=archive,
+            ports=archive,
             board=board("day:2026-10-01"),
             now=NOW,
             retention=RETENTION,
         )
     with pytest.raises(InvalidInput):  # the period is still open
         await take_snapshot(
-            store=store,
-            archive=archive,
+            ports=archive,
             board=board("day"),
             now=NOW,
             retention=RETENTION,
             reason="period-closed",
             settle=SETTLE,
         )
-    assert await list_snapshots(archive=archive, board=board("day")) == []
+    assert await list_snapshots(snapshots=archive.snapshots, board=board("day")) == []
 
 
 class _IndexThatLags:
     """Reads the board as the index would just after a player's row was deleted: still there."""
 
-    def __init__(self, store: DynamoStore, ghost: Entry) -> None:
-        self._store = store
+    def __init__(self, index: BoardIndex, ghost: Entry) -> None:
+        self._index = index
         self._ghost = ghost
 
     async def query_board(
         self, board_id: str, *, limit: int, start: tuple[str, str] | None
     ) -> Page:
-        page = await self._store.query_board(board_id, limit=limit, start=start)
+        page = await self._index.query_board(board_id, limit=limit, start=start)
         entries = sorted([*page.entries, self._ghost], key=lambda e: e.key.order)
         return Page(entries=entries[:limit], next_start=page.next_start)
 
-    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
-        return await self._store.coarse_counts(board_id)
+    async def query_neighbours(
+        self, board_id: str, key: str, *, ahead: bool, limit: int
+    ) -> list[Entry]:
+        return await self._index.query_neighbours(board_id, key, ahead=ahead, limit=limit)
+
+    def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[RankKey]]:
+        return self._index.board_keys(board_id, page_size=page_size)
 
 
 async def test_a_player_gone_from_the_table_is_left_out(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime, archive: SnapshotPorts
 ) -> None:
     alltime = board("alltime")
-    await fill(store, alltime, {"ann": 50, "cat": 30})
+    await fill(runtime, alltime, {"ann": 50, "cat": 30})
     ghost = Entry(RankKey(40, 1_700_000_000_000, "gone"), "the ghost", "NZ")
     taken = await take_snapshot(
-        store=_IndexThatLags(store, ghost),
-        archive=archive,
+        ports=replace(archive, index=_IndexThatLags(archive.index, ghost)),
         board=alltime,
         now=NOW,
         retention=RETENTION,
     )
     assert [(e.rank, e.player_id) for e in taken.entries] == [(1, "ann"), (2, "cat")]
-    stored = await get_snapshot(archive=archive, board=alltime, taken_at=taken.taken_at)
+    stored = await get_snapshot(snapshots=archive.snapshots, board=alltime, taken_at=taken.taken_at)
     assert "gone" not in {e.player_id for e in stored.entries}
-    assert not [i for i in await scores_items(store) if i["playerId"]["S"] == "gone"]
+    assert not [i for i in await scores_items(runtime) if i["playerId"]["S"] == "gone"]
 
 
-async def test_a_board_is_registered_once(store: DynamoStore, archive: ArchiveStore) -> None:
+async def test_a_board_is_registered_once(runtime: Runtime, archive: SnapshotPorts) -> None:
     day, alltime = board("day:2026-11-29"), board("alltime")
-    assert await register_board(archive=archive, board=day, retention=RETENTION) is True
-    assert await register_board(archive=archive, board=day, retention=RETENTION) is False
-    assert await register_board(archive=archive, board=alltime, retention=RETENTION) is True
-    registered = {r.board_id: r for r in await archive.registered_boards()}
+    assert await register_board(registry=archive.registry, board=day, retention=RETENTION) is True
+    assert await register_board(registry=archive.registry, board=day, retention=RETENTION) is False
+    assert (
+        await register_board(registry=archive.registry, board=alltime, retention=RETENTION) is True
+    )
+    registered = {r.board_id: r for r in await runtime.stores.registry.registered_boards()}
     assert set(registered) == {day.board_id, alltime.board_id}
     expires = day.period.expires_at(RETENTION)
     assert expires is not None
     assert registered[day.board_id].expires_at == int(expires.timestamp())
     assert registered[alltime.board_id].expires_at is None
     assert registered[day.board_id].closed_snapshot_at is None
-    rows = [i for i in await scores_items(store) if i["playerId"]["S"] == REGISTRY_PK]
+    rows = [i for i in await scores_items(runtime) if i["playerId"]["S"] == REGISTRY_PK]
     assert len(rows) == 2
     assert all("rankKey" not in row for row in rows)
-    index = await store.client.scan(TableName=store.tables.scores, IndexName=RANK_INDEX)
+    index = await runtime.client.scan(TableName=runtime.tables.scores, IndexName=RANK_INDEX)
     assert index["Items"] == []
 
 
 async def test_the_registrar_registers_each_board_once_per_process(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime, archive: SnapshotPorts
 ) -> None:
     calls: list[str] = []
 
     class Counting:
         async def register_board(self, board_id: str, *, expires_at: int | None) -> bool:
             calls.append(board_id)
-            return await archive.register_board(board_id, expires_at=expires_at)
+            return await runtime.stores.registry.register_board(board_id, expires_at=expires_at)
 
         async def registered_boards(self) -> list[RegisteredBoard]:
-            return await archive.registered_boards()
+            return await runtime.stores.registry.registered_boards()
 
     registrar = BoardRegistrar(Counting(), retention=RETENTION, max_remembered=2)
     day, week, alltime = board("day"), board("week"), board("alltime")
@@ -301,12 +316,13 @@ async def test_the_registrar_registers_each_board_once_per_process(
         await registrar.ensure(target)
     await registrar.ensure_all([week, alltime])
     assert sorted(calls) == sorted([day.board_id, week.board_id, alltime.board_id])
-    assert not registrar.knows(day.board_id)  # the oldest was forgotten past the bound
-    assert {r.board_id for r in await archive.registered_boards()} == set(calls)
+    await registrar.ensure(day)  # the oldest was forgotten past the bound: asked again
+    assert calls.count(day.board_id) == 2
+    assert {r.board_id for r in await runtime.stores.registry.registered_boards()} == set(calls)
 
 
 async def test_closed_periods_are_snapshotted_once(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime, archive: SnapshotPorts
 ) -> None:
     closed_day = board("day:2026-11-27")
     closed_week = board("week:2026-W46")
@@ -314,12 +330,12 @@ async def test_closed_periods_are_snapshotted_once(
     open_day, open_week, alltime = board("day"), board("week"), board("alltime")
     boards = [closed_day, closed_week, just_ended, open_day, open_week, alltime]
     for target in boards:
-        await fill(store, target, {"ann": 10, "bob": 20})
-        await register_board(archive=archive, board=target, retention=RETENTION)
+        await fill(runtime, target, {"ann": 10, "bob": 20})
+        await register_board(registry=archive.registry, board=target, retention=RETENTION)
 
     async def run() -> list[str]:
         report = await snapshot_closed_periods(
-            store=store, archive=archive, now=NOW, retention=RETENTION, settle=SETTLE
+            ports=archive, now=NOW, retention=RETENTION, settle=SETTLE
         )
         assert report.failed == []
         assert report.expired == []
@@ -332,45 +348,45 @@ async def test_closed_periods_are_snapshotted_once(
     assert sorted(first + second) == closed
     assert third == []
     for target in boards:
-        listed = await list_snapshots(archive=archive, board=target)
+        listed = await list_snapshots(snapshots=archive.snapshots, board=target)
         if target.board_id in closed:
             assert [(s.reason, s.player_count) for s in listed] == [("period-closed", 2)]
             snapshot = await get_snapshot(
-                archive=archive, board=target, taken_at=listed[0].taken_at
+                snapshots=archive.snapshots, board=target, taken_at=listed[0].taken_at
             )
             assert [e.player_id for e in snapshot.entries] == ["bob", "ann"]
         else:
             assert listed == []
-    registered = {r.board_id: r.closed_snapshot_at for r in await archive.registered_boards()}
+    registered = {
+        r.board_id: r.closed_snapshot_at for r in await runtime.stores.registry.registered_boards()
+    }
     assert sorted(b for b, at in registered.items() if at is not None) == closed
     # A period-closed snapshot on demand for a board that has one is refused, not repeated.
     with pytest.raises(Conflict):
         await take_snapshot(
-            store=store,
-            archive=archive,
+            ports=archive,
             board=closed_day,
             now=NOW,
             retention=RETENTION,
             reason="period-closed",
             settle=SETTLE,
         )
-    assert len(await list_snapshots(archive=archive, board=closed_day)) == 1
+    assert len(await list_snapshots(snapshots=archive.snapshots, board=closed_day)) == 1
 
 
 async def test_a_period_is_closed_only_after_the_lateness_allowed(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime, archive: SnapshotPorts
 ) -> None:
     yesterday = board("day:2026-11-29")
-    await fill(store, yesterday, {"ann": 10})
-    await register_board(archive=archive, board=yesterday, retention=RETENTION)
+    await fill(runtime, yesterday, {"ann": 10})
+    await register_board(registry=archive.registry, board=yesterday, retention=RETENTION)
     half_hour_in = datetime(2026, 11, 30, 0, 30, tzinfo=UTC)
     early = await snapshot_closed_periods(
-        store=store, archive=archive, now=half_hour_in, retention=RETENTION, settle=SETTLE
+        ports=archive, now=half_hour_in, retention=RETENTION, settle=SETTLE
     )
     assert early.taken == []
     later = await snapshot_closed_periods(
-        store=store,
-        archive=archive,
+        ports=archive,
         now=half_hour_in + timedelta(hours=1),
         retention=RETENTION,
         settle=SETTLE,
@@ -379,27 +395,27 @@ async def test_a_period_is_closed_only_after_the_lateness_allowed(
 
 
 async def test_a_closed_board_past_its_retention_is_reported_not_snapshotted(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime, archive: SnapshotPorts
 ) -> None:
     old = board("day:2026-10-01")
-    await fill(store, old, {"ann": 10})
-    await register_board(archive=archive, board=old, retention=RETENTION)
+    await fill(runtime, old, {"ann": 10})
+    await register_board(registry=archive.registry, board=old, retention=RETENTION)
     report = await snapshot_closed_periods(
-        store=store, archive=archive, now=NOW, retention=RETENTION, settle=SETTLE
+        ports=archive, now=NOW, retention=RETENTION, settle=SETTLE
     )
     assert (report.taken, report.expired) == ([], [old.board_id])
-    assert await list_snapshots(archive=archive, board=old) == []
+    assert await list_snapshots(snapshots=archive.snapshots, board=old) == []
 
 
 async def test_a_board_seen_first_through_a_submission_is_closed_later(
-    store: DynamoStore, archive: ArchiveStore
+    runtime: Runtime, archive: SnapshotPorts
 ) -> None:
     """The registrar as the submission path uses it, with the real clock."""
     now = datetime.now(UTC)
     day = Board("trivia", "classic", Period.containing(PeriodKind.DAY, now - timedelta(days=2)))
-    await fill(store, day, {"ann": 10})
-    await BoardRegistrar(archive, retention=RETENTION).ensure(day)
+    await fill(runtime, day, {"ann": 10})
+    await BoardRegistrar(archive.registry, retention=RETENTION).ensure(day)
     report = await snapshot_closed_periods(
-        store=store, archive=archive, now=now, retention=RETENTION, settle=SETTLE
+        ports=archive, now=now, retention=RETENTION, settle=SETTLE
     )
     assert [s.board_id for s in report.taken] == [day.board_id]

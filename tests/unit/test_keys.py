@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from app.domain.keys import (
     SCORE_CEILING,
     RankKey,
-    build_rank_key,
     check_score,
     is_valid_id,
     key_just_below,
@@ -40,7 +39,7 @@ def test_key_just_below_bounds_exactly_the_keys_ahead(a: RankKey, b: RankKey) ->
 @pytest.mark.parametrize("bad", [-1, SCORE_CEILING, SCORE_CEILING + 5, 10**15])
 def test_scores_outside_the_range_are_refused(bad: int) -> None:
     with pytest.raises(ValueError, match="score must be in"):
-        build_rank_key(bad, 0, "p")
+        RankKey(bad, 0, "p").encode()
 
 
 @pytest.mark.parametrize("bad", [1.5, True, "10", None])
@@ -53,11 +52,11 @@ def test_non_integer_scores_are_refused(bad: object) -> None:
 def test_invalid_ids_are_refused(bad: str) -> None:
     assert not is_valid_id(bad)
     with pytest.raises(ValueError, match="invalid player id"):
-        build_rank_key(1, 0, bad)
+        RankKey(1, 0, bad).encode()
 
 
 def test_the_seeds_example_keys() -> None:
-    assert build_rank_key(9120, 1786458127000, "player_123") == (
+    assert RankKey(9120, 1786458127000, "player_123").encode() == (
         "0999999990880#1786458127000#player_123"
     )
-    assert build_rank_key(0, 0, "p").startswith("1000000000000#")
+    assert RankKey(0, 0, "p").encode().startswith("1000000000000#")

@@ -14,18 +14,19 @@ import pytest
 from pydantic import SecretStr
 from structlog.testing import capture_logs
 
-from app.api.auth import Principal
+from app.bootstrap import build_authenticator
 from app.domain.clock import iso_ms
+from app.domain.principal import Principal
 from app.errors import InvalidInput, LeaderboardError, NotFound, Unauthorized, Unavailable
+from app.services.auth import KeyAuthenticator
 from app.services.keys import (
-    KeyAuthenticator,
-    StoredKey,
     create_api_key,
     digest_of,
     list_api_keys,
     revoke_api_key,
 )
-from app.settings import ApiKeyEntry, Settings, hash_key
+from app.services.ports import StoredKey
+from app.settings import ApiKeyEntry, Settings
 
 TTL = 10.0
 
@@ -174,12 +175,12 @@ async def test_configured_keys_need_no_store(key_store: MemoryKeyStore, clock: H
     settings = Settings.model_validate(
         {
             "api_keys": [
-                ApiKeyEntry(name="ops", sha256=hash_key("ops-secret"), scopes=["admin"]),
+                ApiKeyEntry(name="ops", sha256=digest_of("ops-secret"), scopes=["admin"]),
             ],
             "dev_api_key": SecretStr("dev-secret"),
         }
     )
-    auth = KeyAuthenticator.from_settings(settings, key_store, clock=clock)
+    auth = build_authenticator(settings, key_store, clock=clock)
     key_store.failing = True  # configured keys keep working while DynamoDB is down
     assert await auth.authenticate(bearer("ops-secret")) == Principal("ops", frozenset({"admin"}))
     dev = await auth.authenticate("bearer dev-secret")

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey
-from app.domain.ranking import EstimatedRank, ExactRank, rank_from_counts
-from app.services.ranking import RankQuery, rank_of
+from app.domain.ranks import EstimatedRank, ExactRank, rank_from_counts
+from app.services.rank import RankQuery, rank_of
 from tests.fakes import MemoryIndex
 
 LAYOUT = BucketLayout(coarse=8, fine=3)  # coarse enough that small boards crowd the buckets

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.domain.ranking import ExactRank
-from app.services.ranking import RankQuery, rank_of
+from app.domain.ranks import ExactRank
+from app.services.rank import RankQuery, rank_of
 from bench import rank_sim
 from bench.rank_sim import (
     CAP,

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.api.ratelimit import RateLimited, RateLimiter, RatePolicy, ratelimit_headers
-from app.errors import LeaderboardError
+from app.api.ratelimit import RateLimiter, RatePolicy, ratelimit_headers
+from app.errors import LeaderboardError, RateLimited
 
 
 class HandClock:

@@ -1,5 +1,4 @@
-"""Who is calling, and what they may do: scopes ``submit:<game>``, ``submit:*``, ``admin``.
-Keys are recognised by ``app.services.keys.KeyAuthenticator``."""
+"""Who is calling, and what they may do: scopes ``submit:<game>``, ``submit:*``, ``admin``."""
 
 from __future__ import annotations
 

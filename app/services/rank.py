@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey, key_just_below, score_prefix
-from app.domain.ranking import Rank, rank_from_counts
+from app.domain.ranks import Rank, rank_from_counts
 from app.services.ports import RankReader
 
 

@@ -1,0 +1,155 @@
+"""Reading boards (public, rate limited per client address): the top, a player's rank, the players
+around them, and a player's standings on every board."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+
+from app.api.deps import BoardDep, NowDep, PathId, PoliciesDep, StoresDep, limit_reads
+from app.api.schemas import (
+    AroundEntryOut,
+    AroundOut,
+    BoardPageOut,
+    BoardStandingOut,
+    EntryOut,
+    PlayerRankOut,
+    StandingsOut,
+    problem_responses,
+    rank_out,
+)
+from app.domain.ranks import ExactRank
+from app.services.boards import read_board
+from app.services.standings import around_player, player_rank, player_standings
+
+router = APIRouter(dependencies=[Depends(limit_reads)])
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}",
+    response_model=BoardPageOut,
+    responses=problem_responses(400, 422, 429),
+    summary="The top of a board, best first",
+)
+async def get_board(
+    stores: StoresDep,
+    policies: PoliciesDep,
+    board: BoardDep,
+    now: NowDep,
+    limit: Annotated[int, Query(ge=1, le=100)] = 25,
+    cursor: Annotated[
+        str | None,
+        Query(
+            max_length=1024,
+            description="nextCursor from the previous page, as issued (400 otherwise)",
+        ),
+    ] = None,
+) -> BoardPageOut:
+    page = await read_board(
+        index=stores.index,
+        counters=stores.counters,
+        policy=policies.reads,
+        board=board,
+        limit=limit,
+        cursor=cursor,
+        now=now,
+    )
+    return BoardPageOut(
+        leaderboard_id=page.board_id,
+        player_count=page.player_count,
+        entries=[EntryOut.of(ranked.entry, ranked.rank) for ranked in page.entries],
+        next_cursor=page.next_cursor,
+    )
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}",
+    response_model=PlayerRankOut,
+    responses=problem_responses(404, 422, 429),
+    summary="A player's entry and rank: exact, or an honest range",
+)
+async def get_player_rank(
+    stores: StoresDep, policies: PoliciesDep, board: BoardDep, now: NowDep, player_id: PathId
+) -> PlayerRankOut:
+    found = await player_rank(
+        standings=stores.standings,
+        ranks=stores.ranks,
+        policy=policies.reads,
+        board=board,
+        player_id=player_id,
+        now=now,
+    )
+    exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
+    return PlayerRankOut(
+        leaderboard_id=board.board_id,
+        entry=EntryOut.of(found.entry, exact),
+        rank=rank_out(found.rank),
+    )
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}/around",
+    response_model=AroundOut,
+    responses=problem_responses(404, 422, 429),
+    summary="The players just ahead of and just behind a player, in board order",
+)
+async def get_around(
+    stores: StoresDep,
+    policies: PoliciesDep,
+    board: BoardDep,
+    now: NowDep,
+    player_id: PathId,
+    before: Annotated[int, Query(ge=0, le=50)] = 5,
+    after: Annotated[int, Query(ge=0, le=50)] = 5,
+) -> AroundOut:
+    around = await around_player(
+        standings=stores.standings,
+        index=stores.index,
+        ranks=stores.ranks,
+        policy=policies.reads,
+        board=board,
+        player_id=player_id,
+        before=before,
+        after=after,
+        now=now,
+    )
+    entries = []
+    for neighbour in around.neighbours:
+        base = EntryOut.of(neighbour.entry, around.rank_of(neighbour))
+        entries.append(AroundEntryOut(**base.model_dump(), rank_range=around.range_of(neighbour)))
+    return AroundOut(
+        leaderboard_id=board.board_id,
+        rank_kind="exact" if isinstance(around.player.rank, ExactRank) else "estimated",
+        entries=entries,
+    )
+
+
+@router.get(
+    "/v1/players/{player_id}/standings",
+    response_model=StandingsOut,
+    responses=problem_responses(422, 429),
+    summary="Every live board a player is on, with best score and rank",
+)
+async def get_standings(
+    stores: StoresDep, policies: PoliciesDep, now: NowDep, player_id: PathId
+) -> StandingsOut:
+    standings = await player_standings(
+        standings=stores.standings,
+        ranks=stores.ranks,
+        policy=policies.reads,
+        player_id=player_id,
+        now=now,
+    )
+    return StandingsOut(
+        player_id=player_id,
+        boards=[
+            BoardStandingOut(
+                leaderboard_id=s.board.board_id,
+                period=s.board.period.display,
+                best=s.standing.entry.score,
+                rank=rank_out(s.rank),
+            )
+            for s in standings
+        ],
+    )

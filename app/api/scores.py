@@ -1,0 +1,81 @@
+"""``POST /v1/scores``: a game server submits a round's result for one player."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Response
+
+from app.api.deps import (
+    IdempotencyKeyDep,
+    NowDep,
+    PrincipalDep,
+    StateDep,
+    SubmissionDep,
+    WriteLimitDep,
+)
+from app.api.ratelimit import ratelimit_headers
+from app.api.schemas import ScoreSubmission, SubmitResponse, problem_responses
+from app.domain.clock import to_ms
+from app.services.submit import Submission, request_fingerprint, submit_score
+
+router = APIRouter()
+
+
+@router.post(
+    "/v1/scores",
+    response_model=SubmitResponse,
+    response_model_exclude_unset=True,
+    responses=problem_responses(400, 401, 403, 409, 413, 415, 422, 429, 503),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": ScoreSubmission.model_json_schema(by_alias=True)}
+            },
+        }
+    },
+    summary="Submit a round's score; fans out to the day, week and all-time boards",
+)
+async def post_score(
+    state: StateDep,
+    principal: PrincipalDep,
+    limit: WriteLimitDep,
+    idempotency_key: IdempotencyKeyDep,
+    body: SubmissionDep,
+    now: NowDep,
+    response: Response,
+) -> SubmitResponse:
+    principal.require_submit(body.game)
+    fields = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    submission = Submission(
+        player_id=body.player_id,
+        score=body.score,
+        game=body.game,
+        variant=body.variant,
+        achieved_at_ms=None if body.achieved_at is None else to_ms(body.achieved_at),
+        display_name=body.display_name,
+        country=body.country,
+        context_json=None
+        if body.context is None
+        else json.dumps(body.context, separators=(",", ":")),
+        rank_delta=body.rank_delta,
+    )
+    stores = state.stores
+    result = await submit_score(
+        requests=stores.requests,
+        standings=stores.standings,
+        leases=stores.leases,
+        ranks=stores.ranks,
+        registrar=state.registrar,
+        policy=state.policies.submit,
+        client=principal.name,
+        idempotency_key=idempotency_key,
+        request_hash=request_fingerprint(principal.name, fields),
+        submission=submission,
+        now_ms=to_ms(now),
+    )
+    response.headers.update(ratelimit_headers(limit))
+    if result.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return SubmitResponse.of(result.outcome)

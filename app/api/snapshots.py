@@ -1,0 +1,48 @@
+"""Reading a board's snapshots (public, rate limited per client address)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path
+
+from app.api.deps import BoardDep, StoresDep, limit_reads
+from app.api.schemas import SnapshotListOut, SnapshotOut, problem_responses
+from app.services.snapshots import get_snapshot, list_snapshots
+
+router = APIRouter(dependencies=[Depends(limit_reads)])
+
+SnapshotTime = Annotated[
+    str,
+    Path(
+        description="snapshotTakenAt as listed, an ISO 8601 UTC time (a time the calendar has, "
+        "or 422)",
+        examples=["2026-11-30T00:00:00.000Z"],
+        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$",
+    ),
+]
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/snapshots",
+    response_model=SnapshotListOut,
+    responses=problem_responses(422, 429),
+    summary="A board's snapshots, newest first",
+)
+async def get_snapshots(stores: StoresDep, board: BoardDep) -> SnapshotListOut:
+    return SnapshotListOut.of(await list_snapshots(snapshots=stores.snapshots, board=board))
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/snapshots/{snapshot_taken_at}",
+    response_model=SnapshotOut,
+    responses=problem_responses(404, 422, 429),
+    summary="One snapshot: the board's top and player count when it was taken",
+)
+async def get_one_snapshot(
+    stores: StoresDep, board: BoardDep, snapshot_taken_at: SnapshotTime
+) -> SnapshotOut:
+    snapshot = await get_snapshot(
+        snapshots=stores.snapshots, board=board, taken_at=snapshot_taken_at
+    )
+    return SnapshotOut.of(snapshot)

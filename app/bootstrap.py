@@ -1,0 +1,216 @@
+"""The composition root: the one place that reads ``Settings`` and builds from them the DynamoDB
+client, every adapter (over one bound on calls in flight and one set of item locks), the bucket
+layout and every policy. The service's lifespan, every CLI command and the tests all open the
+service's parts through ``open_runtime``, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import structlog
+
+from app.domain.buckets import BucketLayout
+from app.domain.principal import Principal
+from app.services.auth import KeyAuthenticator
+from app.services.keys import digest_of
+from app.services.policies import Policies, ReadPolicy, SeedPolicy, SubmitPolicy
+from app.services.ports import KeyLookup, Stores
+from app.services.registry import BoardRegistrar
+from app.settings import Settings
+from app.store.client import Dynamo, open_client
+from app.store.counters import CounterItems
+from app.store.index import IndexReads, RankReads
+from app.store.item_locks import ItemLocks
+from app.store.keys import KeyItems
+from app.store.leases import LeaseItems
+from app.store.registry import RegistryItems
+from app.store.requests import RequestItems
+from app.store.snapshots import SnapshotItems
+from app.store.standings import StandingItems
+from app.store.tables import TableNames, Tables
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb import DynamoDBClient
+
+log = structlog.get_logger(__name__)
+
+LAYOUT = BucketLayout()
+"""The histogram's layout, chosen by simulation (docs/decisions/0002-bucket-layout.md)."""
+
+
+class NoBackend(Exception):
+    """There is no DynamoDB to talk to: no endpoint is configured, and the caller may not start
+    the embedded backend (it lives only as long as the process that starts it)."""
+
+
+def table_names(settings: Settings) -> TableNames:
+    return TableNames(settings.scores_table, settings.snapshots_table)
+
+
+def build_policies(settings: Settings) -> Policies:
+    retention = settings.retention
+    return Policies(
+        submit=SubmitPolicy(
+            periods=tuple(settings.periods),
+            retention=retention,
+            idempotency_ttl=timedelta(hours=settings.idempotency_ttl_hours),
+            in_progress_for=timedelta(seconds=settings.idempotency_in_progress_seconds),
+            max_lateness=timedelta(seconds=settings.max_lateness_seconds),
+            future_skew=timedelta(seconds=settings.future_skew_seconds),
+            max_attempts=settings.transact_max_attempts,
+            rank_cap=settings.rank_count_cap,
+            layout=LAYOUT,
+        ),
+        reads=ReadPolicy(
+            layout=LAYOUT,
+            cap=settings.rank_count_cap,
+            retention=retention,
+            cursor_secret=settings.cursor_key(),
+        ),
+        # The grace period is the submissions' request deadline: one that read the board free
+        # just before the lease was taken is done, or cut off, by then.
+        seed=SeedPolicy(
+            retention=retention, layout=LAYOUT, grace_s=settings.request_deadline_seconds
+        ),
+        layout=LAYOUT,
+        retention=retention,
+        settle=timedelta(seconds=settings.max_lateness_seconds),
+    )
+
+
+def build_stores(dynamo: Dynamo, settings: Settings) -> Stores:
+    """Every adapter over one client and its bound on calls in flight."""
+    names = table_names(settings)
+    counters = CounterItems(
+        dynamo, table=names.scores, shards=settings.counter_shards, locks=ItemLocks()
+    )
+    index = IndexReads(dynamo, table=names.scores)
+    return Stores(
+        requests=RequestItems(dynamo, table=names.scores),
+        standings=StandingItems(dynamo, table=names.scores, counters=counters),
+        index=index,
+        ranks=RankReads(counters, index),
+        counters=counters,
+        leases=LeaseItems(dynamo, table=names.scores),
+        snapshots=SnapshotItems(dynamo, names),
+        registry=RegistryItems(dynamo, table=names.scores),
+        keys=KeyItems(dynamo, table=names.scores),
+        tables=Tables(dynamo, names),
+    )
+
+
+def build_authenticator(
+    settings: Settings, keys: KeyLookup, *, clock: Callable[[], float] = time.monotonic
+) -> KeyAuthenticator:
+    """The configured keys (from settings, as digests; the dev key with every scope), then the
+    stored ones."""
+    configured = [
+        (entry.sha256, Principal(entry.name, frozenset(entry.scopes)))
+        for entry in settings.api_keys
+    ]
+    if settings.dev_api_key is not None:
+        configured.append(
+            (
+                digest_of(settings.dev_api_key.get_secret_value()),
+                Principal("dev", frozenset({"submit:*", "admin"})),
+            )
+        )
+    return KeyAuthenticator(
+        keys,
+        configured=configured,
+        ttl=settings.api_key_cache_ttl_seconds,
+        max_entries=settings.api_key_cache_max_entries,
+        clock=clock,
+    )
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The service's parts, open: what the lifespan hands to the app and the CLI to a command."""
+
+    stores: Stores
+    policies: Policies
+    authenticator: KeyAuthenticator
+    registrar: BoardRegistrar
+    endpoint: str | None
+    """The DynamoDB endpoint in use (``None``: AWS's own for the region)."""
+    client: DynamoDBClient
+    """For tests and benchmarks that count or fault calls; services never see it."""
+    tables: TableNames
+    table_admin: Tables
+    """Creating the tables: operators' and the embedded backend's, never a request's."""
+
+
+@asynccontextmanager
+async def open_runtime(
+    settings: Settings, *, endpoint: str | None = None, create_tables: bool = False
+) -> AsyncIterator[Runtime]:
+    """Open the client on ``endpoint`` (default: the configured one) and build everything over it;
+    ``create_tables`` creates the tables where missing (the embedded backend starts empty)."""
+    endpoint = endpoint or settings.dynamodb_endpoint
+    async with open_client(
+        endpoint=endpoint,
+        region=settings.region,
+        # DynamoDB Local and moto take any credentials; AWS gets the real ones from the chain.
+        dummy_credentials=endpoint is not None and "AWS_ACCESS_KEY_ID" not in os.environ,
+        read_timeout=settings.dynamodb_read_timeout_seconds,
+    ) as client:
+        # A burst queues at the bound on calls in flight instead of opening ever more
+        # connections and failing.
+        dynamo = Dynamo(client, in_flight=asyncio.Semaphore(settings.dynamodb_max_in_flight))
+        stores = build_stores(dynamo, settings)
+        table_admin = Tables(dynamo, table_names(settings))
+        if create_tables:
+            await table_admin.create_tables()
+        yield Runtime(
+            stores=stores,
+            policies=build_policies(settings),
+            authenticator=build_authenticator(settings, stores.keys),
+            registrar=BoardRegistrar(stores.registry, retention=settings.retention),
+            endpoint=endpoint,
+            client=client,
+            tables=table_names(settings),
+            table_admin=table_admin,
+        )
+
+
+@asynccontextmanager
+async def open_service_runtime(settings: Settings) -> AsyncIterator[Runtime]:
+    """The service's runtime: on the configured endpoint, or, with none outside production, on
+    the embedded backend (moto's server as a child process, stopped when this exits)."""
+    if not settings.uses_embedded_backend:
+        async with open_runtime(settings) as runtime:
+            yield runtime
+        return
+    from app.local.embedded import EmbeddedDynamo
+
+    embedded = EmbeddedDynamo()
+    endpoint = await asyncio.to_thread(embedded.start)
+    log.info("embedded_backend_started", endpoint=endpoint, pid=embedded.pid)
+    try:
+        async with open_runtime(settings, endpoint=endpoint, create_tables=True) as runtime:
+            yield runtime
+    finally:
+        await asyncio.to_thread(embedded.stop)
+        log.info("embedded_backend_stopped")
+
+
+@asynccontextmanager
+async def open_operator_runtime(settings: Settings) -> AsyncIterator[Runtime]:
+    """An operator command's runtime: a configured endpoint (or production's AWS), never an
+    embedded backend of its own, whose data would vanish when the command ends."""
+    if settings.dynamodb_endpoint is None and settings.environment != "production":
+        raise NoBackend(
+            "set LEADERBOARD_DYNAMODB_ENDPOINT: the embedded backend lives only as long as "
+            "`leaderboard serve`"
+        )
+    async with open_runtime(settings) as runtime:
+        yield runtime

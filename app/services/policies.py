@@ -1,0 +1,78 @@
+"""The rules each use case obeys, as plain values. The composition root builds them once from
+``Settings``; nothing below it reads settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from app.domain.buckets import BucketLayout
+from app.domain.periods import PeriodKind
+
+
+@dataclass(frozen=True)
+class SubmitPolicy:
+    periods: tuple[PeriodKind, ...]
+    """The boards a score fans out to."""
+    retention: timedelta
+    idempotency_ttl: timedelta
+    in_progress_for: timedelta
+    """How long a reservation holds its key before another request may take it over."""
+    max_lateness: timedelta
+    future_skew: timedelta
+    max_attempts: int
+    """Transactions per board before the submission gives up (503)."""
+    rank_cap: int
+    layout: BucketLayout
+    backoff_base_s: float = 0.02
+    backoff_cap_s: float = 1.0
+
+
+@dataclass(frozen=True)
+class ReadPolicy:
+    layout: BucketLayout
+    cap: int
+    """Most index entries one rank read counts."""
+    retention: timedelta
+    cursor_secret: bytes = field(repr=False)
+    """The HMAC key of page cursors."""
+
+
+@dataclass(frozen=True)
+class SeedPolicy:
+    retention: timedelta
+    """Day and week rows expire this long after their period ends."""
+    layout: BucketLayout = field(default_factory=BucketLayout)
+    lease_ttl_s: float = 60.0
+    """How long the lease outlives a seeder that stops renewing it (one that died)."""
+    renew_every_s: float | None = None
+    """How often the lease is renewed while seeding runs; a third of the TTL by default."""
+    grace_s: float = 10.0
+    """The wait after taking the lease before writing: submissions that read the board free just
+    before the lease was taken finish within their request deadline."""
+    concurrency: int = 16
+    """Row writes in flight at once."""
+    settle_attempts: int = 10
+    settle_delay_s: float = 1.0
+    """Recounting waits for RankIndex to show every row written (it lags the table)."""
+
+    def __post_init__(self) -> None:
+        if self.lease_ttl_s < 1 or self.grace_s < 0 or self.concurrency < 1:
+            raise ValueError("a seed policy needs lease_ttl_s >= 1, grace_s >= 0, concurrency >= 1")
+        if self.renew_every_s is not None and not 0 < self.renew_every_s < self.lease_ttl_s:
+            raise ValueError("renew_every_s must be positive and shorter than the lease TTL")
+
+    @property
+    def renew_interval_s(self) -> float:
+        return self.renew_every_s if self.renew_every_s is not None else self.lease_ttl_s / 3
+
+
+@dataclass(frozen=True)
+class Policies:
+    submit: SubmitPolicy
+    reads: ReadPolicy
+    seed: SeedPolicy
+    layout: BucketLayout
+    retention: timedelta
+    settle: timedelta
+    """How long after a period ends it counts as closed (the lateness a submission may have)."""

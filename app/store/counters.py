@@ -1,0 +1,236 @@
+"""A board's histogram counters (the ``CounterStore`` port, and the counter reads of ranking).
+
+- a coarse counter: ``hist#<board>#c<shard>`` / ``<bucket:04d>``, attribute ``n``; a board's
+  coarse counters are spread over shards (several partition keys, so they do not cap a board's
+  writes), each write picks a shard of its process's share (``item_locks.ItemLocks``), and a count
+  is the sum over shards;
+- a fine counter: ``hist#<board>#f<bucket:04d>`` / ``<slot:04d>``, attribute ``n``.
+
+Counters change by relative updates (``ADD n``) inside the transaction that changes a row
+(``CounterChanges``, used by the standings module for submissions and erasures alike), and are set
+outright, conditioned on the value read, by the reconciler and the seeder. Day and week counters
+carry their board's ``expiresAt``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.domain.models import CounterDelta
+from app.services.ports import CoarseItem, CounterItem, StoredCounters
+from app.store.client import Dynamo
+from app.store.item_locks import ItemLocks
+from app.store.items import get_n, get_s, key, n, s
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
+
+_n = n  # ``set_counter``'s keyword ``n`` (the port's name for the value) shadows the helper
+
+READ_CONCURRENCY = 16
+"""Counter partitions queried at once when a board's counters are read whole."""
+
+
+def coarse_pk(board_id: str, shard: int) -> str:
+    return f"hist#{board_id}#c{shard}"
+
+
+def fine_pk(board_id: str, bucket: int) -> str:
+    return f"hist#{board_id}#f{bucket:04d}"
+
+
+@dataclass
+class CounterChanges:
+    """The counter updates of one transaction, ready to go in it: ``updates`` (transaction items),
+    the items' names, and for each coarse item the shards it was chosen from."""
+
+    updates: list[dict[str, Any]]
+    items: list[str]
+    shard_choices: dict[str, list[str]] = field(default_factory=dict)
+    planned_in: int = 0
+
+
+class CounterItems:
+    def __init__(self, dynamo: Dynamo, *, table: str, shards: int, locks: ItemLocks) -> None:
+        self._dynamo = dynamo
+        self._table = table
+        self._shards = shards
+        self._locks = locks
+
+    @property
+    def counter_shards(self) -> int:
+        return self._shards
+
+    # ---- changes inside a row's transaction -------------------------------------------------
+
+    def changes(
+        self, board_id: str, deltas: Sequence[CounterDelta], *, expires_at: int | None
+    ) -> CounterChanges:
+        """One Update per counter item touched, merged where deltas share an item: a coarse
+        counter on a shard of this process's share that none of its transactions is using
+        (``ItemLocks.pick_free``), and the fine counter."""
+        coarse: dict[int, int] = defaultdict(int)
+        fine: dict[tuple[int, int], int] = defaultdict(int)
+        for change in deltas:
+            coarse[change.bucket] += change.delta
+            fine[(change.bucket, change.slot)] += change.delta
+        planned = CounterChanges([], [], planned_in=self._locks.epoch)
+        keys: list[tuple[str, str, int]] = []
+        for bucket, delta in coarse.items():
+            if delta:
+                shards = [f"{coarse_pk(board_id, k)}|{bucket:04d}" for k in range(self._shards)]
+                chosen = self._locks.pick_free(shards)
+                planned.shard_choices[chosen] = shards
+                pk, sk = chosen.split("|")
+                keys.append((pk, sk, delta))
+        keys += [(fine_pk(board_id, b), f"{slot:04d}", d) for (b, slot), d in fine.items() if d]
+        for pk, sk, delta in keys:
+            values: dict[str, AttributeValueTypeDef] = {":d": n(delta)}
+            expression = "ADD n :d"
+            if expires_at is not None:
+                # A counter item TTL already took would come back without it and never go.
+                expression += " SET expiresAt = :e"
+                values[":e"] = n(expires_at)
+            planned.updates.append(
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": key(pk, sk),
+                        "UpdateExpression": expression,
+                        "ExpressionAttributeValues": values,
+                    }
+                }
+            )
+            planned.items.append(f"{pk}|{sk}")
+        return planned
+
+    @asynccontextmanager
+    async def holding(self, planned: CounterChanges) -> AsyncIterator[None]:
+        """Keep this process's other transactions off these counter items meanwhile."""
+        async with self._locks.holding(planned.items):
+            yield
+
+    def after_cancel(self, planned: CounterChanges, reasons: Sequence[str | None]) -> None:
+        """Answer a conflict on a coarse counter another task wrote at once (``ItemLocks.avoid``);
+        ``reasons`` are DynamoDB's, one per counter item in ``planned.items`` order."""
+        for item, reason in zip(planned.items, reasons, strict=False):
+            if reason == "TransactionConflict" and item in planned.shard_choices:
+                self._locks.avoid(planned.shard_choices[item], item, planned_in=planned.planned_in)
+
+    # ---- reads --------------------------------------------------------------------------------
+
+    async def _partition(
+        self, pk: str, *, slots: tuple[int, int] | None = None, consistent: bool = False
+    ) -> dict[int, int]:
+        """One counter partition: sort key (bucket or slot) to ``n``; slot keys are zero-padded,
+        so string order is slot order and a range is one key condition."""
+        condition = "playerId = :p"
+        values: dict[str, AttributeValueTypeDef] = {":p": s(pk)}
+        if slots is not None:
+            condition += " AND leaderboardId BETWEEN :lo AND :hi"
+            values |= {":lo": s(f"{slots[0]:04d}"), ":hi": s(f"{slots[1]:04d}")}
+        items = await self._dynamo.query_all(
+            "reading the counters",
+            TableName=self._table,
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            ConsistentRead=consistent,
+        )
+        return {int(get_s(item, "leaderboardId") or 0): get_n(item, "n") or 0 for item in items}
+
+    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
+        shards = await asyncio.gather(
+            *(self._partition(coarse_pk(board_id, shard)) for shard in range(self._shards))
+        )
+        totals: dict[int, int] = defaultdict(int)
+        for shard in shards:
+            for bucket, count in shard.items():
+                totals[bucket] += count
+        return {b: count for b, count in totals.items() if count}
+
+    async def fine_counts(
+        self, board_id: str, bucket: int, first: int, last: int
+    ) -> Mapping[int, int]:
+        return await self._partition(fine_pk(board_id, bucket), slots=(first, last))
+
+    async def read_counters(self, board_id: str, *, buckets: Iterable[int]) -> StoredCounters:
+        """Read strongly, so that a repair conditioned on a value fails only when the item really
+        changed since."""
+        gate = asyncio.Semaphore(READ_CONCURRENCY)
+
+        async def read(pk: str) -> dict[int, int]:
+            async with gate:
+                return await self._partition(pk, consistent=True)
+
+        shards = list(range(self._shards))
+        fine_buckets = list(buckets)
+        found = await asyncio.gather(
+            *(read(coarse_pk(board_id, shard)) for shard in shards),
+            *(read(fine_pk(board_id, bucket)) for bucket in fine_buckets),
+        )
+        coarse = {
+            (shard, bucket): count
+            for shard, counts in zip(shards, found[: len(shards)], strict=True)
+            for bucket, count in counts.items()
+        }
+        fine = {
+            (bucket, slot): count
+            for bucket, counts in zip(fine_buckets, found[len(shards) :], strict=True)
+            for slot, count in counts.items()
+        }
+        return StoredCounters(coarse=coarse, fine=fine)
+
+    # ---- setting one outright -----------------------------------------------------------------
+
+    def _key(self, board_id: str, item: CounterItem) -> dict[str, AttributeValueTypeDef]:
+        if isinstance(item, CoarseItem):
+            if not 0 <= item.shard < self._shards:
+                raise ValueError(f"no counter shard {item.shard} (shards: {self._shards})")
+            return key(coarse_pk(board_id, item.shard), f"{item.bucket:04d}")
+        return key(fine_pk(board_id, item.bucket), f"{item.slot:04d}")
+
+    async def set_counter(
+        self,
+        board_id: str,
+        item: CounterItem,
+        *,
+        n: int,
+        expected: int | None,
+        expires_at: int | None,
+    ) -> None:
+        if expected is None:
+            condition = "attribute_not_exists(playerId)"
+            values: dict[str, AttributeValueTypeDef] = {}
+        else:
+            condition = "n = :expected"
+            values = {":expected": _n(expected)}
+        item_key = self._key(board_id, item)
+        if n == 0:
+            if expected is None:
+                return  # absent already counts as 0
+            await self._dynamo.delete_item(
+                "deleting a counter",
+                TableName=self._table,
+                Key=item_key,
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+            )
+            return
+        expression = "SET n = :n"
+        values[":n"] = _n(n)
+        if expires_at is not None:
+            expression += ", expiresAt = :e"
+            values[":e"] = _n(expires_at)
+        await self._dynamo.update_item(
+            "repairing a counter",
+            TableName=self._table,
+            Key=item_key,
+            UpdateExpression=expression,
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
+        )

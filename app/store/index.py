@@ -1,0 +1,128 @@
+"""Reads of RankIndex (the ``BoardIndex`` port, and the ``RankReader`` port with the counters).
+
+RankIndex is keyed ``leaderboardId`` / ``rankKey`` and projects ``displayName``, ``country`` and
+``lastPlayedAt``; only standings carry a ``rankKey``, so only they are on it. A rank key's string
+order is the board order, so every read here is one ascending (or, for the players just ahead,
+descending) Query with nothing sorted afterwards. Reads of a GSI are eventually consistent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from app.domain.clock import parse_iso_ms
+from app.domain.keys import RankKey
+from app.domain.models import Entry, Page
+from app.store.client import Dynamo
+from app.store.counters import CounterItems
+from app.store.items import Item, get_s, s
+from app.store.tables import RANK_INDEX
+
+
+def entry_of(item: Item) -> Entry:
+    """An entry from an index item or a standing (both carry the projected attributes)."""
+    last = get_s(item, "lastPlayedAt")
+    return Entry(
+        key=RankKey.decode(get_s(item, "rankKey") or ""),
+        display_name=get_s(item, "displayName"),
+        country=get_s(item, "country"),
+        last_played_at_ms=None if last is None else parse_iso_ms(last),
+    )
+
+
+class IndexReads:
+    def __init__(self, dynamo: Dynamo, *, table: str) -> None:
+        self._dynamo = dynamo
+        self._table = table
+
+    def _board(self, board_id: str, condition: str = "") -> dict[str, Any]:
+        return {
+            "TableName": self._table,
+            "IndexName": RANK_INDEX,
+            "KeyConditionExpression": "leaderboardId = :b" + condition,
+            "ExpressionAttributeValues": {":b": s(board_id)},
+        }
+
+    async def query_board(
+        self, board_id: str, *, limit: int, start: tuple[str, str] | None
+    ) -> Page:
+        kwargs = self._board(board_id) | {"ScanIndexForward": True, "Limit": limit}
+        if start is not None:
+            kwargs["ExclusiveStartKey"] = {
+                "leaderboardId": s(board_id),
+                "rankKey": s(start[0]),
+                "playerId": s(start[1]),
+            }
+        page = await self._dynamo.query("reading the board", **kwargs)
+        entries = [entry_of(item) for item in page.get("Items", [])]
+        last = page.get("LastEvaluatedKey")
+        next_start = None
+        if last and entries:
+            next_start = (get_s(last, "rankKey") or "", get_s(last, "playerId") or "")
+        return Page(entries=entries, next_start=next_start)
+
+    async def query_neighbours(
+        self, board_id: str, key: str, *, ahead: bool, limit: int
+    ) -> list[Entry]:
+        if limit <= 0:
+            return []
+        kwargs = self._board(board_id, " AND rankKey < :k" if ahead else " AND rankKey > :k")
+        kwargs["ExpressionAttributeValues"][":k"] = s(key)
+        page = await self._dynamo.query(
+            "reading the players around", ScanIndexForward=not ahead, Limit=limit, **kwargs
+        )
+        return [entry_of(item) for item in page.get("Items", [])]
+
+    async def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[RankKey]]:
+        kwargs = self._board(board_id) | {
+            "ProjectionExpression": "rankKey",
+            "ScanIndexForward": True,
+            "Limit": page_size,
+        }
+        async for page in self._dynamo.query_pages("reading the whole board", **kwargs):
+            yield [RankKey.decode(get_s(item, "rankKey") or "") for item in page.get("Items", [])]
+
+    async def count_keys(
+        self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
+    ) -> tuple[int, bool]:
+        kwargs = self._board(board_id, " AND rankKey BETWEEN :lo AND :hi")
+        kwargs["ExpressionAttributeValues"] |= {":lo": s(low), ":hi": s(high)}
+        kwargs["Select"] = "COUNT"
+        if exclude_player is not None:
+            kwargs["FilterExpression"] = "playerId <> :me"
+            kwargs["ExpressionAttributeValues"][":me"] = s(exclude_player)
+        count = 0
+        while count < limit:
+            # A filtered-out entry still counts against Limit: one more lets the cap be reached.
+            kwargs["Limit"] = limit - count + (1 if exclude_player else 0)
+            page = await self._dynamo.query("counting the entries ahead", **kwargs)
+            count += int(page.get("Count", 0))
+            start = page.get("LastEvaluatedKey")
+            if not start:
+                return min(count, limit), count >= limit
+            kwargs["ExclusiveStartKey"] = start
+        return limit, True
+
+
+class RankReads:
+    """The ``RankReader`` port: the histogram from the counters, the capped COUNT from the index."""
+
+    def __init__(self, counters: CounterItems, index: IndexReads) -> None:
+        self._counters = counters
+        self._index = index
+
+    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
+        return await self._counters.coarse_counts(board_id)
+
+    async def fine_counts(
+        self, board_id: str, bucket: int, first: int, last: int
+    ) -> Mapping[int, int]:
+        return await self._counters.fine_counts(board_id, bucket, first, last)
+
+    async def count_keys(
+        self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
+    ) -> tuple[int, bool]:
+        return await self._index.count_keys(
+            board_id, low, high, limit=limit, exclude_player=exclude_player
+        )

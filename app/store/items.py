@@ -1,0 +1,49 @@
+"""Attribute values as DynamoDB's wire format spells them, one way in and one way out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
+
+Item = Mapping[str, "AttributeValueTypeDef"]
+
+NULL: AttributeValueTypeDef = {"NULL": True}
+
+
+def s(value: str) -> AttributeValueTypeDef:
+    return {"S": value}
+
+
+def n(value: int | float) -> AttributeValueTypeDef:
+    return {"N": str(value)}
+
+
+def s_or_null(value: str | None) -> AttributeValueTypeDef:
+    return NULL if value is None else s(value)
+
+
+def n_or_null(value: int | None) -> AttributeValueTypeDef:
+    return NULL if value is None else n(value)
+
+
+def get_s(item: Item, name: str) -> str | None:
+    value = item.get(name)
+    return None if value is None else value.get("S")
+
+
+def get_n(item: Item, name: str) -> int | None:
+    value = item.get(name)
+    return None if value is None or "N" not in value else int(value["N"])
+
+
+def get_bool(item: Item, name: str) -> bool:
+    value = item.get(name)
+    return bool(value.get("BOOL", False)) if value is not None else False
+
+
+def key(partition: str, sort: str) -> dict[str, AttributeValueTypeDef]:
+    """A Scores-table key: ``playerId`` / ``leaderboardId``."""
+    return {"playerId": s(partition), "leaderboardId": s(sort)}

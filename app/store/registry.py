@@ -1,0 +1,65 @@
+"""The board registry (the ``BoardRegistry`` port): ``registry#boards`` / ``<board>``, with
+``registeredAt``, ``expiresAt`` (day and week boards, with their rows) and, once taken,
+``closedSnapshotAt``. Its partition key holds ``#``, which no player id can, so no player's rows
+share it. One small partition, written once per board (a conditional put), read by the
+closed-period snapshot job.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from app.domain.clock import iso_ms, to_ms
+from app.services.ports import RegisteredBoard
+from app.store.client import Dynamo
+from app.store.items import get_n, get_s, key, n, s
+from app.store.tables import TTL_ATTRIBUTE
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
+
+REGISTRY_PK = "registry#boards"
+
+
+def registry_key(board_id: str) -> dict[str, AttributeValueTypeDef]:
+    return key(REGISTRY_PK, board_id)
+
+
+class RegistryItems:
+    def __init__(self, dynamo: Dynamo, *, table: str) -> None:
+        self._dynamo = dynamo
+        self._table = table
+
+    async def register_board(self, board_id: str, *, expires_at: int | None) -> bool:
+        item: dict[str, AttributeValueTypeDef] = {
+            **registry_key(board_id),
+            "registeredAt": s(iso_ms(to_ms(datetime.now(UTC)))),
+        }
+        if expires_at is not None:
+            item[TTL_ATTRIBUTE] = n(expires_at)
+        return await self._dynamo.applied(
+            self._dynamo.put_item(
+                "registering the board",
+                TableName=self._table,
+                Item=item,
+                ConditionExpression="attribute_not_exists(playerId)",
+            )
+        )
+
+    async def registered_boards(self) -> list[RegisteredBoard]:
+        items = await self._dynamo.query_all(
+            "reading the board registry",
+            TableName=self._table,
+            KeyConditionExpression="playerId = :p",
+            ExpressionAttributeValues={":p": s(REGISTRY_PK)},
+            ConsistentRead=True,
+        )
+        return [
+            RegisteredBoard(
+                board_id=get_s(item, "leaderboardId") or "",
+                expires_at=get_n(item, TTL_ATTRIBUTE),
+                closed_snapshot_at=get_s(item, "closedSnapshotAt"),
+            )
+            for item in items
+        ]

@@ -1,0 +1,199 @@
+"""Snapshots and their membership rows (the ``SnapshotStore`` port).
+
+- Snapshots table: ``<board>`` / ``<takenAt>`` with ``reason``, ``playerCount``, ``topN`` and
+  ``entries`` (a list of maps ``rank``, ``playerId``, ``displayName``, ``country``, ``score``,
+  ``achievedAt``; null where unknown or erased). No TTL: snapshots are the archive.
+- Scores table, snapshot membership: ``<player>`` / ``snap#<board>#<takenAt>`` with ``createdAt``
+  (epoch seconds); no ``rankKey``, so never on RankIndex. Erasure finds a player's snapshots with
+  its one Query by player through these.
+
+A period-closed snapshot is written in one transaction with a mark on the board's registry row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from app.domain.clock import to_ms
+from app.errors import ConditionFailed
+from app.services.ports import Snapshot, SnapshotEntry, SnapshotSummary
+from app.store.client import Dynamo, TransactionItemsCancelled
+from app.store.items import Item, get_n, get_s, key, n, n_or_null, s, s_or_null
+from app.store.registry import registry_key
+from app.store.tables import TableNames
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
+
+MEMBERSHIP_PREFIX = "snap#"
+
+
+def membership_sk(board_id: str, taken_at: str) -> str:
+    return f"{MEMBERSHIP_PREFIX}{board_id}#{taken_at}"
+
+
+def parse_membership_sk(sort_key: str) -> tuple[str, str]:
+    """``snap#<board>#<takenAt>`` back to the board and the time (a time holds no ``#``)."""
+    board_id, _, taken_at = sort_key.removeprefix(MEMBERSHIP_PREFIX).rpartition("#")
+    return board_id, taken_at
+
+
+class SnapshotItems:
+    def __init__(self, dynamo: Dynamo, tables: TableNames) -> None:
+        self._dynamo = dynamo
+        self._tables = tables
+
+    def _key(self, board_id: str, taken_at: str) -> dict[str, AttributeValueTypeDef]:
+        return {"leaderboardId": s(board_id), "snapshotTakenAt": s(taken_at)}
+
+    async def add_memberships(
+        self, board_id: str, taken_at: str, player_ids: Sequence[str]
+    ) -> None:
+        created = n(to_ms(datetime.now(UTC)) // 1000)
+        sort_key = membership_sk(board_id, taken_at)
+        await self._dynamo.batch_write(
+            "writing the snapshot's memberships",
+            table=self._tables.scores,
+            requests=[
+                {"PutRequest": {"Item": {**key(player, sort_key), "createdAt": created}}}
+                for player in player_ids
+            ],
+        )
+
+    async def remove_memberships(
+        self, board_id: str, taken_at: str, player_ids: Sequence[str]
+    ) -> None:
+        sort_key = membership_sk(board_id, taken_at)
+        await self._dynamo.batch_write(
+            "removing snapshot memberships",
+            table=self._tables.scores,
+            requests=[{"DeleteRequest": {"Key": key(player, sort_key)}} for player in player_ids],
+        )
+
+    async def delete_membership(self, player_id: str, board_id: str, taken_at: str) -> None:
+        await self._dynamo.delete_item(
+            "removing the snapshot membership",
+            TableName=self._tables.scores,
+            Key=key(player_id, membership_sk(board_id, taken_at)),
+        )
+
+    def _put(self, snapshot: Snapshot) -> dict[str, Any]:
+        return {
+            "TableName": self._tables.snapshots,
+            "Item": {
+                **self._key(snapshot.board_id, snapshot.taken_at),
+                "reason": s(snapshot.reason),
+                "playerCount": n(snapshot.player_count),
+                "topN": n(snapshot.top_n),
+                "entries": {"L": [{"M": _entry_map(entry)} for entry in snapshot.entries]},
+            },
+            "ConditionExpression": "attribute_not_exists(leaderboardId)",
+        }
+
+    async def put_snapshot(self, snapshot: Snapshot) -> None:
+        await self._dynamo.put_item("writing the snapshot", **self._put(snapshot))
+
+    async def put_closing_snapshot(self, snapshot: Snapshot) -> bool:
+        mark = {
+            "Update": {
+                "TableName": self._tables.scores,
+                "Key": registry_key(snapshot.board_id),
+                "UpdateExpression": "SET closedSnapshotAt = :t",
+                "ConditionExpression": (
+                    "attribute_exists(playerId) AND attribute_not_exists(closedSnapshotAt)"
+                ),
+                "ExpressionAttributeValues": {":t": s(snapshot.taken_at)},
+            }
+        }
+        try:
+            await self._dynamo.transact(
+                "writing the period-closed snapshot", [{"Put": self._put(snapshot)}, mark]
+            )
+        except TransactionItemsCancelled as cancelled:
+            snapshot_reason, mark_reason = (*cancelled.item_reasons, None, None)[:2]
+            if mark_reason == "ConditionalCheckFailed":
+                return False
+            if snapshot_reason == "ConditionalCheckFailed":
+                raise ConditionFailed("writing the period-closed snapshot: time taken") from None
+            raise
+        return True
+
+    async def list_snapshots(self, board_id: str, *, limit: int) -> list[SnapshotSummary]:
+        summaries: list[SnapshotSummary] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._tables.snapshots,
+            "KeyConditionExpression": "leaderboardId = :b",
+            "ExpressionAttributeValues": {":b": s(board_id)},
+            "ProjectionExpression": "#t, #r, #c",
+            "ExpressionAttributeNames": {
+                "#t": "snapshotTakenAt",
+                "#r": "reason",
+                "#c": "playerCount",
+            },
+            "ScanIndexForward": False,
+            "Limit": limit,
+        }
+        async for page in self._dynamo.query_pages("listing the snapshots", **kwargs):
+            summaries.extend(
+                SnapshotSummary(
+                    taken_at=get_s(item, "snapshotTakenAt") or "",
+                    reason=get_s(item, "reason") or "",
+                    player_count=get_n(item, "playerCount") or 0,
+                )
+                for item in page.get("Items", [])
+            )
+            if len(summaries) >= limit:
+                break
+        return summaries[:limit]
+
+    async def get_snapshot(self, board_id: str, taken_at: str) -> Snapshot | None:
+        item = await self._dynamo.get_item(
+            "reading the snapshot", table=self._tables.snapshots, key=self._key(board_id, taken_at)
+        )
+        if item is None:
+            return None
+        return Snapshot(
+            board_id=board_id,
+            taken_at=taken_at,
+            reason=get_s(item, "reason") or "",
+            player_count=get_n(item, "playerCount") or 0,
+            top_n=get_n(item, "topN") or 0,
+            entries=tuple(_entry_of(value.get("M", {})) for value in item["entries"].get("L", [])),
+        )
+
+    async def replace_snapshot_entry(
+        self, board_id: str, taken_at: str, *, index: int, player_id: str, entry: SnapshotEntry
+    ) -> None:
+        # A list index cannot be an expression value; it is an int formatted here, never input.
+        await self._dynamo.update_item(
+            "scrubbing the snapshot",
+            TableName=self._tables.snapshots,
+            Key=self._key(board_id, taken_at),
+            UpdateExpression=f"SET entries[{int(index)}] = :e",
+            ConditionExpression=f"entries[{int(index)}].playerId = :p",
+            ExpressionAttributeValues={":e": {"M": _entry_map(entry)}, ":p": s(player_id)},
+        )
+
+
+def _entry_map(entry: SnapshotEntry) -> dict[str, AttributeValueTypeDef]:
+    return {
+        "rank": n(entry.rank),
+        "playerId": s_or_null(entry.player_id),
+        "displayName": s_or_null(entry.display_name),
+        "country": s_or_null(entry.country),
+        "score": n_or_null(entry.score),
+        "achievedAt": s_or_null(entry.achieved_at),
+    }
+
+
+def _entry_of(value: Item) -> SnapshotEntry:
+    return SnapshotEntry(
+        rank=get_n(value, "rank") or 0,
+        player_id=get_s(value, "playerId"),
+        display_name=get_s(value, "displayName"),
+        country=get_s(value, "country"),
+        score=get_n(value, "score"),
+        achieved_at=get_s(value, "achievedAt"),
+    )

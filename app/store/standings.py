@@ -1,0 +1,245 @@
+"""Players' rows on boards (the ``StandingStore`` port): ``<player>`` / ``<board>``, the only items
+with a ``rankKey`` (so the only ones on RankIndex), plus ``version`` (bumped on every write, so a
+write conditioned on the version read fails if anything wrote in between), ``displayName``,
+``country``, ``lastPlayedAt``, ``context``, ``expiresAt`` (day and week boards) and what the last
+submission left: ``lastRequest``, ``lastImproved``, ``lastPreviousBest``.
+
+A row changes together with its counters, in one transaction: a submission's put (``write_standing``)
+and an erasure's delete (``delete_standing``, which also checks that no seeding lease holds the
+board). A seeded row is one conditional UpdateItem: ``attribute_not_exists(playerId) OR rankKey >
+:new`` (a greater key is a worse entry); it bumps ``version`` and removes what the last submission
+left, which described the old score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from app.domain.clock import iso_ms
+from app.domain.models import CounterDelta, LastWrite, Standing, StandingWrite
+from app.domain.seed_file import SeedRow
+from app.errors import ConditionFailed, LeaseHeld
+from app.services.ports import Membership, PlayerRows, RequestPointer, RowOutcome
+from app.store.client import Dynamo, TransactionItemsCancelled
+from app.store.counters import CounterItems
+from app.store.index import entry_of
+from app.store.items import Item, get_bool, get_n, get_s, key, n, s
+from app.store.leases import no_live_lease
+from app.store.requests import POINTER_PREFIX
+from app.store.snapshots import MEMBERSHIP_PREFIX, parse_membership_sk
+from app.store.tables import TTL_ATTRIBUTE
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
+
+_LAST_WRITE_ATTRIBUTES = ("lastRequest", "lastImproved", "lastPreviousBest", "context")
+
+
+class StandingItems:
+    def __init__(self, dynamo: Dynamo, *, table: str, counters: CounterItems) -> None:
+        self._dynamo = dynamo
+        self._table = table
+        self._counters = counters
+
+    async def read_standing(self, board_id: str, player_id: str) -> Standing | None:
+        item = await self._dynamo.get_item(
+            "reading the player's standing", table=self._table, key=key(player_id, board_id)
+        )
+        return None if item is None or "rankKey" not in item else standing_of(item)
+
+    async def standings_of(self, player_id: str) -> list[Standing]:
+        items = await self._dynamo.query_all(
+            "reading the player's standings",
+            TableName=self._table,
+            KeyConditionExpression="playerId = :p",
+            ExpressionAttributeValues={":p": s(player_id)},
+        )
+        return [standing_of(item) for item in items if "rankKey" in item]
+
+    async def rows_of_player(self, player_id: str) -> PlayerRows:
+        items = await self._dynamo.query_all(
+            "reading the player's rows",
+            TableName=self._table,
+            KeyConditionExpression="playerId = :p",
+            ExpressionAttributeValues={":p": s(player_id)},
+            ConsistentRead=True,
+        )
+        rows = PlayerRows([], [], [])
+        unknown = 0
+        for item in items:
+            sort_key = get_s(item, "leaderboardId") or ""
+            # A standing is told by its rankKey first: a game may be called "snap" or "idem".
+            if "rankKey" in item:
+                rows.standings.append(standing_of(item))
+            elif sort_key.startswith(MEMBERSHIP_PREFIX):
+                board_id, taken_at = parse_membership_sk(sort_key)
+                rows.memberships.append(Membership(board_id, taken_at, get_n(item, "createdAt")))
+            elif sort_key.startswith(POINTER_PREFIX):
+                rows.pointers.append(RequestPointer(sort_key, get_n(item, TTL_ATTRIBUTE)))
+            else:
+                unknown += 1
+        return PlayerRows(rows.standings, rows.memberships, rows.pointers, unknown)
+
+    async def write_standing(self, write: StandingWrite, *, token: str) -> None:
+        row_condition: dict[str, Any] = (
+            {"ConditionExpression": "attribute_not_exists(playerId)"}
+            if write.expected_version is None
+            else {
+                "ConditionExpression": "version = :v",
+                "ExpressionAttributeValues": {":v": n(write.expected_version)},
+            }
+        )
+        put = {"Put": {"TableName": self._table, "Item": _row_item(write), **row_condition}}
+        await self._transact(
+            "writing the score",
+            put,
+            write.board_id,
+            write.counters,
+            token=token,
+            expires_at=write.expires_at,
+        )
+
+    async def delete_standing(
+        self, standing: Standing, *, counters: Sequence[CounterDelta], now_s: int
+    ) -> None:
+        values: dict[str, AttributeValueTypeDef] = {":k": s(standing.entry.key.encode())}
+        if standing.version == 0:  # a row from before versions were kept
+            condition = "rankKey = :k AND attribute_not_exists(version)"
+        else:
+            condition = "rankKey = :k AND version = :v"
+            values[":v"] = n(standing.version)
+        delete = {
+            "Delete": {
+                "TableName": self._table,
+                "Key": key(standing.entry.player_id, standing.board_id),
+                "ConditionExpression": condition,
+                "ExpressionAttributeValues": values,
+            }
+        }
+        await self._transact(
+            "erasing the player's standing",
+            delete,
+            standing.board_id,
+            counters,
+            expires_at=standing.expires_at,
+            lease_check_at=now_s,
+        )
+
+    async def _transact(
+        self,
+        what: str,
+        row: dict[str, Any],
+        board_id: str,
+        deltas: Sequence[CounterDelta],
+        *,
+        token: str | None = None,
+        expires_at: int | None = None,
+        lease_check_at: int | None = None,
+    ) -> None:
+        """The row's change, its counters' changes and (optionally) a check that no seeding lease
+        holds the board, as one transaction held against this process's own on the same items."""
+        planned = self._counters.changes(board_id, deltas, expires_at=expires_at)
+        head = [row]
+        if lease_check_at is not None:
+            head.insert(0, no_live_lease(self._table, board_id, now_s=lease_check_at))
+        try:
+            async with self._counters.holding(planned):
+                await self._dynamo.transact(what, [*head, *planned.updates], token=token)
+        except TransactionItemsCancelled as cancelled:
+            reasons = cancelled.item_reasons
+            if lease_check_at is not None and reasons[:1] == ("ConditionalCheckFailed",):
+                raise LeaseHeld(f"{what}: a seeding lease holds board {board_id}") from None
+            self._counters.after_cancel(planned, reasons[len(head) :])
+            raise
+
+    async def put_row_if_better(
+        self, board_id: str, row: SeedRow, *, expires_at: int | None
+    ) -> RowOutcome:
+        encoded = row.key.encode()
+        sets = ["rankKey = :k", "version = if_not_exists(version, :zero) + :one"]
+        sets.append("lastPlayedAt = :played")
+        values: dict[str, AttributeValueTypeDef] = {
+            ":k": s(encoded),
+            ":zero": n(0),
+            ":one": n(1),
+            ":played": s(iso_ms(row.achieved_at_ms)),
+        }
+        names: dict[str, str] = {}
+        # Absent optional fields keep what the row holds, as a submission without them does.
+        if row.display_name is not None:
+            sets.append("displayName = :name")
+            values[":name"] = s(row.display_name)
+        if row.country is not None:
+            sets.append("country = :country")
+            values[":country"] = s(row.country)
+        if expires_at is not None:
+            sets.append("#ttl = :e")
+            names["#ttl"] = TTL_ATTRIBUTE
+            values[":e"] = n(expires_at)
+        extra: dict[str, Any] = {"ExpressionAttributeNames": names} if names else {}
+        try:
+            found = await self._dynamo.update_item(
+                "seeding a row",
+                TableName=self._table,
+                Key=key(row.player_id, board_id),
+                UpdateExpression=f"SET {', '.join(sets)} REMOVE {', '.join(_LAST_WRITE_ATTRIBUTES)}",
+                ConditionExpression="attribute_not_exists(playerId) OR rankKey > :k",
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_OLD",
+                **extra,
+            )
+        except ConditionFailed:
+            return "kept"
+        return "replaced" if found else "created"
+
+    async def players_on_board(self, board_id: str, player_ids: Sequence[str]) -> set[str]:
+        found = await self._dynamo.batch_get(
+            "checking the snapshot's players",
+            table=self._table,
+            keys=[key(player, board_id) for player in player_ids],
+            projection="playerId",
+        )
+        return {get_s(item, "playerId") or "" for item in found}
+
+
+def _row_item(write: StandingWrite) -> dict[str, AttributeValueTypeDef]:
+    entry = write.standing.entry
+    row: dict[str, AttributeValueTypeDef] = {
+        **key(entry.player_id, write.board_id),
+        "rankKey": s(entry.key.encode()),
+        "version": n(write.standing.version),
+    }
+    if entry.display_name is not None:
+        row["displayName"] = s(entry.display_name)
+    if entry.country is not None:
+        row["country"] = s(entry.country)
+    if entry.last_played_at_ms is not None:
+        row["lastPlayedAt"] = s(iso_ms(entry.last_played_at_ms))
+    if write.context_json is not None:
+        row["context"] = s(write.context_json)
+    if write.expires_at is not None:
+        row[TTL_ATTRIBUTE] = n(write.expires_at)
+    last = write.standing.last_write
+    if last is not None:
+        row["lastRequest"] = s(last.request_id)
+        row["lastImproved"] = {"BOOL": last.improved}
+        if last.previous_best is not None:
+            row["lastPreviousBest"] = n(last.previous_best)
+    return row
+
+
+def standing_of(item: Item) -> Standing:
+    request = get_s(item, "lastRequest")
+    last_write = None
+    if request is not None:
+        last_write = LastWrite(
+            request, get_n(item, "lastPreviousBest"), get_bool(item, "lastImproved")
+        )
+    return Standing(
+        board_id=get_s(item, "leaderboardId") or "",
+        entry=entry_of(item),
+        version=get_n(item, "version") or 0,
+        last_write=last_write,
+        expires_at=get_n(item, TTL_ATTRIBUTE),
+    )
