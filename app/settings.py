@@ -49,6 +49,11 @@ class Settings(BaseSettings):
     dynamodb_read_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
     transact_max_attempts: int = Field(default=12, ge=1, le=20)
     request_deadline_seconds: float = Field(default=10.0, gt=0, le=600)
+    shutdown_grace_seconds: float = Field(default=20.0, ge=0, le=300)
+    """On SIGTERM, in-flight requests get this long to finish (keep ECS's stopTimeout above it)."""
+    keep_alive_seconds: float = Field(default=5.0, gt=0, le=3600)
+    """Idle keep-alive of client connections: above a load balancer's idle timeout, or it reuses a
+    connection the server just closed (a 502)."""
 
     api_keys: list[ApiKeyEntry] = Field(default_factory=list)
     api_key_cache_ttl_seconds: float = Field(default=10.0, ge=0, le=300)

@@ -1,0 +1,1 @@
+"""The CDK app that deploys the service (``app.py``) and its one stack (``leaderboard_stack.py``)."""
