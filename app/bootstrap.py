@@ -24,6 +24,7 @@ from app.services.keys import digest_of
 from app.services.policies import Policies, ReadPolicy, SeedPolicy, SubmitPolicy
 from app.services.ports import KeyLookup, Stores
 from app.services.registry import BoardRegistrar
+from app.services.submit import KeysInFlight
 from app.settings import Settings
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
@@ -34,7 +35,8 @@ from app.store.leases import LeaseItems
 from app.store.registry import RegistryItems
 from app.store.requests import RequestItems
 from app.store.snapshots import SnapshotItems
-from app.store.standings import StandingItems
+from app.store.standings import ErasureMarkItems, StandingItems
+from app.store.submissions import SubmissionItems
 from app.store.tables import TableNames, Tables
 
 if TYPE_CHECKING:
@@ -62,7 +64,6 @@ def build_policies(settings: Settings) -> Policies:
             periods=tuple(settings.periods),
             retention=retention,
             idempotency_ttl=timedelta(hours=settings.idempotency_ttl_hours),
-            in_progress_for=timedelta(seconds=settings.idempotency_in_progress_seconds),
             max_lateness=timedelta(seconds=settings.max_lateness_seconds),
             future_skew=timedelta(seconds=settings.future_skew_seconds),
             max_attempts=settings.transact_max_attempts,
@@ -94,6 +95,8 @@ def build_stores(dynamo: Dynamo, settings: Settings) -> Stores:
     )
     index = IndexReads(dynamo, table=names.scores)
     return Stores(
+        submissions=SubmissionItems(dynamo, table=names.scores, counters=counters),
+        erasures=ErasureMarkItems(dynamo, table=names.scores),
         requests=RequestItems(dynamo, table=names.scores),
         standings=StandingItems(dynamo, table=names.scores, counters=counters),
         index=index,
@@ -140,6 +143,7 @@ class Runtime:
     policies: Policies
     authenticator: KeyAuthenticator
     registrar: BoardRegistrar
+    keys_in_flight: KeysInFlight
     endpoint: str | None
     """The DynamoDB endpoint in use (``None``: AWS's own for the region)."""
     client: DynamoDBClient
@@ -175,6 +179,8 @@ async def open_runtime(
             policies=build_policies(settings),
             authenticator=build_authenticator(settings, stores.keys),
             registrar=BoardRegistrar(stores.registry, retention=settings.retention),
+            # A key's first request runs at most the request deadline: a second one waits that.
+            keys_in_flight=KeysInFlight(hold_s=settings.request_deadline_seconds),
             endpoint=endpoint,
             client=client,
             tables=table_names(settings),

@@ -209,6 +209,7 @@ async def _erase(runtime: Runtime, args: argparse.Namespace) -> int:
         standings=runtime.stores.standings,
         requests=runtime.stores.requests,
         snapshots=runtime.stores.snapshots,
+        marks=runtime.stores.erasures,
         player_id=args.player,
         layout=runtime.policies.layout,
         now=datetime.now(UTC),

@@ -12,7 +12,8 @@
     ├── NotFound (404)
     ├── Conflict (409, with Retry-After)
     │   ├── RequestInFlight           the same Idempotency-Key is still being processed
-    │   └── BoardBeingSeeded          a seeding lease holds the board
+    │   ├── BoardBeingSeeded          a seeding lease holds the board
+    │   └── PlayerBeingErased         an erasure of the player is running
     ├── PayloadTooLarge (413)
     ├── UnsupportedMediaType (415)
     ├── InvalidInput (422)            a field out of range, unknown, or malformed
@@ -141,6 +142,10 @@ class RequestInFlight(Conflict):
 
 class BoardBeingSeeded(Conflict):
     title, slug = "Board is being seeded", "board-being-seeded"
+
+
+class PlayerBeingErased(Conflict):
+    title, slug = "Player is being erased", "player-being-erased"
 
 
 class PayloadTooLarge(LeaderboardError):

@@ -30,6 +30,7 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
         policies=runtime.policies,
         keys=runtime.authenticator,
         registrar=runtime.registrar,
+        keys_in_flight=runtime.keys_in_flight,
         write_limits=RateLimiter(
             RatePolicy(settings.write_rate_per_second, settings.write_burst),
             max_buckets=settings.rate_limit_max_buckets,

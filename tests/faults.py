@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import ssl
 from collections import Counter
 from collections.abc import Callable
@@ -117,6 +118,9 @@ class Faults:
     """Emulate per-item transaction conflicts (shared between clients to stand for many tasks)."""
     delay_s: float = 0.0
     """Every call waits this long first, as on a slow network."""
+    jitter_s: float = 0.0
+    """And up to this much more, at random (``rng``)."""
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
     lose: Counter[str] = field(default_factory=Counter)
     """How many responses of each operation (other than TransactWriteItems) to lose, as read
     timeouts, after the call reached the server and was applied."""
@@ -129,8 +133,8 @@ class Faults:
         target = request.headers.get("X-Amz-Target", b"")
         operation = (target.decode() if isinstance(target, bytes) else target).rsplit(".", 1)[-1]
         self.seen[operation] += 1
-        if self.delay_s:
-            await asyncio.sleep(self.delay_s)
+        if self.delay_s or self.jitter_s:
+            await asyncio.sleep(self.delay_s + self.rng.uniform(0, self.jitter_s))
         raw = request.body
         body = json.loads(raw if isinstance(raw, str | bytes) and raw else b"{}")
         for rule in self.rules:

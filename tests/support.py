@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -10,6 +11,11 @@ import httpx
 
 from app.bootstrap import Runtime
 from app.domain.clock import iso_ms, to_ms
+from app.domain.models import StandingWrite
+from app.store.client import Dynamo
+from app.store.counters import CounterItems
+from app.store.item_locks import ItemLocks
+from app.store.standings import row_put
 from tests.conftest import SUBMIT_KEY
 
 
@@ -61,3 +67,18 @@ async def counter_total(runtime: Runtime, board_id: str) -> tuple[int, int]:
         elif pk.startswith(f"hist#{board_id}#f"):
             fine += int(item["n"]["N"])
     return coarse, fine
+
+
+async def put_row(runtime: Runtime, write: StandingWrite) -> None:
+    """A row and its counters in one transaction, shaped as a submission writes them (without the
+    idempotency record a submission also writes): for tests that set a board up directly."""
+    counters = CounterItems(
+        Dynamo(runtime.client, in_flight=asyncio.Semaphore(4)),
+        table=runtime.tables.scores,
+        shards=4,
+        locks=ItemLocks(),
+    )
+    planned = counters.changes(write.board_id, write.counters, expires_at=write.expires_at)
+    await runtime.client.transact_write_items(
+        TransactItems=[row_put(runtime.tables.scores, write), *planned.updates]  # type: ignore[list-item]
+    )

@@ -124,6 +124,7 @@ async def delete_player(
         standings=state.stores.standings,
         requests=state.stores.requests,
         snapshots=state.stores.snapshots,
+        marks=state.stores.erasures,
         player_id=player_id,
         layout=state.policies.layout,
         now=now,

@@ -31,6 +31,7 @@ from app.services.auth import KeyAuthenticator
 from app.services.policies import Policies
 from app.services.ports import Stores
 from app.services.registry import BoardRegistrar
+from app.services.submit import KeysInFlight
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class AppState:
     policies: Policies
     keys: KeyAuthenticator
     registrar: BoardRegistrar
+    keys_in_flight: KeysInFlight
     write_limits: RateLimiter
     read_limits: RateLimiter
     max_body_bytes: int

@@ -63,11 +63,10 @@ async def post_score(
     )
     stores = state.stores
     result = await submit_score(
-        requests=stores.requests,
-        standings=stores.standings,
-        leases=stores.leases,
+        submissions=stores.submissions,
         ranks=stores.ranks,
         registrar=state.registrar,
+        in_flight=state.keys_in_flight,
         policy=state.policies.submit,
         client=principal.name,
         idempotency_key=idempotency_key,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.domain.keys import RankKey
 
@@ -26,23 +28,13 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class LastWrite:
-    """Which request last improved or touched a standing, and what it found: lets a retry of that
-    request (after a crash or a partial failure) report the outcome it really had."""
-
-    request_id: str
-    previous_best: int | None
-    improved: bool
-
-
-@dataclass(frozen=True)
 class Standing:
     """A player's row on one board, as read (strongly) from the base table."""
 
     board_id: str
     entry: Entry
     version: int
-    last_write: LastWrite | None = None
+    """Bumped by every write; 0 for a row from before versions were kept."""
     expires_at: int | None = None
 
 
@@ -90,3 +82,41 @@ class BoardOutcome:
 class SubmitOutcome:
     player_id: str
     boards: list[BoardOutcome] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        """As stored on the idempotency record (and read by erasure: ``playerId``): the response
+        body as first served, so a replay answers the same."""
+        boards = []
+        for board in self.boards:
+            stored: dict[str, Any] = {
+                "leaderboardId": board.board_id,
+                "period": board.period,
+                "best": board.best,
+                "previousBest": board.previous_best,
+                "improved": board.improved,
+            }
+            if board.rank_before is not None:
+                stored["rankBefore"] = board.rank_before
+            if board.rank_after is not None:
+                stored["rankAfter"] = board.rank_after
+            boards.append(stored)
+        return json.dumps({"playerId": self.player_id, "boards": boards}, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> SubmitOutcome:
+        stored = json.loads(text)
+        return cls(
+            stored["playerId"],
+            [
+                BoardOutcome(
+                    board_id=board["leaderboardId"],
+                    period=board["period"],
+                    best=board["best"],
+                    previous_best=board["previousBest"],
+                    improved=board["improved"],
+                    rank_before=board.get("rankBefore"),
+                    rank_after=board.get("rankAfter"),
+                )
+                for board in stored["boards"]
+            ],
+        )

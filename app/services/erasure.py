@@ -41,12 +41,14 @@ from app.errors import (
     BoardBeingSeeded,
     ConditionFailed,
     InvalidInput,
+    LeaderboardError,
     LeaseHeld,
     TransactionCancelled,
     Unavailable,
 )
 from app.services.ports import (
     ERASED,
+    ErasureMarks,
     Membership,
     RequestPointer,
     RequestRecord,
@@ -57,7 +59,7 @@ from app.services.ports import (
 
 log = structlog.get_logger(__name__)
 
-_PASSES = 3
+_PASSES = 5
 _CONCURRENCY = 16
 _BACKOFF_BASE_S = 0.02
 _BACKOFF_CAP_S = 1.0
@@ -85,13 +87,21 @@ async def erase_player(
     standings: StandingStore,
     requests: RequestStore,
     snapshots: SnapshotStore,
+    marks: ErasureMarks,
     player_id: str,
     layout: BucketLayout,
     now: datetime,
     max_attempts: int = 8,
     snapshot_grace: timedelta = timedelta(minutes=5),
+    mark_for: timedelta = timedelta(minutes=2),
 ) -> ErasureReport:
     """Erase ``player_id`` everywhere; a second call finds nothing and reports zeros.
+
+    The player is marked first (``mark_for`` at most, should the eraser die): submissions for them
+    are refused from then on, and a pass finds and removes what is there until one finds nothing.
+    A submission that read the player's rows before the mark cannot land afterwards (its rows'
+    versions are gone), and one that read none lands whole: the player ends up gone everywhere, or
+    on every board of that one submission, never in between.
 
     Raises ``InvalidInput`` for an id that is not a player id (ids never hold ``#``, which keeps
     bookkeeping partitions out of reach), ``BoardBeingSeeded`` while a seeding lease holds one of
@@ -102,14 +112,20 @@ async def erase_player(
             f"{player_id!r} is not a player id",
             errors=[{"field": "playerId", "message": "not a player id"}],
         )
+    await marks.mark_erasing(player_id, until=int((now + mark_for).timestamp()))
     eraser = _Eraser(
         _Ports(standings, requests, snapshots), player_id, layout, now, max_attempts, snapshot_grace
     )
-    for _ in range(_PASSES):
-        if not await eraser.run_pass():
-            break
-    else:
-        log.warning("erasure_rows_keep_appearing", player=player_id)
+    try:
+        for _ in range(_PASSES):
+            if not await eraser.run_pass():
+                break
+        else:
+            log.warning("erasure_rows_keep_appearing", player=player_id)
+    finally:
+        # Also when the erasure stops part-way (what was erased stays erased; run it again):
+        # should this fail too, the mark lapses on its own.
+        await _clear_quietly(marks, player_id)
     report = eraser.report()
     log.info(
         "player_erased",
@@ -127,6 +143,13 @@ class _Ports:
     standings: StandingStore
     requests: RequestStore
     snapshots: SnapshotStore
+
+
+async def _clear_quietly(marks: ErasureMarks, player_id: str) -> None:
+    try:
+        await marks.clear_erasing(player_id)
+    except LeaderboardError as exc:
+        log.warning("erasure_mark_not_cleared", player=player_id, reason=type(exc).__name__)
 
 
 class _Eraser:

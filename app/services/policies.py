@@ -16,8 +16,6 @@ class SubmitPolicy:
     """The boards a score fans out to."""
     retention: timedelta
     idempotency_ttl: timedelta
-    in_progress_for: timedelta
-    """How long a reservation holds its key before another request may take it over."""
     max_lateness: timedelta
     future_skew: timedelta
     max_attempts: int

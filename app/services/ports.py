@@ -21,6 +21,8 @@ from app.domain.seed_file import SeedRow
 # ---- idempotency records ------------------------------------------------------------------------
 
 IN_PROGRESS = "in_progress"
+"""Written by earlier versions, which reserved a key before working on it: such a record holds its
+key until its ``deadline``, then may be taken over."""
 COMPLETED = "completed"
 ERASED = "erased"
 """The status of a record whose response was erased: the key stays taken until the record expires,
@@ -37,42 +39,73 @@ class RequestRecord:
     owner: str | None
     deadline_ms: int
     response_json: str | None
+    expires_at: int | None = None
+    """Epoch seconds; past it the record is gone as far as anyone can tell (TTL deletes late)."""
+
+    def is_live(self, now_s: int) -> bool:
+        return self.expires_at is None or self.expires_at >= now_s
 
 
 class RequestStore(Protocol):
-    """Idempotency records (``idem#<client>#<key>``) and the player's pointers to them."""
-
-    async def reserve_request(
-        self,
-        record_id: str,
-        *,
-        request_hash: str,
-        owner: str,
-        deadline_ms: int,
-        now_ms: int,
-        expires_at: int,
-    ) -> RequestRecord | None:
-        """Reserve the record: ``None`` when reserved (new, expired, or a stale in-progress record
-        of the same request taken over), else the record in the way, read by the same call."""
-
-    async def complete_request(
-        self, record_id: str, *, owner: str, response_json: str, expires_at: int
-    ) -> None:
-        """Store the outcome if ``owner`` still owns the record; else ``ConditionFailed``."""
-
-    async def release_request(self, record_id: str, *, owner: str) -> None:
-        """Delete the reservation if ``owner`` still owns it (else leave it to the new owner)."""
-
-    async def note_request(self, player_id: str, record_id: str, *, expires_at: int) -> None:
-        """Point from the player to a record that holds their data (for erasure)."""
+    """Idempotency records (``idem#<client>#<key>``) and the player's pointers to them, as erasure
+    sees them (a submission writes both inside its one transaction: ``SubmissionStore``)."""
 
     async def read_request(self, record_id: str) -> RequestRecord | None: ...
 
     async def erase_request(self, record_id: str, *, owner: str | None) -> None:
         """Mark the record erased, dropping its response and hash, if its owner is still ``owner``
-        (``None``: if it still has none); else ``ConditionFailed``."""
+        (``None``: if it has none); else ``ConditionFailed``."""
 
     async def delete_pointer(self, player_id: str, record_id: str) -> None: ...
+
+
+# ---- a submission, read and written whole -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubmissionState:
+    """Everything a submission decides on, read strongly in one call: its idempotency record, the
+    player's row and the seeding lease of each board, and whether the player is being erased."""
+
+    record: RequestRecord | None
+    rows: Mapping[str, Standing | None]
+    """By board id."""
+    leases: Mapping[str, Lease | None]
+    erasing_until: int | None
+    """Epoch seconds an erasure of the player holds them until, if one is running."""
+
+
+@dataclass(frozen=True)
+class SubmissionWrite:
+    """A submission's every write, applied together or not at all: the completed idempotency
+    record (with the response it answers), the pointer from the player to it, and each board's
+    row with its counters."""
+
+    record_id: str
+    request_hash: str
+    response_json: str
+    expires_at: int
+    """When the record (and the pointer) may go: the replay window."""
+    player_id: str
+    boards: tuple[StandingWrite, ...]
+
+
+class SubmissionStore(Protocol):
+    async def read_submission(
+        self, record_id: str, player_id: str, board_ids: Sequence[str]
+    ) -> SubmissionState: ...
+
+    async def commit_submission(self, write: SubmissionWrite, *, token: str, now_ms: int) -> None:
+        """One transaction: the record (only where none is live), every row conditioned on the
+        version read, every counter change. ``TransactionCancelled`` when it was not applied."""
+
+
+class ErasureMarks(Protocol):
+    """A mark on a player while they are erased: submissions for them are refused meanwhile."""
+
+    async def mark_erasing(self, player_id: str, *, until: int) -> None: ...
+
+    async def clear_erasing(self, player_id: str) -> None: ...
 
 
 # ---- standings ----------------------------------------------------------------------------------
@@ -117,10 +150,6 @@ class StandingStore(Protocol):
 
     async def read_standing(self, board_id: str, player_id: str) -> Standing | None:
         """The player's row, strongly consistent."""
-
-    async def write_standing(self, write: StandingWrite, *, token: str) -> None:
-        """One board's write in one transaction: the row, conditioned on the version read, and
-        its counters. ``TransactionCancelled`` when it was not applied."""
 
     async def standings_of(self, player_id: str) -> list[Standing]:
         """Every board row of the player: one Query on the base table."""
@@ -217,7 +246,7 @@ class StoredCounters:
 
 class CounterStore(Protocol):
     """A board's histogram counters, read whole and set one by one (the reconciler's and the
-    seeder's view; submissions change them inside ``write_standing``)."""
+    seeder's view; submissions change them inside ``commit_submission``)."""
 
     @property
     def counter_shards(self) -> int: ...
@@ -424,6 +453,8 @@ class Readiness(Protocol):
 class Stores:
     """Every port, as the composition root built it: one client, one bound on calls in flight."""
 
+    submissions: SubmissionStore
+    erasures: ErasureMarks
     requests: RequestStore
     standings: StandingStore
     index: BoardIndex

@@ -2,13 +2,15 @@
 
 The entries ahead of a key are the players in higher coarse buckets, plus those in higher fine
 slots of its coarse bucket (both from counter items), plus the entries ahead of it inside its own
-fine slot, counted on the index up to the cap. All three reads go out together: one round trip.
-The layout and this read were chosen by simulation: docs/rank-simulation.md.
+fine slot, counted on the index up to the cap. All the reads go out together: one round trip, and
+when several keys are ranked at once (a submission's rank before and after on each board) each
+counter is read once. The layout and this read were chosen by simulation: docs/rank-simulation.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.domain.buckets import BucketLayout
@@ -19,42 +21,135 @@ from app.services.ports import RankReader
 
 @dataclass(frozen=True)
 class RankQuery:
-    """Rank ``key`` on ``board_id``. ``counted_at`` is where the histogram and index count the
-    player now, when that is not ``key`` (the rank before an improvement is asked for after it)."""
+    """Rank ``key`` on ``board_id``. ``counted_at`` is where the histogram and the index count the
+    player now, when that is not ``key`` (the rank before an improvement asked after it, or the rank
+    after asked before it); ``on_board`` is false for a player counted nowhere yet (a new player,
+    asked before their first write)."""
 
     board_id: str
     key: RankKey
     counted_at: RankKey | None = None
+    on_board: bool = True
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one query reads: its slot, the fine slots on the nearer side of it, the COUNT range."""
+
+    query: RankQuery
+    bucket: int
+    slot: int
+    upward: bool
+    first: int
+    last: int
+    low: str
+    high: str
 
 
 async def rank_of(reader: RankReader, layout: BucketLayout, query: RankQuery, *, cap: int) -> Rank:
+    (rank,) = await rank_many(reader, layout, [query], cap=cap)
+    return rank
+
+
+async def rank_many(
+    reader: RankReader, layout: BucketLayout, queries: Sequence[RankQuery], *, cap: int
+) -> list[Rank]:
+    """The rank of every query, with each board's coarse counters read once, and each bucket's
+    fine counters once over the slots the queries on it need (two reads where those are apart)."""
+    plans = [_plan(layout, query) for query in queries]
+    boards = sorted({p.query.board_id for p in plans})
+    spans = _fine_spans(plans)
+    coarse_reads = [reader.coarse_counts(board) for board in boards]
+    fine_reads = [reader.fine_counts(board, bucket, lo, hi) for board, bucket, lo, hi in spans]
+    count_reads = [
+        reader.count_keys(
+            p.query.board_id, p.low, p.high, limit=cap, exclude_player=_excluded(p.query)
+        )
+        for p in plans
+    ]
+    coarse_found, fine_found, counted = await asyncio.gather(
+        asyncio.gather(*coarse_reads), asyncio.gather(*fine_reads), asyncio.gather(*count_reads)
+    )
+    coarse = dict(zip(boards, coarse_found, strict=True))
+    fine = dict(zip(spans, fine_found, strict=True))
+    return [
+        _rank(layout, p, coarse[p.query.board_id], fine[_span_of(p, spans)], count)
+        for p, count in zip(plans, counted, strict=True)
+    ]
+
+
+_Span = tuple[str, int, int, int]
+"""A fine read: board, bucket, first and last slot."""
+
+
+def _fine_spans(plans: Sequence[_Plan]) -> list[_Span]:
+    """The fine reads the plans need: per bucket, overlapping slot ranges merged into one."""
+    spans: list[_Span] = []
+    for plan in sorted(plans, key=lambda p: (p.query.board_id, p.bucket, p.first)):
+        board, bucket = plan.query.board_id, plan.bucket
+        if spans and spans[-1][:2] == (board, bucket) and plan.first <= spans[-1][3] + 1:
+            spans[-1] = (board, bucket, spans[-1][2], max(spans[-1][3], plan.last))
+        else:
+            spans.append((board, bucket, plan.first, plan.last))
+    return spans
+
+
+def _span_of(plan: _Plan, spans: Sequence[_Span]) -> _Span:
+    return next(
+        span
+        for span in spans
+        if span[:2] == (plan.query.board_id, plan.bucket) and span[2] <= plan.first <= span[3]
+    )
+
+
+def _plan(layout: BucketLayout, query: RankQuery) -> _Plan:
     key = query.key
     bucket, slot = layout.fine_of(key.score)
     _, slot_hi = layout.fine_bounds(bucket, slot)
-    moved = query.counted_at is not None and query.counted_at != key
     # Read only the fine counters on the nearer side of the player's slot (theirs included): from
     # below, the players in higher slots are the bucket's total less those read, exact because the
     # coarse and fine counters change in the same transaction. At most half a bucket's items.
     upward = slot >= layout.slices(bucket) // 2
     first, last = (slot, layout.slices(bucket) - 1) if upward else (0, slot)
-    coarse, fine, (ahead_in_slot, capped) = await asyncio.gather(
-        reader.coarse_counts(query.board_id),
-        reader.fine_counts(query.board_id, bucket, first, last),
-        reader.count_keys(
-            query.board_id,
-            score_prefix(slot_hi - 1),
-            key_just_below(key.encode()),
-            limit=cap,
-            exclude_player=key.player_id if moved else None,
-        ),
+    return _Plan(
+        query,
+        bucket,
+        slot,
+        upward,
+        first,
+        last,
+        score_prefix(slot_hi - 1),
+        key_just_below(key.encode()),
     )
+
+
+def _excluded(query: RankQuery) -> str | None:
+    """The player's own index entry is left out of the count when it is not at ``key``."""
+    moved = query.on_board and query.counted_at is not None and query.counted_at != query.key
+    return query.key.player_id if moved else None
+
+
+def _rank(
+    layout: BucketLayout,
+    plan: _Plan,
+    coarse: Mapping[int, int],
+    fine: Mapping[int, int],
+    counted: tuple[int, bool],
+) -> Rank:
+    query, bucket, slot = plan.query, plan.bucket, plan.slot
+    ahead_in_slot, capped = counted
     ahead = sum(n for b, n in coarse.items() if b > bucket)
-    if upward:
+    if plan.upward:
         ahead += sum(n for s, n in fine.items() if s > slot)
     else:
-        ahead += coarse.get(bucket, 0) - sum(fine.values())
+        ahead += coarse.get(bucket, 0) - sum(n for s, n in fine.items() if s <= slot)
     slot_size = fine.get(slot, 0)
-    if moved and query.counted_at is not None:
+    player_count = sum(coarse.values())
+    if not query.on_board:
+        # Counted nowhere yet: the player will be in this slot, and on the board.
+        slot_size += 1
+        player_count += 1
+    elif query.counted_at is not None and query.counted_at != query.key:
         # The histogram counts the player where they are now, not at ``key``.
         now_bucket, now_slot = layout.fine_of(query.counted_at.score)
         if (now_bucket, now_slot) > (bucket, slot):
@@ -66,5 +161,5 @@ async def rank_of(reader: RankReader, layout: BucketLayout, query: RankQuery, *,
         ahead_in_bucket=ahead_in_slot,
         bucket_capped=capped,
         bucket_size=slot_size,
-        player_count=sum(coarse.values()),
+        player_count=player_count,
     )

@@ -115,6 +115,13 @@ class CounterItems:
         async with self._locks.holding(planned.items):
             yield
 
+    @asynccontextmanager
+    async def holding_all(self, planned: Sequence[CounterChanges]) -> AsyncIterator[None]:
+        """``holding`` for the counters of several boards written in one transaction (taken in
+        one sorted order, so two such transactions cannot deadlock)."""
+        async with self._locks.holding([item for changes in planned for item in changes.items]):
+            yield
+
     def after_cancel(self, planned: CounterChanges, reasons: Sequence[str | None]) -> None:
         """Answer a conflict on a coarse counter another task wrote at once (``ItemLocks.avoid``);
         ``reasons`` are DynamoDB's, one per counter item in ``planned.items`` order."""

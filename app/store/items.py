@@ -39,11 +39,6 @@ def get_n(item: Item, name: str) -> int | None:
     return None if value is None or "N" not in value else int(value["N"])
 
 
-def get_bool(item: Item, name: str) -> bool:
-    value = item.get(name)
-    return bool(value.get("BOOL", False)) if value is not None else False
-
-
 def key(partition: str, sort: str) -> dict[str, AttributeValueTypeDef]:
     """A Scores-table key: ``playerId`` / ``leaderboardId``."""
     return {"playerId": s(partition), "leaderboardId": s(sort)}

@@ -1,12 +1,13 @@
 """Players' rows on boards (the ``StandingStore`` port): ``<player>`` / ``<board>``, the only items
 with a ``rankKey`` (so the only ones on RankIndex), plus ``version`` (bumped on every write, so a
 write conditioned on the version read fails if anything wrote in between), ``displayName``,
-``country``, ``lastPlayedAt``, ``context``, ``expiresAt`` (day and week boards) and what the last
-submission left: ``lastRequest``, ``lastImproved``, ``lastPreviousBest``.
+``country``, ``lastPlayedAt``, ``context`` and ``expiresAt`` (day and week boards). Rows written by
+earlier versions may also hold ``lastRequest``, ``lastImproved``, ``lastPreviousBest`` (read by
+nothing now; seeding removes them).
 
-A row changes together with its counters, in one transaction: a submission's put (``write_standing``)
-and an erasure's delete (``delete_standing``, which also checks that no seeding lease holds the
-board). A seeded row is one conditional UpdateItem: ``attribute_not_exists(playerId) OR rankKey >
+A row changes together with its counters, in one transaction: a submission's put (``row_put``, in
+the submission's transaction: ``app.store.submissions``) and an erasure's delete
+(``delete_standing``, which also checks that no seeding lease holds the board). A seeded row is one conditional UpdateItem: ``attribute_not_exists(playerId) OR rankKey >
 :new`` (a greater key is a worse entry); it bumps ``version`` and removes what the last submission
 left, which described the old score.
 """
@@ -17,14 +18,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.domain.clock import iso_ms
-from app.domain.models import CounterDelta, LastWrite, Standing, StandingWrite
+from app.domain.models import CounterDelta, Standing, StandingWrite
 from app.domain.seed_file import SeedRow
 from app.errors import ConditionFailed, LeaseHeld
 from app.services.ports import Membership, PlayerRows, RequestPointer, RowOutcome
 from app.store.client import Dynamo, TransactionItemsCancelled
 from app.store.counters import CounterItems
 from app.store.index import entry_of
-from app.store.items import Item, get_bool, get_n, get_s, key, n, s
+from app.store.items import Item, get_n, get_s, key, n, s
 from app.store.leases import no_live_lease
 from app.store.requests import POINTER_PREFIX
 from app.store.snapshots import MEMBERSHIP_PREFIX, parse_membership_sk
@@ -72,6 +73,8 @@ class StandingItems:
             # A standing is told by its rankKey first: a game may be called "snap" or "idem".
             if "rankKey" in item:
                 rows.standings.append(standing_of(item))
+            elif sort_key == ERASING_SORT_KEY:
+                continue  # the erasure's own mark
             elif sort_key.startswith(MEMBERSHIP_PREFIX):
                 board_id, taken_at = parse_membership_sk(sort_key)
                 rows.memberships.append(Membership(board_id, taken_at, get_n(item, "createdAt")))
@@ -80,25 +83,6 @@ class StandingItems:
             else:
                 unknown += 1
         return PlayerRows(rows.standings, rows.memberships, rows.pointers, unknown)
-
-    async def write_standing(self, write: StandingWrite, *, token: str) -> None:
-        row_condition: dict[str, Any] = (
-            {"ConditionExpression": "attribute_not_exists(playerId)"}
-            if write.expected_version is None
-            else {
-                "ConditionExpression": "version = :v",
-                "ExpressionAttributeValues": {":v": n(write.expected_version)},
-            }
-        )
-        put = {"Put": {"TableName": self._table, "Item": _row_item(write), **row_condition}}
-        await self._transact(
-            "writing the score",
-            put,
-            write.board_id,
-            write.counters,
-            token=token,
-            expires_at=write.expires_at,
-        )
 
     async def delete_standing(
         self, standing: Standing, *, counters: Sequence[CounterDelta], now_s: int
@@ -117,38 +101,18 @@ class StandingItems:
                 "ExpressionAttributeValues": values,
             }
         }
-        await self._transact(
-            "erasing the player's standing",
-            delete,
-            standing.board_id,
-            counters,
-            expires_at=standing.expires_at,
-            lease_check_at=now_s,
-        )
-
-    async def _transact(
-        self,
-        what: str,
-        row: dict[str, Any],
-        board_id: str,
-        deltas: Sequence[CounterDelta],
-        *,
-        token: str | None = None,
-        expires_at: int | None = None,
-        lease_check_at: int | None = None,
-    ) -> None:
-        """The row's change, its counters' changes and (optionally) a check that no seeding lease
-        holds the board, as one transaction held against this process's own on the same items."""
-        planned = self._counters.changes(board_id, deltas, expires_at=expires_at)
-        head = [row]
-        if lease_check_at is not None:
-            head.insert(0, no_live_lease(self._table, board_id, now_s=lease_check_at))
+        # The lease check first, then the row, then its counters: the reasons of a cancelled
+        # transaction come in this order.
+        board_id = standing.board_id
+        planned = self._counters.changes(board_id, counters, expires_at=standing.expires_at)
+        head = [no_live_lease(self._table, board_id, now_s=now_s), delete]
+        what = "erasing the player's standing"
         try:
             async with self._counters.holding(planned):
-                await self._dynamo.transact(what, [*head, *planned.updates], token=token)
+                await self._dynamo.transact(what, [*head, *planned.updates])
         except TransactionItemsCancelled as cancelled:
             reasons = cancelled.item_reasons
-            if lease_check_at is not None and reasons[:1] == ("ConditionalCheckFailed",):
+            if reasons[:1] == ("ConditionalCheckFailed",):
                 raise LeaseHeld(f"{what}: a seeding lease holds board {board_id}") from None
             self._counters.after_cancel(planned, reasons[len(head) :])
             raise
@@ -203,6 +167,19 @@ class StandingItems:
         return {get_s(item, "playerId") or "" for item in found}
 
 
+def row_put(table: str, write: StandingWrite) -> dict[str, Any]:
+    """A transaction item: the row, conditioned on the version read (absent for a new row)."""
+    condition: dict[str, Any] = (
+        {"ConditionExpression": "attribute_not_exists(playerId)"}
+        if write.expected_version is None
+        else {
+            "ConditionExpression": "version = :v",
+            "ExpressionAttributeValues": {":v": n(write.expected_version)},
+        }
+    )
+    return {"Put": {"TableName": table, "Item": _row_item(write), **condition}}
+
+
 def _row_item(write: StandingWrite) -> dict[str, AttributeValueTypeDef]:
     entry = write.standing.entry
     row: dict[str, AttributeValueTypeDef] = {
@@ -220,26 +197,43 @@ def _row_item(write: StandingWrite) -> dict[str, AttributeValueTypeDef]:
         row["context"] = s(write.context_json)
     if write.expires_at is not None:
         row[TTL_ATTRIBUTE] = n(write.expires_at)
-    last = write.standing.last_write
-    if last is not None:
-        row["lastRequest"] = s(last.request_id)
-        row["lastImproved"] = {"BOOL": last.improved}
-        if last.previous_best is not None:
-            row["lastPreviousBest"] = n(last.previous_best)
     return row
 
 
 def standing_of(item: Item) -> Standing:
-    request = get_s(item, "lastRequest")
-    last_write = None
-    if request is not None:
-        last_write = LastWrite(
-            request, get_n(item, "lastPreviousBest"), get_bool(item, "lastImproved")
-        )
     return Standing(
         board_id=get_s(item, "leaderboardId") or "",
         entry=entry_of(item),
         version=get_n(item, "version") or 0,
-        last_write=last_write,
         expires_at=get_n(item, TTL_ATTRIBUTE),
     )
+
+
+ERASING_SORT_KEY = "erasing"
+"""``<player>`` / ``erasing``: the mark on a player while they are erased (no board id can be
+this: board ids hold ``#``)."""
+
+
+def erasing_key(player_id: str) -> dict[str, AttributeValueTypeDef]:
+    return key(player_id, ERASING_SORT_KEY)
+
+
+class ErasureMarkItems:
+    """The ``ErasureMarks`` port: the mark carries ``expiresAt``, so an eraser that dies leaves it
+    to lapse on its own."""
+
+    def __init__(self, dynamo: Dynamo, *, table: str) -> None:
+        self._dynamo = dynamo
+        self._table = table
+
+    async def mark_erasing(self, player_id: str, *, until: int) -> None:
+        await self._dynamo.put_item(
+            "marking the player as being erased",
+            TableName=self._table,
+            Item={**erasing_key(player_id), TTL_ATTRIBUTE: n(until)},
+        )
+
+    async def clear_erasing(self, player_id: str) -> None:
+        await self._dynamo.delete_item(
+            "clearing the erasure mark", TableName=self._table, Key=erasing_key(player_id)
+        )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from app.services.submit import request_fingerprint
 from tests.conftest import SUBMIT_KEY, Service
 from tests.support import counter_total, now_ms, scores_items, submit
@@ -57,19 +60,71 @@ async def test_keys_are_scoped_to_the_calling_client(service: Service) -> None:
     assert "Idempotent-Replayed" not in chess.headers
 
 
-async def _reserve(service: Service, fields: dict[str, object], *, deadline_ms: int) -> None:
-    found = await service.state.stores.requests.reserve_request(
-        "idem#trivia-server#k",
-        request_hash=request_fingerprint("trivia-server", fields),
-        owner="someone-else",
-        deadline_ms=deadline_ms,
-        now_ms=now_ms(),
-        expires_at=now_ms() // 1000 + 3600,
+async def _reserve(
+    service: Service,
+    fields: dict[str, object],
+    *,
+    deadline_ms: int,
+    key: str = "k",
+    expires_at: int | None = None,
+) -> None:
+    """A reservation as earlier versions wrote one before working on a request."""
+    runtime = service.runtime
+    await runtime.client.put_item(
+        TableName=runtime.tables.scores,
+        Item={
+            "playerId": {"S": f"idem#trivia-server#{key}"},
+            "leaderboardId": {"S": "idem"},
+            "requestHash": {"S": request_fingerprint("trivia-server", fields)},
+            "status": {"S": "in_progress"},
+            "owner": {"S": "someone-else"},
+            "deadline": {"N": str(deadline_ms)},
+            "expiresAt": {"N": str(expires_at or now_ms() // 1000 + 3600)},
+        },
     )
-    assert found is None
 
 
 async def test_retry_while_the_first_is_in_flight_is_409_with_retry_after(
+    service: Service,
+) -> None:
+    """Within one process: the second request with a key whose first is still running is told to
+    wait, without a DynamoDB call, and nothing of it is written."""
+    runtime = service.runtime
+    reads = asyncio.Event()
+    release = asyncio.Event()
+    calls: list[str] = []
+
+    async def slow_first_read(request: Any, **_: Any) -> None:
+        target = request.headers.get("X-Amz-Target", b"")
+        calls.append(target.decode() if isinstance(target, bytes) else target)
+        if not reads.is_set():
+            reads.set()
+            await release.wait()
+
+    runtime.client.meta.events.register_first("before-send.dynamodb", slow_first_read)  # type: ignore[arg-type]
+    try:
+        t = now_ms() - 1000
+        first = asyncio.create_task(
+            submit(service.http, player="p1", score=10, achieved_ms=t, idempotency_key="k")
+        )
+        await reads.wait()
+        calls_before = len(calls)
+        second = await submit(
+            service.http, player="p1", score=10, achieved_ms=t, idempotency_key="k"
+        )
+        assert second.status_code == 409
+        assert second.json()["type"] == "/problems/request-in-flight"
+        assert 1 <= int(second.headers["Retry-After"]) <= 10
+        assert len(calls) == calls_before  # answered from memory
+        release.set()
+        assert (await first).status_code == 200
+    finally:
+        release.set()
+        runtime.client.meta.events.unregister("before-send.dynamodb", slow_first_read)  # type: ignore[arg-type]
+    assert await _versions(service, "p1") == [1, 1, 1]
+
+
+async def test_a_reservation_of_an_earlier_version_holds_its_key_until_its_deadline(
     service: Service,
 ) -> None:
     fields = {"playerId": "p1", "score": 10, "game": "trivia", "variant": "classic"}
@@ -112,14 +167,7 @@ async def test_an_expired_record_is_treated_as_absent(service: Service) -> None:
     longer replays; the key starts afresh."""
     t = now_ms() - 1000
     fields = {"playerId": "p1", "score": 10, "game": "trivia", "variant": "classic"}
-    await service.state.stores.requests.reserve_request(
-        "idem#trivia-server#old",
-        request_hash=request_fingerprint("trivia-server", fields),
-        owner="long-gone",
-        deadline_ms=t,
-        now_ms=t,
-        expires_at=t // 1000 - 10,
-    )
+    await _reserve(service, fields, deadline_ms=t, key="old", expires_at=t // 1000 - 10)
     response = await submit(service.http, player="p9", score=3, idempotency_key="old")
     assert response.status_code == 200
     assert "Idempotent-Replayed" not in response.headers

@@ -22,9 +22,9 @@ from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.clock import from_ms
 from app.domain.keys import RankKey
-from app.domain.models import CounterDelta, Entry, LastWrite, Standing, StandingWrite
+from app.domain.models import CounterDelta, Entry, Standing, StandingWrite
 from app.domain.periods import Board, Period, PeriodKind
-from app.errors import BoardBeingSeeded, ConditionFailed, InvalidInput
+from app.errors import BoardBeingSeeded, InvalidInput
 from app.services.erasure import ErasureReport, erase_player
 from app.services.ports import Snapshot
 from app.services.snapshots import SnapshotPorts, take_snapshot
@@ -33,13 +33,25 @@ from app.store.snapshots import membership_sk
 from app.store.tables import TableNames
 from tests.conftest import OTHER_GAME_KEY, SUBMIT_KEY, Service, make_settings, serve
 from tests.faults import cancelled, fail_first, install
-from tests.support import now_ms, scores_items, submit
+from tests.support import now_ms, put_row, scores_items, submit
 
 LAYOUT = BucketLayout()
 RETENTION = timedelta(days=30)
 PLAYER = "leaver"
 NAME = "Zebediah Quux-Erasable"
 """The leaver's display name: it must never reach a log line."""
+
+
+async def note_request(runtime: Runtime, player: str, record_id: str) -> None:
+    """The pointer from a player to a record, as a submission's transaction writes it."""
+    await runtime.client.put_item(
+        TableName=runtime.tables.scores,
+        Item={
+            "playerId": {"S": player},
+            "leaderboardId": {"S": record_id},
+            "expiresAt": {"N": "2000000000"},
+        },
+    )
 
 
 def snapshot_ports(runtime: Runtime) -> SnapshotPorts:
@@ -102,19 +114,18 @@ async def rows_of(runtime: Runtime, player: str) -> list[dict[str, Any]]:
 
 async def put_player(runtime: Runtime, board: Board, player: str, score: int) -> None:
     key = RankKey(score, 1_700_000_000_000, player)
-    await runtime.stores.standings.write_standing(
+    await put_row(
+        runtime,
         StandingWrite(
             board_id=board.board_id,
             standing=Standing(
                 board.board_id,
                 Entry(key, NAME, "NZ", key.achieved_at_ms),
                 version=1,
-                last_write=LastWrite("r", None, improved=True),
             ),
             expected_version=None,
             counters=(CounterDelta(*LAYOUT.fine_of(score), 1),),
         ),
-        token=uuid.uuid4().hex,
     )
 
 
@@ -124,6 +135,7 @@ async def erase(runtime: Runtime, player: str = PLAYER) -> ErasureReport:
         standings=s.standings,
         requests=s.requests,
         snapshots=s.snapshots,
+        marks=s.erasures,
         player_id=player,
         layout=LAYOUT,
         now=datetime.now(UTC),
@@ -304,7 +316,7 @@ async def test_a_record_reused_by_another_player_is_left_alone(runtime: Runtime)
             "response": {"S": response},
         },
     )
-    await runtime.stores.requests.note_request(PLAYER, record_id, expires_at=2_000_000_000)
+    await note_request(runtime, PLAYER, record_id)
     report = await erase(runtime)
     assert (report.idempotency_records, report.boards) == (0, 0)
     assert await rows_of(runtime, PLAYER) == []
@@ -312,31 +324,32 @@ async def test_a_record_reused_by_another_player_is_left_alone(runtime: Runtime)
     assert record["response"] == {"S": response}
 
 
-async def test_a_submission_in_flight_cannot_store_its_response_after_the_erasure(
-    runtime: Runtime,
+async def test_a_reservation_of_an_earlier_version_is_erased_and_its_key_stays_taken(
+    runtime: Runtime, running: Service
 ) -> None:
+    """Earlier versions reserved a key (``in_progress``, with an owner) before working on it: such
+    a record of the player's is erased like a completed one, and its key is refused afterwards."""
     record_id = "idem#trivia-server#in-flight"
-    reserved = await runtime.stores.requests.reserve_request(
-        record_id,
-        request_hash="h",
-        owner="the-submission",
-        deadline_ms=now_ms() + 30_000,
-        now_ms=now_ms(),
-        expires_at=2_000_000_000,
+    await runtime.client.put_item(
+        TableName=runtime.tables.scores,
+        Item={
+            "playerId": {"S": record_id},
+            "leaderboardId": {"S": "idem"},
+            "status": {"S": "in_progress"},
+            "owner": {"S": "the-submission"},
+            "requestHash": {"S": "h"},
+            "deadline": {"N": str(now_ms() + 30_000)},
+            "expiresAt": {"N": "2000000000"},
+        },
     )
-    assert reserved is None
-    await runtime.stores.requests.note_request(PLAYER, record_id, expires_at=2_000_000_000)
+    await note_request(runtime, PLAYER, record_id)
     assert (await erase(runtime)).idempotency_records == 1
-    with pytest.raises(ConditionFailed):
-        await runtime.stores.requests.complete_request(
-            record_id,
-            owner="the-submission",
-            response_json=json.dumps({"playerId": PLAYER}),
-            expires_at=2_000_000_000,
-        )
     [record] = await rows_of(runtime, record_id)
     assert record["status"] == {"S": "erased"}
-    assert "response" not in record
+    assert "owner" not in record
+    again = await submit(running.http, player=PLAYER, score=1, idempotency_key="in-flight")
+    assert again.status_code == 422
+    assert await rows_of(runtime, PLAYER) == []
 
 
 async def test_a_membership_of_a_snapshot_never_written(runtime: Runtime) -> None:
@@ -415,7 +428,8 @@ async def test_a_row_changed_under_the_erasure_is_re_read(runtime: Runtime) -> N
         if not improved:
             improved.append(True)
             better = RankKey(10**9, 1_700_000_000_001, PLAYER)
-            await runtime.stores.standings.write_standing(
+            await put_row(
+                runtime,
                 StandingWrite(
                     board_id=board.board_id,
                     standing=Standing(board.board_id, Entry(better), version=2),
@@ -425,7 +439,6 @@ async def test_a_row_changed_under_the_erasure_is_re_read(runtime: Runtime) -> N
                         CounterDelta(*LAYOUT.fine_of(10**9), 1),
                     ),
                 ),
-                token=uuid.uuid4().hex,
             )
         await real_delete(*args, **kwargs)
 

@@ -5,7 +5,6 @@ all-time, and not for boards past their retention."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -17,7 +16,7 @@ from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import RankKey
-from app.domain.models import CounterDelta, Entry, LastWrite, Page, Standing, StandingWrite
+from app.domain.models import CounterDelta, Entry, Page, Standing, StandingWrite
 from app.domain.periods import Board, Period, PeriodKind
 from app.errors import Conflict, InvalidInput, NotFound
 from app.services.ports import BoardIndex, RegisteredBoard, SnapshotEntry
@@ -32,7 +31,7 @@ from app.services.snapshots import (
 from app.store.registry import REGISTRY_PK
 from app.store.snapshots import membership_sk
 from app.store.tables import RANK_INDEX
-from tests.support import scores_items
+from tests.support import put_row, scores_items
 
 RETENTION = timedelta(days=30)
 SETTLE = timedelta(hours=1)
@@ -64,21 +63,20 @@ async def put_player(
     key = RankKey(score, achieved_ms, player)
     expires = board.period.expires_at(RETENTION)
     expires_s = None if expires is None else int(expires.timestamp())
-    await runtime.stores.standings.write_standing(
+    await put_row(
+        runtime,
         StandingWrite(
             board_id=board.board_id,
             standing=Standing(
                 board.board_id,
                 Entry(key, display_name, country, achieved_ms),
                 version=1,
-                last_write=LastWrite(f"seed-{player}", None, improved=True),
                 expires_at=expires_s,
             ),
             expected_version=None,
             counters=(CounterDelta(*LAYOUT.fine_of(score), 1),),
             expires_at=expires_s,
         ),
-        token=uuid.uuid4().hex,
     )
 
 

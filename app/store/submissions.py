@@ -1,0 +1,103 @@
+"""A submission, read in one call and written in one transaction (the ``SubmissionStore`` port).
+
+Reading: one strongly consistent BatchGetItem of the idempotency record, the player's row and the
+seeding lease of every board, and the player's erasure mark. A replay, a refusal (a key reused, a
+board being seeded, a player being erased) costs that one call.
+
+Writing: one TransactWriteItems of the completed record (``requests.record_put``), the pointer from
+the player to it, and per board the row conditioned on the version read (``standings.row_put``)
+with its counters' ``ADD`` (``counters.CounterItems.changes``). All of it lands or none of it does:
+no key is ever left reserved, no board written without the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from app.services.ports import Lease, SubmissionState, SubmissionWrite
+from app.store.client import Dynamo, TransactionItemsCancelled
+from app.store.counters import CounterChanges, CounterItems
+from app.store.items import Item, get_n, get_s, key
+from app.store.leases import lease_key
+from app.store.requests import pointer_put, record_key, record_of, record_put
+from app.store.standings import erasing_key, row_put, standing_of
+from app.store.tables import TTL_ATTRIBUTE
+
+
+def _address(item: Item) -> tuple[str, str]:
+    return get_s(item, "playerId") or "", get_s(item, "leaderboardId") or ""
+
+
+def _lease(item: Item | None) -> Lease | None:
+    if item is None:
+        return None
+    return Lease(holder=get_s(item, "holder") or "", expires_at=get_n(item, TTL_ATTRIBUTE) or 0)
+
+
+class SubmissionItems:
+    def __init__(self, dynamo: Dynamo, *, table: str, counters: CounterItems) -> None:
+        self._dynamo = dynamo
+        self._table = table
+        self._counters = counters
+
+    async def read_submission(
+        self, record_id: str, player_id: str, board_ids: Sequence[str]
+    ) -> SubmissionState:
+        record = record_key(record_id)
+        rows = {board: key(player_id, board) for board in board_ids}
+        leases = {board: lease_key(board) for board in board_ids}
+        mark = erasing_key(player_id)
+        found = {
+            _address(item): item
+            for item in await self._dynamo.batch_get(
+                "reading the submission's state",
+                table=self._table,
+                keys=[record, *rows.values(), *leases.values(), mark],
+            )
+        }
+
+        def at(address: Item) -> Item | None:
+            return found.get(_address(address))
+
+        record_item, mark_item = at(record), at(mark)
+        row_items = {board: at(k) for board, k in rows.items()}
+        return SubmissionState(
+            record=None if record_item is None else record_of(record_item),
+            rows={
+                board: standing_of(item) if item is not None and "rankKey" in item else None
+                for board, item in row_items.items()
+            },
+            leases={board: _lease(at(k)) for board, k in leases.items()},
+            erasing_until=None if mark_item is None else get_n(mark_item, TTL_ATTRIBUTE),
+        )
+
+    async def commit_submission(self, write: SubmissionWrite, *, token: str, now_ms: int) -> None:
+        head = [
+            record_put(
+                self._table,
+                write.record_id,
+                request_hash=write.request_hash,
+                response_json=write.response_json,
+                expires_at=write.expires_at,
+                now_ms=now_ms,
+            ),
+            pointer_put(self._table, write.player_id, write.record_id, expires_at=write.expires_at),
+        ]
+        items: list[dict[str, Any]] = list(head)
+        planned: list[tuple[int, CounterChanges]] = []
+        for board in write.boards:
+            items.append(row_put(self._table, board))
+            changes = self._counters.changes(
+                board.board_id, board.counters, expires_at=board.expires_at
+            )
+            planned.append((len(items), changes))
+            items.extend(changes.updates)
+        try:
+            async with self._counters.holding_all([changes for _, changes in planned]):
+                await self._dynamo.transact("writing the scores", items, token=token)
+        except TransactionItemsCancelled as cancelled:
+            reasons = cancelled.item_reasons
+            for first, changes in planned:
+                self._counters.after_cancel(changes, reasons[first : first + len(changes.updates)])
+            raise
