@@ -11,6 +11,7 @@ from typing import Any
 import structlog
 from fastapi import Depends, FastAPI
 
+from app import telemetry
 from app.api import admin, boards, health, scores, snapshots
 from app.api.deps import AppState, refuse_unknown_query
 from app.api.middleware import RequestContext
@@ -66,6 +67,11 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
                     hint="set LEADERBOARD_DEV_API_KEY to post scores to the embedded backend",
                 )
             state = app_state(runtime, settings)
+            telemetry.watch_bounds(
+                key_cache=lambda: state.keys.remembered,
+                write_buckets=lambda: len(state.write_limits),
+                read_buckets=lambda: len(state.read_limits),
+            )
             app.state.leaderboard = state  # for operators' tools and tests
             app.state.runtime = runtime
             demo_task = None
@@ -86,6 +92,9 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         RequestContext,
         deadline=settings.request_deadline_seconds,
         exempt_suffixes=("/seed", "/reconcile"),
+        # On AWS the log line carries CloudWatch's embedded metrics; locally it would be noise.
+        cloudwatch_metrics=settings.environment == "production",
+        placeholder_units=settings.uses_embedded_backend,
     )
     install_problem_handlers(app)
     for module in (scores, health, boards, admin, snapshots):

@@ -1,19 +1,36 @@
-"""What one request (or one benchmark step) cost in DynamoDB calls and capacity units: a
-``CallStats`` bound to a context variable by whoever wants the figures (the request middleware, a
-benchmark), filled by the adapter's client hook (``app.store.accounting``)."""
+"""What the service counts, and where it goes.
+
+- Per request: a ``CallStats`` bound to a context variable by whoever wants the figures (the request
+  middleware, a benchmark), filled by the adapter's client hook (``app.store.accounting``): the
+  DynamoDB calls and capacity units of one request, for its canonical log line.
+- Per process: Prometheus metrics in ``REGISTRY``, served at ``/metrics``. Labels are route
+  templates, operations, statuses and reasons: never a player id, a board id or a raw path, whose
+  number is unbounded.
+- To CloudWatch: ``emf_fields`` turns a request's figures into the embedded metric format on its
+  log line, so the stack's alarms can use them without a sidecar.
+"""
 
 from __future__ import annotations
 
 import contextvars
-from collections import Counter
+from collections import Counter as Tally
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+NAMESPACE = "Leaderboard"
+"""The CloudWatch namespace of the service's own metrics."""
 
 
 @dataclass
 class CallStats:
-    calls: Counter[str] = field(default_factory=Counter)
+    calls: Tally[str] = field(default_factory=Tally)
     read_units: float = 0.0
     write_units: float = 0.0
+    conflicts: int = 0
+    """Transactions cancelled by a conflict on one of their items."""
 
     @property
     def total_calls(self) -> int:
@@ -23,3 +40,141 @@ class CallStats:
 current_stats: contextvars.ContextVar[CallStats | None] = contextvars.ContextVar(
     "dynamodb_call_stats", default=None
 )
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+HTTP_REQUESTS = Counter(
+    "leaderboard_http_requests",
+    "Requests answered, by route template, method and status.",
+    ["route", "method", "status"],
+    registry=REGISTRY,
+)
+HTTP_SECONDS = Histogram(
+    "leaderboard_http_request_duration_seconds",
+    "Time from a request's arrival to its answer, by route template and method.",
+    ["route", "method"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+    registry=REGISTRY,
+)
+HTTP_IN_FLIGHT = Gauge(
+    "leaderboard_http_requests_in_flight", "Requests being served now.", registry=REGISTRY
+)
+DYNAMODB_CALLS = Counter(
+    "leaderboard_dynamodb_calls", "DynamoDB calls, by operation.", ["operation"], registry=REGISTRY
+)
+DYNAMODB_UNITS = Counter(
+    "leaderboard_dynamodb_capacity_units",
+    "Capacity units DynamoDB reported consumed, by operation and kind (read, write).",
+    ["operation", "kind"],
+    registry=REGISTRY,
+)
+DYNAMODB_RETRIES = Counter(
+    "leaderboard_dynamodb_client_retries",
+    "Calls botocore resent (throttling, 5xx, timeouts), by operation.",
+    ["operation"],
+    registry=REGISTRY,
+)
+DYNAMODB_FAILURES = Counter(
+    "leaderboard_dynamodb_failures",
+    "Calls that failed past botocore's retries, by kind (throttled, unavailable, rejected).",
+    ["kind"],
+    registry=REGISTRY,
+)
+CANCELLATIONS = Counter(
+    "leaderboard_transaction_cancellations",
+    "Transactions DynamoDB cancelled, by what wrote them and why (conflict, condition, other).",
+    ["writer", "reason"],
+    registry=REGISTRY,
+)
+RANK_ANSWERS = Counter(
+    "leaderboard_rank_answers",
+    "Ranks answered, exact or an estimated range.",
+    ["kind"],
+    registry=REGISTRY,
+)
+IDEMPOTENCY = Counter(
+    "leaderboard_idempotency",
+    "Submissions answered from an idempotency record or refused for a key in flight.",
+    ["outcome"],
+    registry=REGISTRY,
+)
+KEY_CACHE_ENTRIES = Gauge(
+    "leaderboard_api_key_cache_entries",
+    "API key answers held (bounded by LEADERBOARD_API_KEY_CACHE_MAX_ENTRIES, twice).",
+    registry=REGISTRY,
+)
+RATE_LIMIT_BUCKETS = Gauge(
+    "leaderboard_rate_limit_buckets",
+    "Token buckets held, by limit (bounded by LEADERBOARD_RATE_LIMIT_MAX_BUCKETS each).",
+    ["limit"],
+    registry=REGISTRY,
+)
+
+
+def dynamodb_call(operation: str, *, read_units: float, write_units: float, retries: int) -> None:
+    DYNAMODB_CALLS.labels(operation).inc()
+    if read_units:
+        DYNAMODB_UNITS.labels(operation, "read").inc(read_units)
+    if write_units:
+        DYNAMODB_UNITS.labels(operation, "write").inc(write_units)
+    if retries:
+        DYNAMODB_RETRIES.labels(operation).inc(retries)
+
+
+def dynamodb_failed(kind: Literal["throttled", "unavailable", "rejected"]) -> None:
+    DYNAMODB_FAILURES.labels(kind).inc()
+
+
+def transaction_cancelled(writer: str, reason: str) -> None:
+    CANCELLATIONS.labels(writer, reason).inc()
+    stats = current_stats.get()
+    if stats is not None and reason == "conflict":
+        stats.conflicts += 1
+
+
+def rank_answered(kind: str) -> None:
+    RANK_ANSWERS.labels(kind).inc()
+
+
+def idempotent(outcome: Literal["replayed", "in_flight"]) -> None:
+    IDEMPOTENCY.labels(outcome).inc()
+
+
+def watch_bounds(
+    *,
+    key_cache: Callable[[], float],
+    write_buckets: Callable[[], float],
+    read_buckets: Callable[[], float],
+) -> None:
+    """The bounded memories' sizes, read when /metrics is scraped (the last app built wins)."""
+    KEY_CACHE_ENTRIES.set_function(key_cache)
+    RATE_LIMIT_BUCKETS.labels("write").set_function(write_buckets)
+    RATE_LIMIT_BUCKETS.labels("read").set_function(read_buckets)
+
+
+def emf_fields(*, route: str, status: int, stats: CallStats, timestamp_ms: int) -> dict[str, Any]:
+    """The CloudWatch embedded-metric-format block for a request log line that already carries
+    ``duration_ms``, ``dynamodb_calls``, ``read_units`` and ``write_units``; adds ``server_error``
+    and ``transaction_conflicts``. Dimension: the route template (and none, for the service)."""
+    return {
+        "server_error": int(status >= 500),
+        "transaction_conflicts": stats.conflicts,
+        "_aws": {
+            "Timestamp": timestamp_ms,
+            "CloudWatchMetrics": [
+                {
+                    "Namespace": NAMESPACE,
+                    "Dimensions": [["route"], []],
+                    "Metrics": [
+                        {"Name": "duration_ms", "Unit": "Milliseconds"},
+                        {"Name": "dynamodb_calls", "Unit": "Count"},
+                        {"Name": "read_units", "Unit": "Count"},
+                        {"Name": "write_units", "Unit": "Count"},
+                        {"Name": "server_error", "Unit": "Count"},
+                        {"Name": "transaction_conflicts", "Unit": "Count"},
+                    ],
+                }
+            ],
+        },
+        "route": route,
+    }

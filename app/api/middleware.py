@@ -1,4 +1,5 @@
-"""Per-request context: a request id, the DynamoDB call count, and one canonical log line."""
+"""Per-request context: a request id, the deadline, the request's metrics, and one canonical log
+line with its DynamoDB calls and units (and, on AWS, its CloudWatch metrics)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import json
 import re
 import time
 import uuid
+from typing import Any
 
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app import telemetry
 from app.errors import PROBLEM_JSON, Unavailable
 from app.telemetry import CallStats, current_stats
 
@@ -28,11 +31,21 @@ class RequestContext:
     """
 
     def __init__(
-        self, app: ASGIApp, *, deadline: float = 10.0, exempt_suffixes: tuple[str, ...] = ()
+        self,
+        app: ASGIApp,
+        *,
+        deadline: float = 10.0,
+        exempt_suffixes: tuple[str, ...] = (),
+        cloudwatch_metrics: bool = False,
+        placeholder_units: bool = False,
     ) -> None:
         self.app = app
         self.deadline = deadline
         self.exempt_suffixes = exempt_suffixes
+        self.cloudwatch_metrics = cloudwatch_metrics
+        """Write the embedded metric format on each log line (for CloudWatch Logs on AWS)."""
+        self.placeholder_units = placeholder_units
+        """The backend reports made-up capacity units (moto): say so on each log line."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -57,6 +70,7 @@ class RequestContext:
                 message["headers"] = [*message["headers"], (b"x-request-id", request_id.encode())]
             await send(message)
 
+        telemetry.HTTP_IN_FLIGHT.inc()
         try:
             exempt = scope["path"].endswith(self.exempt_suffixes)
             async with asyncio.timeout(None if exempt else self.deadline):
@@ -68,18 +82,38 @@ class RequestContext:
             log.warning("request_deadline_exceeded", deadline_s=self.deadline)
             await _send_timeout(send_with_id, scope["path"], self.deadline)
         finally:
-            log.info(
-                "request",
-                method=scope["method"],
-                path=scope["path"],
-                status=status,
-                duration_ms=round((time.perf_counter() - began) * 1000, 2),
-                dynamodb_calls=stats.total_calls,
-                read_units=round(stats.read_units, 2),
-                write_units=round(stats.write_units, 2),
-            )
+            telemetry.HTTP_IN_FLIGHT.dec()
+            elapsed = time.perf_counter() - began
+            route = _route_template(scope)
+            method = scope["method"]
+            telemetry.HTTP_REQUESTS.labels(route, method, str(status)).inc()
+            telemetry.HTTP_SECONDS.labels(route, method).observe(elapsed)
+            fields: dict[str, Any] = {
+                "method": method,
+                "path": scope["path"],
+                "status": status,
+                "duration_ms": round(elapsed * 1000, 2),
+                "dynamodb_calls": stats.total_calls,
+                "read_units": round(stats.read_units, 2),
+                "write_units": round(stats.write_units, 2),
+            }
+            if self.placeholder_units:
+                fields["units"] = "the embedded backend's placeholders, not DynamoDB's"
+            if self.cloudwatch_metrics:
+                fields |= telemetry.emf_fields(
+                    route=route, status=status, stats=stats, timestamp_ms=int(time.time() * 1000)
+                )
+            log.info("request", **fields)
             current_stats.reset(stats_token)
             structlog.contextvars.clear_contextvars()
+
+
+def _route_template(scope: Scope) -> str:
+    """The path as the router matched it (``/v1/leaderboards/{game}/...``), never the raw path:
+    metrics label by it, and raw paths are unbounded (player ids, typos, scanners)."""
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    return path if isinstance(path, str) else "unmatched"
 
 
 async def _send_timeout(send: Send, path: str, deadline: float) -> None:

@@ -34,6 +34,7 @@ from typing import TypeVar
 
 import structlog
 
+from app import telemetry
 from app.domain.buckets import BucketLayout
 from app.domain.keys import is_valid_id
 from app.domain.models import CounterDelta, Standing
@@ -229,6 +230,7 @@ class _Eraser:
                     retry_after=30,
                 ) from None
             except TransactionCancelled as cancelled:
+                telemetry.transaction_cancelled("erasure", cancelled.kind)
                 log.info(
                     "erasure_transaction_cancelled",
                     board=row.board_id,

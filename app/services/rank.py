@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from app import telemetry
 from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey, key_just_below, score_prefix
 from app.domain.ranks import Rank, rank_from_counts
@@ -72,10 +73,13 @@ async def rank_many(
     )
     coarse = dict(zip(boards, coarse_found, strict=True))
     fine = dict(zip(spans, fine_found, strict=True))
-    return [
+    ranks = [
         _rank(layout, p, coarse[p.query.board_id], fine[_span_of(p, spans)], count)
         for p, count in zip(plans, counted, strict=True)
     ]
+    for rank in ranks:
+        telemetry.rank_answered(rank.kind)
+    return ranks
 
 
 _Span = tuple[str, int, int, int]

@@ -36,6 +36,7 @@ from typing import Any
 
 import structlog
 
+from app import telemetry
 from app.domain.clock import from_ms
 from app.domain.keys import RankKey
 from app.domain.models import (
@@ -110,6 +111,7 @@ class KeysInFlight:
         now = self._clock()
         started = self._started.get(record_id)
         if started is not None:
+            telemetry.idempotent("in_flight")
             wait_s = math.ceil(max(1.0, started + self._hold_s - now))
             raise RequestInFlight(
                 "a request with this Idempotency-Key is still being processed; retry later",
@@ -210,6 +212,7 @@ class _Writer:
             state = await self._submissions.read_submission(self._record_id, player, board_ids)
             replayed = self._answer_from_record(state.record)
             if replayed is not None:
+                telemetry.idempotent("replayed")
                 return replayed
             self._refuse_held(state)
             planned = [self._plan(board, state.rows[board.board_id]) for board in self._boards]
@@ -232,6 +235,7 @@ class _Writer:
                     _register_quietly(self._registrar, self._boards),
                 )
             except TransactionCancelled as cancelled:
+                telemetry.transaction_cancelled("submission", cancelled.kind)
                 log.info("transaction_cancelled", attempt=attempt + 1, reason=cancelled.kind)
                 continue
             return SubmitResult(outcome, replayed=False)

@@ -21,6 +21,7 @@ import aioboto3
 from aiobotocore.config import AioConfig
 from botocore.exceptions import BotoCoreError, ClientError
 
+from app import telemetry
 from app.errors import (
     CancelKind,
     ConditionFailed,
@@ -136,7 +137,9 @@ class Dynamo:
             async with self._in_flight:
                 return await operation()
         except (ClientError, BotoCoreError) as exc:
-            raise translate(exc, what) from exc
+            error = translate(exc, what)
+            _count(error)
+            raise error from exc
 
     async def applied(self, write: Awaitable[object]) -> bool:
         """The one way to make a conditional write: ``False`` when its condition failed."""
@@ -274,6 +277,15 @@ class Dynamo:
             if not pending:
                 return answers
         raise Unavailable(f"DynamoDB left part of {what} unprocessed", retry_after=1)
+
+
+def _count(error: LeaderboardError) -> None:
+    if isinstance(error, Throttled):
+        telemetry.dynamodb_failed("throttled")
+    elif isinstance(error, Unavailable):
+        telemetry.dynamodb_failed("unavailable")
+    elif isinstance(error, StoreRejected):
+        telemetry.dynamodb_failed("rejected")
 
 
 async def _backoff(attempt: int) -> None:

@@ -1,0 +1,94 @@
+"""/metrics: requests by route template and status, DynamoDB calls, ranks and replays, and no
+label that holds a player id, a board id or a raw path; the CloudWatch embedded metrics on the
+request log line in production."""
+
+from __future__ import annotations
+
+from prometheus_client.parser import text_string_to_metric_families
+from structlog.testing import capture_logs
+
+from app.store.tables import TableNames
+from tests.conftest import Service, make_settings, serve
+from tests.support import now_ms, submit
+
+PLAYER = "player-who-must-not-be-a-label"
+
+
+async def scrape(service: Service) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    response = await service.http.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+
+
+def value(
+    samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str
+) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+async def test_requests_show_under_their_route_template_and_nothing_unbounded_is_a_label(
+    service: Service,
+) -> None:
+    before = await scrape(service)
+    t = now_ms() - 1000
+    first = await submit(service.http, player=PLAYER, score=10, achieved_ms=t, idempotency_key="k")
+    assert first.status_code == 200
+    replay = await submit(service.http, player=PLAYER, score=10, achieved_ms=t, idempotency_key="k")
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    rank = await service.http.get(f"/v1/leaderboards/trivia/classic/alltime/players/{PLAYER}")
+    assert rank.status_code == 200
+    lost = await service.http.get(f"/no/such/path/{PLAYER}")
+    assert lost.status_code == 404
+    after = await scrape(service)
+    text = (await service.http.get("/metrics")).text
+
+    def grew(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    scores = {"route": "/v1/scores", "method": "POST", "status": "200"}
+    assert grew("leaderboard_http_requests_total", **scores) == 2
+    player_route = "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}"
+    assert (
+        grew("leaderboard_http_requests_total", route=player_route, method="GET", status="200") == 1
+    )
+    assert (
+        grew("leaderboard_http_requests_total", route="unmatched", method="GET", status="404") == 1
+    )
+    assert (
+        grew("leaderboard_http_request_duration_seconds_count", route="/v1/scores", method="POST")
+        == 2
+    )
+    assert grew("leaderboard_idempotency_total", outcome="replayed") == 1
+    assert grew("leaderboard_rank_answers_total", kind="exact") >= 1
+    assert grew("leaderboard_dynamodb_calls_total", operation="BatchGetItem") >= 2
+    assert grew("leaderboard_dynamodb_calls_total", operation="TransactWriteItems") >= 1
+    assert PLAYER not in text
+    assert "trivia#classic" not in text
+    assert "/no/such/path" not in text
+
+
+async def test_in_production_the_log_line_carries_cloudwatch_embedded_metrics(
+    dynamo_endpoint: str, table_names: TableNames, service: Service
+) -> None:
+    settings = make_settings(dynamo_endpoint, table_names, environment="production")
+    async with serve(settings) as production:
+        with capture_logs() as logs:
+            response = await submit(production.http, player="p1", score=5)
+    assert response.status_code == 200
+    [line] = [entry for entry in logs if entry["event"] == "request"]
+    assert line["route"] == "/v1/scores"
+    assert line["server_error"] == 0
+    emf = line["_aws"]
+    assert isinstance(emf["Timestamp"], int)
+    [directive] = emf["CloudWatchMetrics"]
+    assert directive["Namespace"] == "Leaderboard"
+    assert directive["Dimensions"] == [["route"], []]
+    for metric in directive["Metrics"]:
+        assert metric["Name"] in line  # every metric named is a value on the line
+    assert line["dynamodb_calls"] >= 2
+    assert "units" not in line  # DynamoDB's own figures there, not placeholders
