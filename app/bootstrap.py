@@ -20,11 +20,12 @@ import structlog
 from app.domain.buckets import BucketLayout
 from app.domain.principal import Principal
 from app.services.auth import KeyAuthenticator
+from app.services.boards import PlayerCounts
+from app.services.caches import KeysInFlight, SeenLeases
 from app.services.keys import digest_of
 from app.services.policies import Policies, ReadPolicy, SeedPolicy, SubmitPolicy
 from app.services.ports import KeyLookup, Stores
 from app.services.registry import BoardRegistrar
-from app.services.submit import KeysInFlight
 from app.settings import Settings
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
@@ -76,10 +77,12 @@ def build_policies(settings: Settings) -> Policies:
             retention=retention,
             cursor_secret=settings.cursor_key(),
         ),
-        # The grace period is the submissions' request deadline: one that read the board free
-        # just before the lease was taken is done, or cut off, by then.
+        # The grace period: a submission that read the board free just before the lease was
+        # taken (or remembers so, for up to the lease cache's time) is done, or cut off, by then.
         seed=SeedPolicy(
-            retention=retention, layout=LAYOUT, grace_s=settings.request_deadline_seconds
+            retention=retention,
+            layout=LAYOUT,
+            grace_s=settings.request_deadline_seconds + settings.lease_cache_seconds,
         ),
         layout=LAYOUT,
         retention=retention,
@@ -144,6 +147,8 @@ class Runtime:
     authenticator: KeyAuthenticator
     registrar: BoardRegistrar
     keys_in_flight: KeysInFlight
+    seen_leases: SeenLeases
+    player_counts: PlayerCounts
     endpoint: str | None
     """The DynamoDB endpoint in use (``None``: AWS's own for the region)."""
     client: DynamoDBClient
@@ -181,6 +186,8 @@ async def open_runtime(
             registrar=BoardRegistrar(stores.registry, retention=settings.retention),
             # A key's first request runs at most the request deadline: a second one waits that.
             keys_in_flight=KeysInFlight(hold_s=settings.request_deadline_seconds),
+            seen_leases=SeenLeases(ttl_s=settings.lease_cache_seconds),
+            player_counts=PlayerCounts(ttl_s=settings.player_count_cache_seconds),
             endpoint=endpoint,
             client=client,
             tables=table_names(settings),

@@ -43,7 +43,11 @@ class Settings(BaseSettings):
     future_skew_seconds: int = Field(default=5, ge=0, le=300)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
     rank_count_cap: int = Field(default=2000, ge=1, le=100_000)
-    counter_shards: int = Field(default=4, ge=1, le=64)
+    player_count_cache_seconds: float = Field(default=1.0, ge=0, le=60)
+    """A page's playerCount is read from the counters at most this often per board and task."""
+    lease_cache_seconds: float = Field(default=1.0, ge=0, le=60)
+    """A board's seeding lease is read at most this often per task (the seeder waits it out)."""
+    counter_shards: int = Field(default=2, ge=1, le=64)
     dynamodb_max_in_flight: int = Field(default=64, ge=1, le=1024)
     dynamodb_read_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
     transact_max_attempts: int = Field(default=12, ge=1, le=20)

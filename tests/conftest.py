@@ -67,6 +67,9 @@ def make_settings(endpoint: str, tables: TableNames, **overrides: object) -> Set
         "write_burst": 10_000,
         "read_rate_per_second": 10_000,
         "read_burst": 10_000,
+        # Tests read what they just wrote; the per-task caches get their own tests.
+        "player_count_cache_seconds": 0,
+        "lease_cache_seconds": 0,
         "api_keys": [
             ApiKeyEntry(
                 name="trivia-server", sha256=digest_of(SUBMIT_KEY), scopes=["submit:trivia"]

@@ -7,7 +7,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from app.api.deps import BoardDep, NowDep, PathId, PoliciesDep, StoresDep, limit_reads
+from app.api.deps import (
+    BoardDep,
+    NowDep,
+    PathId,
+    PoliciesDep,
+    StateDep,
+    StoresDep,
+    limit_reads,
+)
 from app.api.schemas import (
     AroundEntryOut,
     AroundOut,
@@ -33,6 +41,7 @@ router = APIRouter(dependencies=[Depends(limit_reads)])
     summary="The top of a board, best first",
 )
 async def get_board(
+    state: StateDep,
     stores: StoresDep,
     policies: PoliciesDep,
     board: BoardDep,
@@ -49,6 +58,7 @@ async def get_board(
     page = await read_board(
         index=stores.index,
         counters=stores.counters,
+        player_counts=state.player_counts,
         policy=policies.reads,
         board=board,
         limit=limit,

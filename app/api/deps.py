@@ -28,10 +28,11 @@ from app.errors import (
     UnsupportedMediaType,
 )
 from app.services.auth import KeyAuthenticator
+from app.services.boards import PlayerCounts
+from app.services.caches import KeysInFlight, SeenLeases
 from app.services.policies import Policies
 from app.services.ports import Stores
 from app.services.registry import BoardRegistrar
-from app.services.submit import KeysInFlight
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class AppState:
     keys: KeyAuthenticator
     registrar: BoardRegistrar
     keys_in_flight: KeysInFlight
+    seen_leases: SeenLeases
+    player_counts: PlayerCounts
     write_limits: RateLimiter
     read_limits: RateLimiter
     max_body_bytes: int

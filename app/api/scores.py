@@ -67,6 +67,7 @@ async def post_score(
         ranks=stores.ranks,
         registrar=state.registrar,
         in_flight=state.keys_in_flight,
+        leases=state.seen_leases,
         policy=state.policies.submit,
         client=principal.name,
         idempotency_key=idempotency_key,

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -35,10 +38,52 @@ def board_is_expired(board: Board, *, now: datetime, retention: timedelta) -> bo
     return expires is not None and expires <= now
 
 
+class PlayerCounts:
+    """A board's player count for its pages, read from the histogram (every coarse shard) at most
+    once every ``ttl_s`` per process: it is a display figure, eventually consistent anyway, and a
+    busy board's pages then cost one Query each. Concurrent pages share one read; at most
+    ``max_boards`` boards are remembered. A ``ttl_s`` of 0 reads every time."""
+
+    def __init__(
+        self,
+        *,
+        ttl_s: float,
+        max_boards: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._ttl_s = ttl_s
+        self._max = max_boards
+        self._clock = clock
+        self._counts: OrderedDict[str, tuple[float, asyncio.Task[int]]] = OrderedDict()
+
+    async def of(self, counters: CounterStore, board_id: str) -> int:
+        if self._ttl_s <= 0:
+            return await _count(counters, board_id)
+        now = self._clock()
+        held = self._counts.get(board_id)
+        if held is None or now - held[0] >= self._ttl_s or _failed(held[1]):
+            held = (now, asyncio.ensure_future(_count(counters, board_id)))
+            self._counts[board_id] = held
+            self._counts.move_to_end(board_id)
+            while len(self._counts) > self._max:
+                self._counts.popitem(last=False)
+        # Shielded: a page that gives up does not cancel the read the others wait for.
+        return await asyncio.shield(held[1])
+
+
+async def _count(counters: CounterStore, board_id: str) -> int:
+    return sum((await counters.coarse_counts(board_id)).values())
+
+
+def _failed(task: asyncio.Task[int]) -> bool:
+    return task.done() and (task.cancelled() or task.exception() is not None)
+
+
 async def read_board(
     *,
     index: BoardIndex,
     counters: CounterStore,
+    player_counts: PlayerCounts,
     policy: ReadPolicy,
     board: Board,
     limit: int,
@@ -59,8 +104,9 @@ async def read_board(
         start, first_rank = (decoded.rank_key, decoded.player_id), decoded.next_rank
     if board_is_expired(board, now=now, retention=retention):
         return BoardPage(board_id, 0, [], None)
-    page, counts = await asyncio.gather(
-        index.query_board(board_id, limit=limit, start=start), counters.coarse_counts(board_id)
+    page, player_count = await asyncio.gather(
+        index.query_board(board_id, limit=limit, start=start),
+        player_counts.of(counters, board_id),
     )
     entries = [RankedEntry(first_rank + i, entry) for i, entry in enumerate(page.entries)]
     next_cursor = None
@@ -69,4 +115,4 @@ async def read_board(
             Cursor(board_id, page.next_start[0], page.next_start[1], first_rank + len(entries)),
             cursor_secret,
         )
-    return BoardPage(board_id, sum(counts.values()), entries, next_cursor)
+    return BoardPage(board_id, player_count, entries, next_cursor)

@@ -2,7 +2,7 @@
 the stored responses of their submissions; idempotent, and reports what it removed.
 
 One Query by player on the base table finds every row of theirs: standings (with ``rankKey``),
-snapshot memberships (``snap#<board>#<takenAt>``) and idempotency pointers
+snapshot memberships (``snap#<board>#<takenAt>``) and idempotency records
 (``idem#<client>#<key>``). Then:
 
 - each standing is deleted in one transaction with the decrements of its counters (a coarse shard
@@ -11,9 +11,9 @@ snapshot memberships (``snap#<board>#<takenAt>``) and idempotency pointers
 - each snapshot the player is in keeps their place (``rank`` and ``score``, so the others' ranks
   stay true) with ``playerId``, ``displayName``, ``country`` and ``achievedAt`` set to null; then
   the membership row goes;
-- each idempotency record of theirs keeps its key reserved but loses the stored response and the
-  request's hash (status ``erased``), so a replay of that key can neither show the player's data
-  nor submit their score again; then the pointer goes.
+- each idempotency record of theirs is deleted: the stored response names the player and their
+  scores, and the record's key is the player's id. (A game server retrying such a key afterwards
+  submits the score anew: stop the source, and its retries, first.)
 
 Standings go first, then the Query is repeated: a snapshot being taken at that moment writes its
 memberships before it checks, strongly, that its players' rows still exist, so it either leaves
@@ -25,7 +25,6 @@ The display name is never logged; the player id is.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -48,11 +47,9 @@ from app.errors import (
     Unavailable,
 )
 from app.services.ports import (
-    ERASED,
     ErasureMarks,
     Membership,
-    RequestPointer,
-    RequestRecord,
+    PlayerRecord,
     RequestStore,
     SnapshotStore,
     StandingStore,
@@ -184,17 +181,18 @@ class _Eraser:
         memberships = [m for m in rows.memberships if (m.board_id, m.taken_at) not in self._pending]
         if rows.unknown:
             log.warning("erasure_unknown_rows", player=self._player, rows=rows.unknown)
-        if not (rows.standings or memberships or rows.pointers):
+        records = rows.records
+        if not (rows.standings or memberships or records):
             return False
         # Standings first: from here on, no new snapshot can include the player.
         erased = await self._each(rows.standings, self._erase_standing)
         self._boards += sum(erased)
-        scrubbed, records = await asyncio.gather(
+        scrubbed, erased_records = await asyncio.gather(
             self._each(memberships, self._erase_membership),
-            self._each(rows.pointers, self._erase_request),
+            self._each(records, self._erase_record),
         )
         self._snapshots += sum(scrubbed)
-        self._records += sum(records)
+        self._records += sum(erased_records)
         return True
 
     async def _each(self, items: Sequence[T], work: Callable[[T], Awaitable[bool]]) -> list[bool]:
@@ -277,34 +275,9 @@ class _Eraser:
             return place is not None
         raise Unavailable(f"could not scrub snapshot {board_id} {taken_at}; run it again")
 
-    async def _erase_request(self, pointer: RequestPointer) -> bool:
-        for attempt in range(self._attempts):
-            await self._backoff(attempt)
-            record = await self._ports.requests.read_request(pointer.record_id)
-            if record is None:
-                ours = False  # expired and deleted already
-            elif record.status == ERASED:
-                ours = True  # an earlier run scrubbed it and stopped before the pointer
-            elif not _holds_player(record, self._player):
-                ours = False  # the key was used again by another player after this one expired
-            else:
-                try:
-                    await self._ports.requests.erase_request(pointer.record_id, owner=record.owner)
-                except ConditionFailed:
-                    continue  # taken over or completed meanwhile: read again
-                ours = True
-            await self._ports.requests.delete_pointer(self._player, pointer.record_id)
-            return ours
-        raise Unavailable("could not erase an idempotency record of the player; run it again")
-
-
-def _holds_player(record: RequestRecord, player_id: str) -> bool:
-    """Whether the record may hold the player's data: its response names them, or it has no
-    response yet (in progress: the pointer was written for this very request)."""
-    if record.response_json is None:
+    async def _erase_record(self, found: PlayerRecord) -> bool:
+        try:
+            await self._ports.requests.erase_record(self._player, found.record_id)
+        except ConditionFailed:
+            return False  # erased meanwhile, by another erasure of the player
         return True
-    try:
-        document = json.loads(record.response_json)
-    except ValueError:
-        return True  # unreadable: scrub rather than keep
-    return not isinstance(document, dict) or document.get("playerId") in (None, player_id)

@@ -20,24 +20,16 @@ from app.domain.seed_file import SeedRow
 
 # ---- idempotency records ------------------------------------------------------------------------
 
-IN_PROGRESS = "in_progress"
-"""Written by earlier versions, which reserved a key before working on it: such a record holds its
-key until its ``deadline``, then may be taken over."""
 COMPLETED = "completed"
-ERASED = "erased"
-"""The status of a record whose response was erased: the key stays taken until the record expires,
-and a request with it is refused (it can no longer be replayed)."""
 
 
 @dataclass(frozen=True)
 class RequestRecord:
-    """An idempotency record as stored: ``status`` is ``in_progress``, ``completed`` or ``erased``;
-    ``owner`` is the request working on it (absent once completed or erased)."""
+    """An idempotency record (``<player>`` / ``idem#<client>#<key>``): the request it answered and
+    the response it replays."""
 
     request_hash: str
     status: str
-    owner: str | None
-    deadline_ms: int
     response_json: str | None
     expires_at: int | None = None
     """Epoch seconds; past it the record is gone as far as anyone can tell (TTL deletes late)."""
@@ -47,16 +39,11 @@ class RequestRecord:
 
 
 class RequestStore(Protocol):
-    """Idempotency records (``idem#<client>#<key>``) and the player's pointers to them, as erasure
-    sees them (a submission writes both inside its one transaction: ``SubmissionStore``)."""
+    """Idempotency records as erasure sees them (a submission writes its record inside its one
+    transaction: ``SubmissionStore``)."""
 
-    async def read_request(self, record_id: str) -> RequestRecord | None: ...
-
-    async def erase_request(self, record_id: str, *, owner: str | None) -> None:
-        """Mark the record erased, dropping its response and hash, if its owner is still ``owner``
-        (``None``: if it has none); else ``ConditionFailed``."""
-
-    async def delete_pointer(self, player_id: str, record_id: str) -> None: ...
+    async def erase_record(self, player_id: str, record_id: str) -> None:
+        """Delete the record; ``ConditionFailed`` if it is gone already."""
 
 
 # ---- a submission, read and written whole -------------------------------------------------------
@@ -71,6 +58,7 @@ class SubmissionState:
     rows: Mapping[str, Standing | None]
     """By board id."""
     leases: Mapping[str, Lease | None]
+    """By board id, for the boards whose lease was read."""
     erasing_until: int | None
     """Epoch seconds an erasure of the player holds them until, if one is running."""
 
@@ -78,22 +66,28 @@ class SubmissionState:
 @dataclass(frozen=True)
 class SubmissionWrite:
     """A submission's every write, applied together or not at all: the completed idempotency
-    record (with the response it answers), the pointer from the player to it, and each board's
-    row with its counters."""
+    record (with the response it answers) and each board's row with its counters."""
 
     record_id: str
     request_hash: str
     response_json: str
     expires_at: int
-    """When the record (and the pointer) may go: the replay window."""
+    """When the record may go: the replay window."""
     player_id: str
     boards: tuple[StandingWrite, ...]
 
 
 class SubmissionStore(Protocol):
     async def read_submission(
-        self, record_id: str, player_id: str, board_ids: Sequence[str]
-    ) -> SubmissionState: ...
+        self,
+        record_id: str,
+        player_id: str,
+        board_ids: Sequence[str],
+        *,
+        lease_board_ids: Sequence[str],
+    ) -> SubmissionState:
+        """The record, the rows of ``board_ids``, the leases of ``lease_board_ids`` (the others
+        are known), the erasure mark: one call."""
 
     async def commit_submission(self, write: SubmissionWrite, *, token: str, now_ms: int) -> None:
         """One transaction: the record (only where none is live), every row conditioned on the
@@ -126,11 +120,11 @@ class Membership:
 
 
 @dataclass(frozen=True)
-class RequestPointer:
-    """The player's data is in the idempotency record ``record_id`` (``idem#<client>#<key>``)."""
+class PlayerRecord:
+    """One of the player's idempotency records: ``record_id`` is ``idem#<client>#<key>``."""
 
     record_id: str
-    expires_at: int | None
+    record: RequestRecord
 
 
 @dataclass(frozen=True)
@@ -139,7 +133,7 @@ class PlayerRows:
 
     standings: list[Standing]
     memberships: list[Membership]
-    pointers: list[RequestPointer]
+    records: list[PlayerRecord]
     unknown: int = 0
     """Rows of no kind above (left alone, and logged)."""
 

@@ -59,15 +59,22 @@ async def player_rank(
 ) -> PlayerRank:
     """The player's entry (read strongly from their row) and rank: one round trip for the row,
     one for the rank's reads."""
+    standing = await _standing(standings, policy, board, player_id, now)
+    rank = await rank_of(
+        ranks, policy.layout, RankQuery(board.board_id, standing.entry.key), cap=policy.cap
+    )
+    return PlayerRank(board, standing.entry, rank)
+
+
+async def _standing(
+    standings: StandingStore, policy: ReadPolicy, board: Board, player_id: str, now: datetime
+) -> Standing:
     standing = None
     if not board_is_expired(board, now=now, retention=policy.retention):
         standing = await standings.read_standing(board.board_id, player_id)
     if standing is None:
         raise NotFound(f"player {player_id!r} is not on board {board.board_id}")
-    rank = await rank_of(
-        ranks, policy.layout, RankQuery(board.board_id, standing.entry.key), cap=policy.cap
-    )
-    return PlayerRank(board, standing.entry, rank)
+    return standing
 
 
 async def around_player(
@@ -82,20 +89,18 @@ async def around_player(
     after: int,
     now: datetime,
 ) -> Around:
-    """The ``before`` entries just ahead, the player, the ``after`` just behind, in board order."""
-    found = await player_rank(
-        standings=standings,
-        ranks=ranks,
-        policy=policy,
-        board=board,
-        player_id=player_id,
-        now=now,
-    )
-    key = found.entry.key.encode()
-    ahead, behind = await asyncio.gather(
+    """The ``before`` entries just ahead, the player, the ``after`` just behind, in board order:
+    one round trip for the player's row, one for their rank and the neighbours together."""
+    standing = await _standing(standings, policy, board, player_id, now)
+    key = standing.entry.key.encode()
+    rank, ahead, behind = await asyncio.gather(
+        rank_of(
+            ranks, policy.layout, RankQuery(board.board_id, standing.entry.key), cap=policy.cap
+        ),
         index.query_neighbours(board.board_id, key, ahead=True, limit=before),
         index.query_neighbours(board.board_id, key, ahead=False, limit=after),
     )
+    found = PlayerRank(board, standing.entry, rank)
     neighbours = [Neighbour(e, -(i + 1)) for i, e in enumerate(ahead)][::-1]
     neighbours.append(Neighbour(found.entry, 0))
     neighbours += [Neighbour(e, i + 1) for i, e in enumerate(behind)]

@@ -25,12 +25,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import math
 import random
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -55,16 +51,13 @@ from app.errors import (
     InvalidInput,
     LeaderboardError,
     PlayerBeingErased,
-    RequestInFlight,
     TransactionCancelled,
     Unavailable,
 )
+from app.services.caches import KeysInFlight, SeenLeases
 from app.services.fanout import all_or_none
 from app.services.policies import SubmitPolicy
 from app.services.ports import (
-    COMPLETED,
-    ERASED,
-    IN_PROGRESS,
     RankReader,
     RequestRecord,
     SubmissionState,
@@ -97,33 +90,6 @@ class SubmitResult:
     """The outcome is the one stored when the request was first served, replayed."""
 
 
-class KeysInFlight:
-    """The Idempotency-Keys this process is working on, each until its request ends: a second
-    request with one of them is told to wait (409), not run a second time beside the first."""
-
-    def __init__(self, *, hold_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self._hold_s = hold_s
-        self._clock = clock
-        self._started: dict[str, float] = {}
-
-    @contextmanager
-    def claim(self, record_id: str) -> Iterator[None]:
-        now = self._clock()
-        started = self._started.get(record_id)
-        if started is not None:
-            telemetry.idempotent("in_flight")
-            wait_s = math.ceil(max(1.0, started + self._hold_s - now))
-            raise RequestInFlight(
-                "a request with this Idempotency-Key is still being processed; retry later",
-                retry_after=wait_s,
-            )
-        self._started[record_id] = now
-        try:
-            yield
-        finally:
-            del self._started[record_id]
-
-
 def request_fingerprint(client: str, fields: dict[str, Any]) -> str:
     """A hash of the caller and the request as sent (unset fields absent), for key reuse checks."""
     canonical = json.dumps(
@@ -138,6 +104,7 @@ async def submit_score(
     ranks: RankReader,
     registrar: BoardRegistrar,
     in_flight: KeysInFlight,
+    leases: SeenLeases,
     policy: SubmitPolicy,
     client: str,
     idempotency_key: str,
@@ -161,6 +128,7 @@ async def submit_score(
             submissions=submissions,
             ranks=ranks,
             registrar=registrar,
+            leases=leases,
             policy=policy,
             submission=submission,
             key=key,
@@ -179,6 +147,7 @@ class _Writer:
         submissions: SubmissionStore,
         ranks: RankReader,
         registrar: BoardRegistrar,
+        leases: SeenLeases,
         policy: SubmitPolicy,
         submission: Submission,
         key: RankKey,
@@ -190,6 +159,7 @@ class _Writer:
         self._submissions = submissions
         self._ranks = ranks
         self._registrar = registrar
+        self._leases = leases
         self._policy = policy
         self._submission = submission
         self._key = key
@@ -209,7 +179,12 @@ class _Writer:
             if attempt:
                 delay = min(self._policy.backoff_cap_s, self._policy.backoff_base_s * 2**attempt)
                 await asyncio.sleep(random.uniform(0, delay))
-            state = await self._submissions.read_submission(self._record_id, player, board_ids)
+            unknown = self._leases.unknown(board_ids)
+            state = await self._submissions.read_submission(
+                self._record_id, player, board_ids, lease_board_ids=unknown
+            )
+            for board_id in unknown:
+                self._leases.remember(board_id, state.leases[board_id])
             replayed = self._answer_from_record(state.record)
             if replayed is not None:
                 telemetry.idempotent("replayed")
@@ -246,26 +221,14 @@ class _Writer:
 
     def _answer_from_record(self, found: RequestRecord | None) -> SubmitResult | None:
         """A live record holds the key: replay its outcome, or say why not. ``None``: no live
-        record (none, or one past its expiry or its in-progress deadline)."""
+        record (none, or one past its expiry)."""
         if found is None or not found.is_live(self._now_ms // 1000):
             return None
-        if found.status == ERASED:
-            raise IdempotencyKeyReused(
-                "this Idempotency-Key belonged to a player who was erased; use a new key"
-            )
-        if found.request_hash and found.request_hash != self._request_hash:
+        if found.request_hash != self._request_hash or not found.response_json:
             raise IdempotencyKeyReused(
                 "this Idempotency-Key was used with a different request; use a new key"
             )
-        if found.status == COMPLETED and found.response_json:
-            return SubmitResult(SubmitOutcome.from_json(found.response_json), replayed=True)
-        if found.status == IN_PROGRESS and found.deadline_ms > self._now_ms:
-            # Reserved by an earlier version of the service, still within its deadline.
-            raise RequestInFlight(
-                "a request with this Idempotency-Key is still being processed; retry later",
-                retry_after=-(-(found.deadline_ms - self._now_ms) // 1000),
-            )
-        return None
+        return SubmitResult(SubmitOutcome.from_json(found.response_json), replayed=True)
 
     def _refuse_held(self, state: SubmissionState) -> None:
         """A seeding lease holds a board, or the player is being erased: refuse before anything is
@@ -278,7 +241,8 @@ class _Writer:
                 retry_after=min(60, state.erasing_until - now_s),
             )
         for board in self._boards:
-            lease = state.leases[board.board_id]
+            read = state.leases.get(board.board_id)
+            lease = read if board.board_id in state.leases else self._leases.get(board.board_id)
             if lease is not None and lease.is_live(self._now_ms / 1000):
                 raise BoardBeingSeeded(
                     f"board {board.board_id} is being seeded; retry shortly",

@@ -21,13 +21,13 @@ from app.domain.clock import iso_ms
 from app.domain.models import CounterDelta, Standing, StandingWrite
 from app.domain.seed_file import SeedRow
 from app.errors import ConditionFailed, LeaseHeld
-from app.services.ports import Membership, PlayerRows, RequestPointer, RowOutcome
+from app.services.ports import Membership, PlayerRecord, PlayerRows, RowOutcome
 from app.store.client import Dynamo, TransactionItemsCancelled
 from app.store.counters import CounterItems
 from app.store.index import entry_of
 from app.store.items import Item, get_n, get_s, key, n, s
 from app.store.leases import no_live_lease
-from app.store.requests import POINTER_PREFIX
+from app.store.requests import RECORD_PREFIX, record_of
 from app.store.snapshots import MEMBERSHIP_PREFIX, parse_membership_sk
 from app.store.tables import TTL_ATTRIBUTE
 
@@ -78,11 +78,11 @@ class StandingItems:
             elif sort_key.startswith(MEMBERSHIP_PREFIX):
                 board_id, taken_at = parse_membership_sk(sort_key)
                 rows.memberships.append(Membership(board_id, taken_at, get_n(item, "createdAt")))
-            elif sort_key.startswith(POINTER_PREFIX):
-                rows.pointers.append(RequestPointer(sort_key, get_n(item, TTL_ATTRIBUTE)))
+            elif sort_key.startswith(RECORD_PREFIX):
+                rows.records.append(PlayerRecord(sort_key, record_of(item)))
             else:
                 unknown += 1
-        return PlayerRows(rows.standings, rows.memberships, rows.pointers, unknown)
+        return PlayerRows(rows.standings, rows.memberships, rows.records, unknown)
 
     async def delete_standing(
         self, standing: Standing, *, counters: Sequence[CounterDelta], now_s: int

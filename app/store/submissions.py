@@ -4,9 +4,9 @@ Reading: one strongly consistent BatchGetItem of the idempotency record, the pla
 seeding lease of every board, and the player's erasure mark. A replay, a refusal (a key reused, a
 board being seeded, a player being erased) costs that one call.
 
-Writing: one TransactWriteItems of the completed record (``requests.record_put``), the pointer from
-the player to it, and per board the row conditioned on the version read (``standings.row_put``)
-with its counters' ``ADD`` (``counters.CounterItems.changes``). All of it lands or none of it does:
+Writing: one TransactWriteItems of the completed record (``requests.record_put``, in the player's
+partition, where erasure finds it), and per board the row conditioned on the version read
+(``standings.row_put``) with its counters' ``ADD`` (``counters.CounterItems.changes``). All of it lands or none of it does:
 no key is ever left reserved, no board written without the others.
 """
 
@@ -20,7 +20,7 @@ from app.store.client import Dynamo, TransactionItemsCancelled
 from app.store.counters import CounterChanges, CounterItems
 from app.store.items import Item, get_n, get_s, key
 from app.store.leases import lease_key
-from app.store.requests import pointer_put, record_key, record_of, record_put
+from app.store.requests import record_of, record_put
 from app.store.standings import erasing_key, row_put, standing_of
 from app.store.tables import TTL_ATTRIBUTE
 
@@ -42,11 +42,16 @@ class SubmissionItems:
         self._counters = counters
 
     async def read_submission(
-        self, record_id: str, player_id: str, board_ids: Sequence[str]
+        self,
+        record_id: str,
+        player_id: str,
+        board_ids: Sequence[str],
+        *,
+        lease_board_ids: Sequence[str],
     ) -> SubmissionState:
-        record = record_key(record_id)
+        record = key(player_id, record_id)
         rows = {board: key(player_id, board) for board in board_ids}
-        leases = {board: lease_key(board) for board in board_ids}
+        leases = {board: lease_key(board) for board in lease_board_ids}
         mark = erasing_key(player_id)
         found = {
             _address(item): item
@@ -73,18 +78,17 @@ class SubmissionItems:
         )
 
     async def commit_submission(self, write: SubmissionWrite, *, token: str, now_ms: int) -> None:
-        head = [
+        items: list[dict[str, Any]] = [
             record_put(
                 self._table,
+                write.player_id,
                 write.record_id,
                 request_hash=write.request_hash,
                 response_json=write.response_json,
                 expires_at=write.expires_at,
                 now_ms=now_ms,
-            ),
-            pointer_put(self._table, write.player_id, write.record_id, expires_at=write.expires_at),
+            )
         ]
-        items: list[dict[str, Any]] = list(head)
         planned: list[tuple[int, CounterChanges]] = []
         for board in write.boards:
             items.append(row_put(self._table, board))

@@ -6,6 +6,8 @@ import asyncio
 import random
 from datetime import UTC, datetime, timedelta
 
+import structlog.testing
+
 from app.bootstrap import Runtime
 from app.domain.clock import from_ms, iso_ms, to_ms
 from app.domain.periods import Period, PeriodKind
@@ -177,3 +179,19 @@ async def test_readyz_is_503_until_the_tables_answer(
         assert response.headers["content-type"].startswith("application/problem+json")
         assert "Retry-After" in response.headers
         assert (await running.http.get("/healthz")).status_code == 200
+
+
+async def test_a_busy_boards_pages_read_its_player_count_once_a_while(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    """The page's playerCount comes from every coarse counter shard; within the cache's time a
+    task reads it once, so a busy board's pages cost one Query each."""
+    settings = make_settings(dynamo_endpoint, table_names, player_count_cache_seconds=30)
+    async with serve(settings) as running:
+        assert (await submit(running.http, player="a", score=5)).status_code == 200
+        with structlog.testing.capture_logs() as logs:
+            first = (await running.http.get("/v1/leaderboards/trivia/classic/alltime")).json()
+            second = (await running.http.get("/v1/leaderboards/trivia/classic/alltime")).json()
+        calls = [e["dynamodb_calls"] for e in logs if e["event"] == "request"]
+        assert first["playerCount"] == second["playerCount"] == 1
+        assert calls == [1 + settings.counter_shards, 1]

@@ -1,4 +1,4 @@
-"""Idempotency-Key semantics: replay, reuse with another body, in flight, takeover, scoping."""
+"""Idempotency-Key semantics: replay, reuse with another body, in flight, expiry, scoping."""
 
 from __future__ import annotations
 
@@ -60,26 +60,20 @@ async def test_keys_are_scoped_to_the_calling_client(service: Service) -> None:
     assert "Idempotent-Replayed" not in chess.headers
 
 
-async def _reserve(
-    service: Service,
-    fields: dict[str, object],
-    *,
-    deadline_ms: int,
-    key: str = "k",
-    expires_at: int | None = None,
+async def _record(
+    service: Service, player: str, fields: dict[str, object], *, key: str, expires_at: int
 ) -> None:
-    """A reservation as earlier versions wrote one before working on a request."""
+    """A completed record, as a submission's transaction writes one."""
     runtime = service.runtime
     await runtime.client.put_item(
         TableName=runtime.tables.scores,
         Item={
-            "playerId": {"S": f"idem#trivia-server#{key}"},
-            "leaderboardId": {"S": "idem"},
+            "playerId": {"S": player},
+            "leaderboardId": {"S": f"idem#trivia-server#{key}"},
             "requestHash": {"S": request_fingerprint("trivia-server", fields)},
-            "status": {"S": "in_progress"},
-            "owner": {"S": "someone-else"},
-            "deadline": {"N": str(deadline_ms)},
-            "expiresAt": {"N": str(expires_at or now_ms() // 1000 + 3600)},
+            "status": {"S": "completed"},
+            "response": {"S": '{"playerId":"p1","boards":[]}'},
+            "expiresAt": {"N": str(expires_at)},
         },
     )
 
@@ -124,33 +118,15 @@ async def test_retry_while_the_first_is_in_flight_is_409_with_retry_after(
     assert await _versions(service, "p1") == [1, 1, 1]
 
 
-async def test_a_reservation_of_an_earlier_version_holds_its_key_until_its_deadline(
-    service: Service,
-) -> None:
-    fields = {"playerId": "p1", "score": 10, "game": "trivia", "variant": "classic"}
-    await _reserve(service, fields, deadline_ms=now_ms() + 20_000)
-    response = await submit(service.http, player="p1", score=10, idempotency_key="k")
-    assert response.status_code == 409
-    assert 1 <= int(response.headers["Retry-After"]) <= 20
-    assert await _versions(service, "p1") == []
-
-
-async def test_an_in_progress_record_past_its_deadline_is_taken_over(service: Service) -> None:
-    fields = {"playerId": "p1", "score": 10, "game": "trivia", "variant": "classic"}
-    await _reserve(service, fields, deadline_ms=now_ms() - 1)
-    response = await submit(service.http, player="p1", score=10, idempotency_key="k")
-    assert response.status_code == 200, response.text
-    assert [b["improved"] for b in response.json()["boards"]] == [True, True, True]
-    replay = await submit(service.http, player="p1", score=10, idempotency_key="k")
-    assert replay.headers["Idempotent-Replayed"] == "true"
-
-
-async def test_a_stale_record_of_another_request_is_not_taken_over(service: Service) -> None:
-    fields = {"playerId": "p1", "score": 11, "game": "trivia", "variant": "classic"}
-    await _reserve(service, fields, deadline_ms=now_ms() - 1)
-    response = await submit(service.http, player="p1", score=10, idempotency_key="k")
-    assert response.status_code == 422
-    assert await _versions(service, "p1") == []
+async def test_keys_are_scoped_to_the_player_too(service: Service) -> None:
+    """A record lives in its player's partition (erasure finds it there): one client's key used
+    for two players is two submissions."""
+    t = now_ms() - 1000
+    first = await submit(service.http, player="p1", score=10, achieved_ms=t, idempotency_key="k")
+    other = await submit(service.http, player="p2", score=20, achieved_ms=t, idempotency_key="k")
+    assert first.status_code == other.status_code == 200
+    assert "Idempotent-Replayed" not in other.headers
+    assert other.json()["playerId"] == "p2"
 
 
 async def test_validation_failures_are_not_stored(service: Service) -> None:
@@ -166,8 +142,8 @@ async def test_an_expired_record_is_treated_as_absent(service: Service) -> None:
     """DynamoDB deletes TTL rows late and moto never does: a record past its expiresAt no
     longer replays; the key starts afresh."""
     t = now_ms() - 1000
-    fields = {"playerId": "p1", "score": 10, "game": "trivia", "variant": "classic"}
-    await _reserve(service, fields, deadline_ms=t, key="old", expires_at=t // 1000 - 10)
+    fields = {"playerId": "p9", "score": 3, "game": "trivia", "variant": "classic"}
+    await _record(service, "p9", fields, key="old", expires_at=t // 1000 - 10)
     response = await submit(service.http, player="p9", score=3, idempotency_key="old")
     assert response.status_code == 200
     assert "Idempotent-Replayed" not in response.headers

@@ -1,7 +1,6 @@
 """Erasure in the real tables (the embedded DynamoDB), through the real submission path: a player on
 many boards and in snapshots is removed everywhere, the counters equal a recount of the index,
-the others' snapshot places are untouched, their idempotency records can no longer replay their
-data; a second erasure finds nothing; the edge cases (a reused key, a snapshot never written, a
+the others' snapshot places are untouched, their idempotency records are gone; a second erasure finds nothing; the edge cases (a reused key, a snapshot never written, a
 seeding lease, cancelled transactions) each behave."""
 
 from __future__ import annotations
@@ -40,18 +39,6 @@ RETENTION = timedelta(days=30)
 PLAYER = "leaver"
 NAME = "Zebediah Quux-Erasable"
 """The leaver's display name: it must never reach a log line."""
-
-
-async def note_request(runtime: Runtime, player: str, record_id: str) -> None:
-    """The pointer from a player to a record, as a submission's transaction writes it."""
-    await runtime.client.put_item(
-        TableName=runtime.tables.scores,
-        Item={
-            "playerId": {"S": player},
-            "leaderboardId": {"S": record_id},
-            "expiresAt": {"N": "2000000000"},
-        },
-    )
 
 
 def snapshot_ports(runtime: Runtime) -> SnapshotPorts:
@@ -250,29 +237,11 @@ async def test_a_player_on_many_boards_and_in_snapshots_is_erased_everywhere(
         await runtime.stores.snapshots.get_snapshot(top_one.board_id, top_one.taken_at) == top_one
     )
 
-    # Their idempotency records keep their keys but hold nothing of theirs.
+    # Their idempotency records are gone with them (they lived in the player's partition).
     items = await scores_items(runtime)
-    for idem, _ in sent:
-        [record] = [i for i in items if i["playerId"]["S"].endswith(f"#{idem}")]
-        assert record["status"] == {"S": "erased"}
-        assert not {"response", "requestHash", "owner"} & set(record)
+    assert not [i for idem, _ in sent for i in items if i["leaderboardId"]["S"].endswith(idem)]
     assert NAME not in json.dumps(items)
-
-    # A replay of one of those keys gets neither the player's data nor their rows back.
-    idem, first = sent[0]
-    replay = await submit(
-        http,
-        player=PLAYER,
-        score=first["score"],
-        achieved_ms=first["achieved"],
-        idempotency_key=idem,
-        displayName=NAME,
-        country="NZ",
-    )
-    assert replay.status_code != 200
-    assert PLAYER not in replay.text
-    assert NAME not in replay.text
-    assert await rows_of(runtime, PLAYER) == []
+    assert PLAYER not in json.dumps(items)
 
     # Erasure is idempotent: a second run finds nothing.
     again = await erase(runtime)
@@ -300,56 +269,20 @@ async def test_an_id_that_is_no_player_id_is_refused(runtime: Runtime) -> None:
     assert await scores_items(runtime) == items
 
 
-async def test_a_record_reused_by_another_player_is_left_alone(runtime: Runtime) -> None:
-    """A pointer outlived its record (TTL deletes late) and the key was used again by another
-    player: the pointer goes, the other player's record stays."""
-    record_id = "idem#trivia-server#reused-key"
-    response = json.dumps({"playerId": "other", "boards": []})
-    await runtime.client.put_item(
-        TableName=runtime.tables.scores,
-        Item={
-            "playerId": {"S": record_id},
-            "leaderboardId": {"S": "idem"},
-            "status": {"S": "completed"},
-            "owner": {"S": "o"},
-            "requestHash": {"S": "h"},
-            "response": {"S": response},
-        },
-    )
-    await note_request(runtime, PLAYER, record_id)
-    report = await erase(runtime)
-    assert (report.idempotency_records, report.boards) == (0, 0)
-    assert await rows_of(runtime, PLAYER) == []
-    [record] = await rows_of(runtime, record_id)
-    assert record["response"] == {"S": response}
-
-
-async def test_a_reservation_of_an_earlier_version_is_erased_and_its_key_stays_taken(
+async def test_another_players_record_with_the_same_key_is_left_alone(
     runtime: Runtime, running: Service
 ) -> None:
-    """Earlier versions reserved a key (``in_progress``, with an owner) before working on it: such
-    a record of the player's is erased like a completed one, and its key is refused afterwards."""
-    record_id = "idem#trivia-server#in-flight"
-    await runtime.client.put_item(
-        TableName=runtime.tables.scores,
-        Item={
-            "playerId": {"S": record_id},
-            "leaderboardId": {"S": "idem"},
-            "status": {"S": "in_progress"},
-            "owner": {"S": "the-submission"},
-            "requestHash": {"S": "h"},
-            "deadline": {"N": str(now_ms() + 30_000)},
-            "expiresAt": {"N": "2000000000"},
-        },
-    )
-    await note_request(runtime, PLAYER, record_id)
+    """Keys are scoped to the client and the player: erasing one player leaves the record another
+    player's submission made with the same key, and it still replays."""
+    t = now_ms() - 1000
+    theirs = await submit(running.http, player="other", score=7, achieved_ms=t, idempotency_key="k")
+    mine = await submit(running.http, player=PLAYER, score=9, achieved_ms=t, idempotency_key="k")
+    assert theirs.status_code == mine.status_code == 200
     assert (await erase(runtime)).idempotency_records == 1
-    [record] = await rows_of(runtime, record_id)
-    assert record["status"] == {"S": "erased"}
-    assert "owner" not in record
-    again = await submit(running.http, player=PLAYER, score=1, idempotency_key="in-flight")
-    assert again.status_code == 422
     assert await rows_of(runtime, PLAYER) == []
+    again = await submit(running.http, player="other", score=7, achieved_ms=t, idempotency_key="k")
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == theirs.json()
 
 
 async def test_a_membership_of_a_snapshot_never_written(runtime: Runtime) -> None:

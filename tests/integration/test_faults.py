@@ -3,6 +3,7 @@ still lands once on every board, or fails cleanly and lands once when retried wi
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from structlog.testing import capture_logs
@@ -219,3 +220,27 @@ async def test_a_request_dynamodb_refuses_as_malformed_is_a_logged_500_not_a_503
     assert "bad expression" not in response.text
     [logged] = [e for e in logs if e["event"] == "dynamodb_rejected_request"]
     assert logged["code"] == "ValidationException"
+
+
+async def test_a_remembered_lease_absence_is_covered_by_the_seeders_grace(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    """A task reads a board's lease once a cache time; the lease a seeder takes is seen once that
+    time is out, and the seeder's grace period covers it."""
+    settings = make_settings(dynamo_endpoint, table_names, lease_cache_seconds=0.5)
+    board = "trivia#classic#alltime"
+    lease = {"playerId": {"S": f"seedlock#{board}"}, "leaderboardId": {"S": board}}
+    async with serve(settings) as running:
+        faults = install(running.runtime.client, dynamo_endpoint)
+        assert (await submit(running.http, player="a", score=1)).status_code == 200
+        await runtime.client.put_item(
+            TableName=runtime.tables.scores,
+            Item={**lease, "expiresAt": {"N": str(now_ms() // 1000 + 30)}},
+        )
+        assert (await submit(running.http, player="b", score=1)).status_code == 200  # remembered
+        await asyncio.sleep(0.6)
+        refused = await submit(running.http, player="c", score=1)
+        assert refused.status_code == 409
+        assert refused.json()["type"] == "/problems/board-being-seeded"
+        assert faults.seen["BatchGetItem"] == 3
+    assert running.state.policies.seed.grace_s == settings.request_deadline_seconds + 0.5

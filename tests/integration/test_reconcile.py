@@ -97,7 +97,7 @@ async def test_drifted_counters_are_reported_dry_run_changes_nothing_and_apply_r
     ghost = LAYOUT.fine_of(123_456_789)
     # Drift: three players too many in c's bucket (on a shard of their own), f's fine counter
     # lost, and a fine counter where the board holds nobody.
-    await add_to_counter(runtime, coarse_pk(BOARD.board_id, 2), c_bucket, 3)
+    await add_to_counter(runtime, coarse_pk(BOARD.board_id, 1), c_bucket, 3)
     await add_to_counter(runtime, fine_pk(BOARD.board_id, f_bucket), f_slot, -1)
     await add_to_counter(runtime, fine_pk(BOARD.board_id, ghost[0]), ghost[1], 2)
     drifted = await counter_items(runtime)
@@ -233,7 +233,7 @@ async def test_a_counter_changed_after_the_read_is_skipped_never_overwritten(
         updates=[
             (coarse_pk(board, 0), c_bucket),  # on the shard the repair writes: it must not land
             (fine_pk(board, c_bucket), c_slot),
-            (coarse_pk(board, 3), d_bucket),  # on another shard: the repair lands around it
+            (coarse_pk(board, 1), d_bucket),  # on another shard: the repair lands around it
         ],
     )
     report = await reconcile(runtime, settings, apply=True, counters=busy)
@@ -249,7 +249,7 @@ async def test_a_counter_changed_after_the_read_is_skipped_never_overwritten(
     assert [d.cell for d in report.repaired] == [CounterCell(d_bucket)]
     stored = await _stored_coarse(runtime)
     assert stored[c_bucket] == 1 + 4 + 1  # untouched: the concurrent +1 is still there
-    assert stored[d_bucket] == 2 + 1  # repaired to the count, plus the concurrent +1 on shard 3
+    assert stored[d_bucket] == 2 + 1  # repaired to the count, plus the concurrent +1 on shard 1
 
 
 async def test_apply_is_refused_while_a_seeder_holds_the_board(

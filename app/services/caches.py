@@ -1,0 +1,76 @@
+"""What one process remembers between submissions: the Idempotency-Keys it is working on, and
+the seeding leases it read lately."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from app import telemetry
+from app.errors import RequestInFlight
+from app.services.ports import Lease
+
+
+class KeysInFlight:
+    """The Idempotency-Keys this process is working on, each until its request ends: a second
+    request with one of them is told to wait (409), not run a second time beside the first."""
+
+    def __init__(self, *, hold_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._hold_s = hold_s
+        self._clock = clock
+        self._started: dict[str, float] = {}
+
+    @contextmanager
+    def claim(self, record_id: str) -> Iterator[None]:
+        now = self._clock()
+        started = self._started.get(record_id)
+        if started is not None:
+            telemetry.idempotent("in_flight")
+            wait_s = math.ceil(max(1.0, started + self._hold_s - now))
+            raise RequestInFlight(
+                "a request with this Idempotency-Key is still being processed; retry later",
+                retry_after=wait_s,
+            )
+        self._started[record_id] = now
+        try:
+            yield
+        finally:
+            del self._started[record_id]
+
+
+class SeenLeases:
+    """Each board's seeding lease (or its absence) as this process last read it, for ``ttl_s``: a
+    busy board's submissions read its lease about once a ``ttl_s``, not each time. The seeder's
+    grace period after taking a lease covers this ``ttl_s`` as well as the request deadline, so a
+    submission that acts on a remembered absence is still done before the seeder writes. A
+    ``ttl_s`` of 0 remembers nothing."""
+
+    def __init__(
+        self, *, ttl_s: float, max_boards: int = 10_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._ttl_s = ttl_s
+        self._max = max_boards
+        self._clock = clock
+        self._seen: OrderedDict[str, tuple[float, Lease | None]] = OrderedDict()
+
+    def unknown(self, board_ids: list[str]) -> list[str]:
+        """The boards whose lease must be read now."""
+        now = self._clock()
+        return [
+            b for b in board_ids if b not in self._seen or now - self._seen[b][0] >= self._ttl_s
+        ]
+
+    def get(self, board_id: str) -> Lease | None:
+        held = self._seen.get(board_id)
+        return None if held is None else held[1]
+
+    def remember(self, board_id: str, lease: Lease | None) -> None:
+        if self._ttl_s <= 0:
+            return
+        self._seen[board_id] = (self._clock(), lease)
+        self._seen.move_to_end(board_id)
+        while len(self._seen) > self._max:
+            self._seen.popitem(last=False)
