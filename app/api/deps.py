@@ -18,12 +18,14 @@ from pydantic import ValidationError
 from app.api.problems import validation_errors
 from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
 from app.api.schemas import ScoreSubmission
+from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import ID_PATTERN
 from app.domain.periods import Board, Period
 from app.domain.principal import Principal
 from app.errors import (
     InvalidInput,
     MalformedJson,
+    NestedTooDeeply,
     PayloadTooLarge,
     UnsupportedMediaType,
 )
@@ -163,11 +165,17 @@ def _refuse_constant(name: str) -> Any:
 
 async def read_json_body(request: Request, state: StateDep) -> Any:
     """The body as JSON: 415 unless it says it is JSON, 413 over the limit (checked while
-    streaming, so a lying Content-Length cannot get more through), 400 if it does not parse."""
+    streaming, so a lying Content-Length cannot get more through), 422 if it nests deeper than
+    ``MAX_JSON_DEPTH`` (measured before parsing, which recurses), 400 if it does not parse."""
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise UnsupportedMediaType("send the body as application/json")
     body = await _read_limited(request, state.max_body_bytes)
+    if nests_deeper_than(body):
+        raise NestedTooDeeply(
+            f"the body nests arrays and objects more than {MAX_JSON_DEPTH} deep (the outermost "
+            "counts as one); flatten it"
+        )
     try:
         return json.loads(body, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError) as exc:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from app.domain.clock import iso_ms, to_ms
+from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import SCORE_CEILING, RankKey, is_valid_id
 from app.domain.periods import Board, PeriodKind
 from app.errors import InvalidInput
@@ -187,6 +188,11 @@ def _header_problem(header: list[str]) -> str | None:
 def _json_records(text: str) -> Iterator[_Record]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
+            continue
+        if nests_deeper_than(line):  # before parsing it, which recurses
+            yield _Record(
+                number, problem=f"nests arrays and objects more than {MAX_JSON_DEPTH} deep"
+            )
             continue
         try:
             value = json.loads(line)

@@ -199,3 +199,44 @@ async def test_an_unknown_query_parameter_is_422(service: Service) -> None:
     assert problem["errors"] == [{"field": "limt", "message": "unknown"}]
     known = await service.http.get("/v1/leaderboards/trivia/classic/alltime?limit=5")
     assert known.status_code == 200
+
+
+def _nested(kind: str, depth: int) -> str:
+    """``depth`` objects or arrays inside one another, as JSON text."""
+    if kind == "objects":
+        return '{"a":' * depth + "1" + "}" * depth
+    return "[" * depth + "1" + "]" * depth
+
+
+def _with_context(context: str) -> str:
+    """A valid submission's JSON text with ``context`` (JSON text) added."""
+    return json.dumps(VALID)[:-1] + ',"context":' + context + "}"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # 400 objects are about 3 KB, far under the body limit; pydantic cannot serialise them.
+        pytest.param(_with_context(_nested("objects", 400)), id="400 objects in context"),
+        pytest.param(_with_context('{"a":' + _nested("arrays", 1_000) + "}"), id="1,000 arrays"),
+        pytest.param(_with_context('{"a":' + _nested("arrays", 30_000) + "}"), id="30,000 arrays"),
+        pytest.param(_nested("arrays", 30_000), id="a top-level array 30,000 deep"),
+    ],
+)
+async def test_json_nested_past_the_limit_is_422_before_it_is_parsed(
+    service: Service, body: str
+) -> None:
+    headers = {**AUTH, "Content-Type": "application/json"}
+    response = await service.http.post("/v1/scores", content=body.encode(), headers=headers)
+    problem = _assert_problem(response, 422)
+    assert problem["type"] == "/problems/nested-too-deeply"
+    assert "32" in problem["detail"]
+    await _assert_nothing_written(service)
+
+
+async def test_json_nested_to_the_limit_is_accepted(service: Service) -> None:
+    # The body is one level and context a second: 30 more reach the limit of 32.
+    body = _with_context('{"a":' * 29 + "[1]" + "}" * 29)
+    headers = {**AUTH, "Content-Type": "application/json"}
+    response = await service.http.post("/v1/scores", content=body.encode(), headers=headers)
+    assert response.status_code == 200, response.text
