@@ -40,7 +40,7 @@ class Settings(BaseSettings):
     retention_days: int = Field(default=30, ge=1, le=3650)
     idempotency_ttl_hours: int = Field(default=24, ge=1, le=24 * 30)
     idempotency_in_progress_seconds: int = Field(default=30, ge=1, le=3600)
-    max_lateness_seconds: int = Field(default=3600, ge=0)
+    max_lateness_seconds: int = Field(default=3600, ge=0, le=30 * 86400)
     future_skew_seconds: int = Field(default=5, ge=0, le=300)
     max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
     rank_count_cap: int = Field(default=2000, ge=1, le=100_000)

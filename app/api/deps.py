@@ -20,7 +20,7 @@ from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
 from app.api.schemas import ScoreSubmission
 from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import ID_PATTERN
-from app.domain.periods import Board, Period
+from app.domain.periods import FIRST_YEAR, LAST_YEAR, YEAR_PATTERN, Board, Period
 from app.domain.principal import Principal
 from app.errors import (
     InvalidInput,
@@ -77,9 +77,9 @@ PeriodParam = Annotated[
     str,
     Path(
         description="alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www "
-        "(a date the calendar has, or 422)",
+        f"(a date the calendar has, of the years {FIRST_YEAR} to {LAST_YEAR}, or 422)",
         examples=["alltime", "day:2026-11-30", "week:2026-W48"],
-        pattern=r"^(alltime|day|week|day:\d{4}-\d{2}-\d{2}|week:\d{4}-W\d{2})$",
+        pattern=rf"^(alltime|day|week|day:{YEAR_PATTERN}-\d{{2}}-\d{{2}}|week:{YEAR_PATTERN}-W\d{{2}})$",
     ),
 ]
 

@@ -21,6 +21,13 @@ class PeriodKind(enum.StrEnum):
 _DAY_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _WEEK_RE = re.compile(r"^(\d{4})-W(\d{2})$")
 
+FIRST_YEAR, LAST_YEAR = 1970, 9899
+"""The years a dated period may fall in. Times are kept as milliseconds since 1970, so no score is
+older; and a period's end plus the longest retention (3,650 days) and lateness must still be a time
+the calendar holds (it ends with 9999): a century of room keeps every sum far from that edge."""
+YEAR_PATTERN = r"(?:19[7-9]\d|[2-8]\d{3}|9[0-8]\d{2})"
+"""``FIRST_YEAR`` to ``LAST_YEAR`` as a regular expression, for the OpenAPI document."""
+
 
 @dataclass(frozen=True)
 class Period:
@@ -68,6 +75,7 @@ class Period:
             match = _DAY_RE.fullmatch(self.label)
             if match is None:
                 raise ValueError(f"day {self.label!r} is not YYYY-MM-DD")
+            _check_year(int(match[1]), f"day {self.label!r}")
             try:
                 day = date(int(match[1]), int(match[2]), int(match[3]))
             except ValueError as exc:
@@ -76,6 +84,7 @@ class Period:
         match = _WEEK_RE.fullmatch(self.label)
         if match is None:
             raise ValueError(f"week {self.label!r} is not YYYY-Www")
+        _check_year(int(match[1]), f"week {self.label!r}")
         try:
             monday = date.fromisocalendar(int(match[1]), int(match[2]), 1)
         except ValueError as exc:
@@ -102,6 +111,13 @@ class Period:
     def display(self) -> str:
         """The URL form of this period with its label: ``alltime``, ``day:2026-11-30``."""
         return self.kind.value if not self.label else f"{self.kind.value}:{self.label}"
+
+
+def _check_year(year: int, what: str) -> None:
+    if not FIRST_YEAR <= year <= LAST_YEAR:
+        raise ValueError(
+            f"{what} is outside the years {FIRST_YEAR} to {LAST_YEAR} a board can have"
+        )
 
 
 @dataclass(frozen=True)

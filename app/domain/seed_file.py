@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from app.domain.clock import iso_ms, to_ms
@@ -319,7 +319,8 @@ def _iso_ms(value: Any) -> int | str:
         return f"not an ISO 8601 time: {value!r}"
     if moment.tzinfo is None:
         return "must carry its UTC offset (for example a trailing Z)"
-    return to_ms(moment.astimezone(UTC))
+    # Not ``astimezone(UTC)``: at the calendar's edges (0001-01-01T00:00+01:00) that overflows.
+    return to_ms(moment)
 
 
 def _ms(span: timedelta) -> int:
