@@ -26,7 +26,7 @@ from app.services.keys import create_api_key, list_api_keys, revoke_api_key
 from app.services.reconcile import reconcile_board
 from app.services.seeding import SeedPorts, seed_board
 from app.services.snapshots import SnapshotPorts, snapshot_closed_periods, take_snapshot
-from app.settings import Settings, get_settings
+from app.settings import ConfigurationError, Settings, get_settings
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging()
     try:
         settings = get_settings()
-    except ValueError as exc:
+    except ConfigurationError as exc:
         print(f"leaderboard: configuration error: {exc}", file=sys.stderr)
         return 2
     if args.command == "serve":

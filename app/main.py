@@ -19,7 +19,7 @@ from app.api.ratelimit import RateLimiter, RatePolicy
 from app.bootstrap import Runtime, open_service_runtime
 from app.services.demo import load_demo
 from app.services.seeding import SeedPorts
-from app.settings import Settings, get_settings
+from app.settings import ConfigurationError, Settings, get_settings
 
 log = structlog.get_logger(__name__)
 
@@ -95,5 +95,9 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
 def __getattr__(name: str) -> Any:
     # ``uvicorn app.main:app`` builds the app on first access, never at import of this module.
     if name == "app":
-        return create_app()
+        try:
+            return create_app()
+        except ConfigurationError as exc:
+            # The reason alone, as `leaderboard` prints it, instead of a traceback.
+            raise SystemExit(f"leaderboard: configuration error: {exc}") from None
     raise AttributeError(name)

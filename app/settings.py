@@ -1,14 +1,20 @@
-"""Typed settings from the environment (prefix ``LEADERBOARD_``), checked at start-up."""
+"""Typed settings from the environment (prefix ``LEADERBOARD_``), checked at start-up.
+
+``load_settings`` is the one way the service and the CLI read them: a bad configuration is a
+``ConfigurationError`` that names each variable and what is wrong with it and never holds a value
+(pydantic's own message echoes the input, secrets and all).
+"""
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import timedelta
 from functools import lru_cache
 from typing import Literal, Self
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from app.domain.periods import PeriodKind
 
@@ -74,24 +80,27 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _fail_fast(self) -> Self:
+        problems = []
         if (
             self.dynamodb_endpoint is None
             and self.environment != "production"
             and not self.allow_embedded_backend
         ):
-            raise ValueError(
+            problems.append(
                 "set LEADERBOARD_DYNAMODB_ENDPOINT (or LEADERBOARD_ENVIRONMENT=production): the "
                 "embedded backend is not allowed here (LEADERBOARD_ALLOW_EMBEDDED_BACKEND=false)"
             )
         if self.dev_api_key is not None and not self.uses_embedded_backend:
-            raise ValueError(
+            problems.append(
                 "LEADERBOARD_DEV_API_KEY is accepted only with the embedded backend "
                 "(no LEADERBOARD_DYNAMODB_ENDPOINT, not in production)"
             )
         if self.environment == "production" and (
             self.cursor_secret is None or len(self.cursor_secret.get_secret_value()) < 32
         ):
-            raise ValueError("production needs LEADERBOARD_CURSOR_SECRET of 32+ characters")
+            problems.append("production needs LEADERBOARD_CURSOR_SECRET of 32+ characters")
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     @property
@@ -113,6 +122,44 @@ class Settings(BaseSettings):
 _PROCESS_CURSOR_KEY = secrets.token_bytes(32)
 
 
+class ConfigurationError(ValueError):
+    """The environment holds settings the service cannot start with. The message names each
+    variable and what is wrong with it, never a value: any of them may be a secret."""
+
+
+_PARSING_FAILED = re.compile(r'error parsing value for field "(\w+)"')
+
+
+def load_settings() -> Settings:
+    """The settings from the environment; ``ConfigurationError`` (without the values) if they are
+    not ones the service starts with."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        message = describe_errors(exc)
+    except SettingsError as exc:  # a complex value (a list, say) that is not JSON
+        found = _PARSING_FAILED.search(str(exc))
+        message = f"LEADERBOARD_{found[1].upper()}: not valid JSON" if found else str(exc)
+    # Raised outside the handler, so that the error carries no context: pydantic's exception
+    # holds the input, secrets and all, and a traceback printer would show it.
+    raise ConfigurationError(message)
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """Each problem as ``VARIABLE: what is wrong``, without its input, context or help link."""
+    lines = []
+    for error in exc.errors(include_url=False, include_context=False, include_input=False):
+        message = error["msg"].removeprefix("Value error, ")
+        where = error["loc"]
+        if where:
+            variable = f"LEADERBOARD_{str(where[0]).upper()}"
+            inside = ".".join(str(part) for part in where[1:])
+            lines.append(f"{variable}{f' ({inside})' if inside else ''}: {message}")
+        else:
+            lines.append(message)
+    return "; ".join(lines)
+
+
 @lru_cache
 def get_settings() -> Settings:
-    return Settings()
+    return load_settings()
