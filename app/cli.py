@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Coroutine
@@ -31,27 +32,21 @@ from app.settings import ConfigurationError, Settings, get_settings
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.main import create_app
+    from app.server import server_config
 
-    uvicorn.run(
+    config = server_config(
         create_app(settings, demo=args.demo),
         host=args.host,
         port=args.port,
-        access_log=False,
-        log_config=None,
-        lifespan="on",
-        # The client address (read limits) comes from X-Forwarded-For only behind these proxies.
-        proxy_headers=True,
         forwarded_allow_ips=settings.forwarded_allow_ips,
-        # One worker per process: scale by adding processes (tasks). On SIGTERM uvicorn stops
-        # accepting, lets in-flight requests finish for the grace, then closes.
-        workers=1,
-        # uvloop and httptools: less CPU a request than asyncio's loop and h11.
-        loop="uvloop",
-        http="httptools",
-        timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
-        timeout_keep_alive=int(settings.keep_alive_seconds),
+        shutdown_grace_s=settings.shutdown_grace_seconds,
+        keep_alive_s=settings.keep_alive_seconds,
     )
-    return 0
+    server = uvicorn.Server(config)
+    # Ctrl-C ends the server gracefully, then uvicorn raises the signal again, as uvicorn.run.
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    return 0 if server.started else 3  # uvicorn's own code for a failed start-up
 
 
 async def _create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
