@@ -66,7 +66,7 @@ def _snapshot_ports(runtime: Runtime) -> SnapshotPorts:
 
 def _seed_ports(runtime: Runtime) -> SeedPorts:
     s = runtime.stores
-    return SeedPorts(s.standings, s.index, s.counters, s.leases)
+    return SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
 
 
 def parse_seed_file(

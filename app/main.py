@@ -45,7 +45,9 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
 async def _load_demo(runtime: Runtime) -> None:
     stores = runtime.stores
     loaded = await load_demo(
-        ports=SeedPorts(stores.standings, stores.index, stores.counters, stores.leases),
+        ports=SeedPorts(
+            stores.standings, stores.index, stores.counters, stores.leases, stores.registry
+        ),
         retention=runtime.policies.retention,
     )
     log.info("demo_boards_loaded", boards=loaded)

@@ -49,7 +49,9 @@ async def post_seed(
     )
     stores = state.stores
     report = await seed_board(
-        ports=SeedPorts(stores.standings, stores.index, stores.counters, stores.leases),
+        ports=SeedPorts(
+            stores.standings, stores.index, stores.counters, stores.leases, stores.registry
+        ),
         board=board,
         seed=seed,
         policy=state.policies.seed,

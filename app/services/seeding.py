@@ -2,7 +2,8 @@
 board's lease, then rebuild its counters.
 
 ``seed_board`` takes the board's seeding lease (so submissions to it get 409 and a second seeder is
-refused), waits out the submissions that started before the lease, writes each row by the board
+refused), registers the board (so the closed-period snapshot job finds it, as it finds a board a
+submission reached), waits out the submissions that started before the lease, writes each row by the board
 rule (only where it beats what the board holds), recounts the board from RankIndex and rewrites its
 counters, then releases the lease. A seeder that fails or dies leaves its lease to expire on its
 own and its rows uncounted; running the seed again (or the reconciler with apply) restores the
@@ -30,8 +31,16 @@ from app.domain.periods import Board
 from app.domain.seed_file import SeedFile, SeedRow
 from app.errors import BoardBeingSeeded, Conflict, InvalidInput, Unavailable
 from app.services.policies import SeedPolicy
-from app.services.ports import BoardIndex, CounterStore, LeaseStore, RowOutcome, StandingStore
+from app.services.ports import (
+    BoardIndex,
+    BoardRegistry,
+    CounterStore,
+    LeaseStore,
+    RowOutcome,
+    StandingStore,
+)
 from app.services.reconcile import BoardCount, RebuildOutcome, rebuild_counters, settled_count
+from app.services.registry import register_board
 
 log = structlog.get_logger(__name__)
 
@@ -65,12 +74,14 @@ class SeedReport:
 
 @dataclass(frozen=True)
 class SeedPorts:
-    """What seeding reads and writes: the rows, the board read whole, its counters, its lease."""
+    """What seeding reads and writes: the rows, the board read whole, its counters, its lease,
+    and the registry of boards."""
 
     standings: StandingStore
     index: BoardIndex
     counters: CounterStore
     leases: LeaseStore
+    registry: BoardRegistry
 
 
 async def seed_board(
@@ -153,7 +164,10 @@ async def _fill(
     progress: Progress | None,
     expires_at: int | None,
 ) -> tuple[Counter[RowOutcome], BoardCount, RebuildOutcome]:
-    """Everything done under the lease: the grace period, the rows, the recount, the counters."""
+    """Everything done under the lease: the registration, the grace period, the rows, the recount,
+    the counters."""
+    # First, so that even rows a failed seed leaves behind are on a board the snapshot job finds.
+    await register_board(registry=ports.registry, board=board, retention=policy.retention)
     if policy.grace_s > 0:
         await asyncio.sleep(policy.grace_s)
     tally, written = await _write_rows(

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from app.bootstrap import Runtime
@@ -200,3 +201,19 @@ async def test_the_cli_builds_its_adapters_as_the_service_does(
         env={"LEADERBOARD_COUNTER_SHARDS": str(shards)},
     )
     assert "0 differences" in clean.stdout, clean.stdout + clean.stderr
+
+
+async def test_a_board_seeded_from_the_command_line_gets_its_closed_period_snapshot(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime, tmp_path: Path
+) -> None:
+    day = (datetime.now(UTC) - timedelta(days=1, hours=6)).date()
+    seed_file = tmp_path / "yesterday.csv"
+    seed_file.write_text(f"playerId,score,achievedAt\nann,30,{day.isoformat()}T12:00:00Z\n")
+    board = f"trivia#classic#day#{day.isoformat()}"
+    seeded = _run(
+        dynamo_endpoint, table_names, "seed", board, str(seed_file), "--grace-seconds", "0"
+    )
+    assert seeded.returncode == 0, seeded.stderr
+    closed = _run(dynamo_endpoint, table_names, "snapshot", "--closed-periods")
+    assert closed.returncode == 0, closed.stderr
+    assert [s["leaderboardId"] for s in json.loads(closed.stdout)["taken"]] == [board]

@@ -13,7 +13,7 @@ async def test_demo_boards_are_full_ordered_and_counted(
     runtime: Runtime, settings: Settings
 ) -> None:
     s = runtime.stores
-    ports = SeedPorts(s.standings, s.index, s.counters, s.leases)
+    ports = SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
     boards = await load_demo(ports=ports, retention=settings.retention, players=20)
     assert len(boards) == 6
     for board_id in boards:

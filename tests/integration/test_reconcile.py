@@ -285,7 +285,7 @@ async def test_a_killed_seeders_board_is_restored_by_reconcile_apply(
             raise RuntimeError("killed")
 
     s = runtime.stores
-    ports = SeedPorts(s.standings, s.index, s.counters, s.leases)
+    ports = SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
     with pytest.raises(RuntimeError, match="killed"):
         await seed_board(ports=ports, board=BOARD, seed=seed, policy=policy, progress=die)
     assert await counter_total(runtime, BOARD.board_id) == (0, 0)

@@ -16,13 +16,14 @@ import pytest
 from app.bootstrap import Runtime, build_policies
 from app.cli import parse_seed_file
 from app.domain.buckets import BucketLayout
-from app.domain.clock import iso_ms
+from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import RankKey
 from app.domain.periods import Board
 from app.domain.seed_file import SeedFile, parse_seed_text
 from app.errors import BoardBeingSeeded, Conflict, InvalidInput
 from app.services.policies import SeedPolicy
 from app.services.seeding import SeedPorts, SeedReport, seed_board
+from app.services.snapshots import SnapshotPorts, snapshot_closed_periods
 from app.settings import Settings
 from app.store.leases import lease_key
 from app.store.tables import RANK_INDEX
@@ -103,7 +104,7 @@ async def assert_counters_match_board(runtime: Runtime, board_id: str) -> int:
 @pytest.fixture
 def ops(runtime: Runtime) -> SeedPorts:
     s = runtime.stores
-    return SeedPorts(s.standings, s.index, s.counters, s.leases)
+    return SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
 
 
 def policy(settings: Settings, **overrides: Any) -> SeedPolicy:
@@ -531,3 +532,24 @@ async def test_seeding_refuses_a_file_checked_for_another_board(
             seed=parse(csv_text(spread(3, now_ms() - 60_000)), board=other),
             policy=policy(settings),
         )
+
+
+async def test_a_seeded_board_is_registered_so_its_closed_period_is_snapshotted(
+    runtime: Runtime, ops: SeedPorts, settings: Settings
+) -> None:
+    """A day board filled only by seeding, whose period closed hours ago, gets its snapshot."""
+    now = datetime.now(UTC)
+    day = (now - timedelta(days=2)).date()
+    board = Board.from_id(f"trivia#classic#day#{day.isoformat()}")
+    noon = to_ms(datetime(day.year, day.month, day.day, 12, tzinfo=UTC))
+    seed = parse(csv_text([("ann", 30, noon), ("bob", 20, noon)]), board=board)
+    await seed_board(ports=ops, board=board, seed=seed, policy=policy(settings))
+    s = runtime.stores
+    report = await snapshot_closed_periods(
+        ports=SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry),
+        now=now,
+        retention=settings.retention,
+        settle=timedelta(seconds=settings.max_lateness_seconds),
+    )
+    assert [snapshot.board_id for snapshot in report.taken] == [board.board_id]
+    assert [e.player_id for e in report.taken[0].entries] == ["ann", "bob"]
