@@ -4,6 +4,7 @@ composition root) and closes them at shutdown."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -12,7 +13,7 @@ import structlog
 from fastapi import Depends, FastAPI
 
 from app.api import admin, boards, health, scores, snapshots
-from app.api.deps import AppState, refuse_unknown_query
+from app.api.deps import AppState, StartupJobs, refuse_unknown_query
 from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
@@ -42,20 +43,33 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
     )
 
 
-async def _load_demo(runtime: Runtime) -> None:
+DEMO_JOB = "loading the demo boards"
+
+
+async def _load_demo(runtime: Runtime, startup: StartupJobs) -> None:
+    """Fill the demo boards; the service is ready once they are (or never, if they fail)."""
     stores = runtime.stores
-    loaded = await load_demo(
-        ports=SeedPorts(
-            stores.standings, stores.index, stores.counters, stores.leases, stores.registry
-        ),
-        retention=runtime.policies.retention,
-    )
-    log.info("demo_boards_loaded", boards=loaded)
+    began = time.perf_counter()
+    log.info("demo_boards_loading")
+    try:
+        loaded = await load_demo(
+            ports=SeedPorts(
+                stores.standings, stores.index, stores.counters, stores.leases, stores.registry
+            ),
+            retention=runtime.policies.retention,
+        )
+    except Exception:
+        startup.fail(DEMO_JOB)
+        log.exception("demo_boards_failed")
+        return
+    startup.finish(DEMO_JOB)
+    log.info("demo_boards_loaded", boards=loaded, duration_s=round(time.perf_counter() - began, 2))
 
 
 def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastAPI:
     """The app; ``demo`` fills a few boards with believable players once the tables are up (on
-    the embedded backend only), in the background so the service answers at once."""
+    the embedded backend only), in the background so the service answers at once, and ready
+    (``/readyz``) once they are full."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -71,7 +85,8 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
             app.state.runtime = runtime
             demo_task = None
             if demo and settings.uses_embedded_backend:
-                demo_task = asyncio.create_task(_load_demo(runtime))
+                state.startup.begin(DEMO_JOB)  # /readyz is 503 until it is done
+                demo_task = asyncio.create_task(_load_demo(runtime, state.startup))
             yield {"app": state}
             if demo_task is not None and not demo_task.done():
                 demo_task.cancel()

@@ -4,7 +4,7 @@ the ``Annotated`` dependency aliases routes declare: what they need, never how i
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, cast
 
@@ -35,6 +35,33 @@ from app.services.ports import Stores
 from app.services.registry import BoardRegistrar
 
 
+class StartupJobs:
+    """The work the service does after it starts answering (loading the demo boards, say): it is
+    not ready until every job is done, and never if one failed."""
+
+    def __init__(self) -> None:
+        self._running: list[str] = []
+        self._failed: list[str] = []
+
+    def begin(self, job: str) -> None:
+        self._running.append(job)
+
+    def finish(self, job: str) -> None:
+        self._running.remove(job)
+
+    def fail(self, job: str) -> None:
+        self._running.remove(job)
+        self._failed.append(job)
+
+    def not_ready_because(self) -> str | None:
+        """Why the service is not ready yet, or ``None`` once every job is done."""
+        if self._failed:
+            return f"a start-up job failed ({', '.join(self._failed)}); the log says why"
+        if self._running:
+            return f"starting: {', '.join(self._running)}"
+        return None
+
+
 @dataclass(frozen=True)
 class AppState:
     stores: Stores
@@ -44,6 +71,7 @@ class AppState:
     write_limits: RateLimiter
     read_limits: RateLimiter
     max_body_bytes: int
+    startup: StartupJobs = field(default_factory=StartupJobs)
 
 
 def get_state(request: Request) -> AppState:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.deps import StoresDep
+from app.api.deps import StateDep
 from app.api.schemas import Health, problem_responses
+from app.errors import Unavailable
 
 router = APIRouter()
 
@@ -19,8 +20,11 @@ async def healthz() -> Health:
     "/readyz",
     response_model=Health,
     responses=problem_responses(503),
-    summary="Readiness: the tables answer",
+    summary="Readiness: start-up work is done and the tables answer",
 )
-async def readyz(stores: StoresDep) -> Health:
-    await stores.tables.ping()
+async def readyz(state: StateDep) -> Health:
+    waiting = state.startup.not_ready_because()
+    if waiting is not None:
+        raise Unavailable(waiting, retry_after=1)
+    await state.stores.tables.ping()
     return Health(status="ready")
