@@ -14,10 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
 from app.api.schemas import ErasureOut, SeedReportOut, SnapshotOut
-from app.bootstrap import NoBackend, Runtime, open_operator_runtime
+from app.bootstrap import NoBackend, Runtime, embedded_state_file, open_operator_runtime
 from app.domain.periods import Board
 from app.domain.seed_file import FORMAT_BY_SUFFIX, SeedFile, SeedFormat, parse_seed_text
 from app.errors import InvalidInput, LeaderboardError
@@ -32,17 +30,32 @@ from app.settings import ConfigurationError, Settings, get_settings
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.main import create_app
-    from app.server import server_config
+    from app.server import AnnouncingServer, server_config
+
+    app = create_app(settings, demo=args.demo)
+
+    def announce(urls: list[str]) -> None:
+        print(
+            f"leaderboard: listening on {', '.join(urls)} (OpenAPI at {urls[0]}/docs)", flush=True
+        )
+        runtime = getattr(app.state, "runtime", None)
+        if settings.uses_embedded_backend and runtime is not None:
+            print(
+                f"leaderboard: embedded DynamoDB at {runtime.endpoint}, in memory until this "
+                "stops; `leaderboard` operator commands on this machine use it "
+                f"(recorded in {embedded_state_file(settings)})",
+                flush=True,
+            )
 
     config = server_config(
-        create_app(settings, demo=args.demo),
+        app,
         host=args.host,
         port=args.port,
         forwarded_allow_ips=settings.forwarded_allow_ips,
         shutdown_grace_s=settings.shutdown_grace_seconds,
         keep_alive_s=settings.keep_alive_seconds,
     )
-    server = uvicorn.Server(config)
+    server = AnnouncingServer(config, announce=announce)
     # Ctrl-C ends the server gracefully, then uvicorn raises the signal again, as uvicorn.run.
     with contextlib.suppress(KeyboardInterrupt):
         server.run()

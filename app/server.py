@@ -10,6 +10,8 @@ still answers in its own words is listed in docs/limits-and-failures.md.
 from __future__ import annotations
 
 import json
+import socket
+from collections.abc import Callable
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -83,3 +85,25 @@ def server_config(
         timeout_graceful_shutdown=int(shutdown_grace_s),
         timeout_keep_alive=int(keep_alive_s),
     )
+
+
+def listening_urls(sockets: list[socket.socket]) -> list[str]:
+    urls = []
+    for sock in sockets:
+        host, port = sock.getsockname()[:2]
+        urls.append(f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}")
+    return urls
+
+
+class AnnouncingServer(uvicorn.Server):
+    """uvicorn's server, saying where it listens once it does (``serve`` leaves uvicorn's own
+    logger, which would, unconfigured)."""
+
+    def __init__(self, config: uvicorn.Config, *, announce: Callable[[list[str]], None]) -> None:
+        super().__init__(config)
+        self._announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            self._announce(listening_urls([s for server in self.servers for s in server.sockets]))

@@ -11,6 +11,7 @@ import re
 import secrets
 from datetime import timedelta
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal, Self
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
@@ -72,6 +73,9 @@ class Settings(BaseSettings):
     forwarded_allow_ips: str = "127.0.0.1"
     dev_api_key: SecretStr | None = None
     cursor_secret: SecretStr | None = None
+    state_file: Path | None = None
+    """Where ``leaderboard serve`` records its embedded backend for the operator commands (None:
+    ``app.local.state_file.default_state_file``)."""
 
     @field_validator("periods")
     @classmethod
