@@ -13,10 +13,11 @@ import structlog
 from fastapi import Depends, FastAPI
 
 from app.api import admin, boards, health, scores, snapshots
-from app.api.deps import AppState, StartupJobs, refuse_unknown_query
+from app.api.deps import AppState, refuse_unknown_query
 from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
+from app.api.readiness import StartupJobs
 from app.bootstrap import Runtime, open_service_runtime
 from app.services.demo import load_demo
 from app.services.seeding import SeedPorts

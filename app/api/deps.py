@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from app.api.problems import validation_errors
 from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
+from app.api.readiness import ReadinessLog, StartupJobs
 from app.api.schemas import ScoreSubmission
 from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import ID_PATTERN
@@ -35,33 +36,6 @@ from app.services.ports import Stores
 from app.services.registry import BoardRegistrar
 
 
-class StartupJobs:
-    """The work the service does after it starts answering (loading the demo boards, say): it is
-    not ready until every job is done, and never if one failed."""
-
-    def __init__(self) -> None:
-        self._running: list[str] = []
-        self._failed: list[str] = []
-
-    def begin(self, job: str) -> None:
-        self._running.append(job)
-
-    def finish(self, job: str) -> None:
-        self._running.remove(job)
-
-    def fail(self, job: str) -> None:
-        self._running.remove(job)
-        self._failed.append(job)
-
-    def not_ready_because(self) -> str | None:
-        """Why the service is not ready yet, or ``None`` once every job is done."""
-        if self._failed:
-            return f"a start-up job failed ({', '.join(self._failed)}); the log says why"
-        if self._running:
-            return f"starting: {', '.join(self._running)}"
-        return None
-
-
 @dataclass(frozen=True)
 class AppState:
     stores: Stores
@@ -72,6 +46,7 @@ class AppState:
     read_limits: RateLimiter
     max_body_bytes: int
     startup: StartupJobs = field(default_factory=StartupJobs)
+    readiness: ReadinessLog = field(default_factory=ReadinessLog)
 
 
 def get_state(request: Request) -> AppState:

@@ -26,5 +26,15 @@ async def readyz(state: StateDep) -> Health:
     waiting = state.startup.not_ready_because()
     if waiting is not None:
         raise Unavailable(waiting, retry_after=1)
-    await state.stores.tables.ping()
+    try:
+        await state.stores.tables.ping()
+    except Unavailable as exc:
+        # The cause (credentials, the endpoint, a table, a permission) is the operator's to
+        # read in the log, once; the response, which anyone may read, does not name it.
+        state.readiness.failed(exc.detail)
+        raise Unavailable(
+            "not ready: the tables do not answer; the service's log says why",
+            retry_after=exc.retry_after,
+        ) from None
+    state.readiness.answered()
     return Health(status="ready")
