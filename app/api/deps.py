@@ -15,13 +15,14 @@ from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 
-from app.api.problems import validation_errors
+from app.api.patterns import IDEMPOTENCY_KEY_PATTERN, PERIOD_PATTERN
+from app.api.problems import invalid_input, validation_errors
 from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
 from app.api.readiness import ReadinessLog, StartupJobs
 from app.api.schemas import ScoreSubmission
 from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import ID_PATTERN
-from app.domain.periods import FIRST_YEAR, LAST_YEAR, YEAR_PATTERN, Board, Period
+from app.domain.periods import FIRST_YEAR, LAST_YEAR, Board, Period
 from app.domain.principal import Principal
 from app.errors import (
     InvalidInput,
@@ -82,7 +83,7 @@ PeriodParam = Annotated[
         description="alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www "
         f"(a date the calendar has, of the years {FIRST_YEAR} to {LAST_YEAR}, or 422)",
         examples=["alltime", "day:2026-11-30", "week:2026-W48"],
-        pattern=rf"^(alltime|day|week|day:{YEAR_PATTERN}-\d{{2}}-\d{{2}}|week:{YEAR_PATTERN}-W\d{{2}})$",
+        pattern=PERIOD_PATTERN,
     ),
 ]
 
@@ -134,7 +135,7 @@ def get_idempotency_key(
         str,
         Header(
             alias="Idempotency-Key",
-            pattern=r"^[\x21-\x7e]{1,255}$",
+            pattern=IDEMPOTENCY_KEY_PATTERN,
             description="1..255 visible ASCII characters; one per distinct submission. "
             "Missing: 400.",
         ),
@@ -225,9 +226,7 @@ async def get_submission(body: Annotated[Any, Depends(read_json_body)]) -> Score
     try:
         return ScoreSubmission.model_validate(body)
     except ValidationError as exc:
-        errors = validation_errors(exc.errors())
-        fields = ", ".join(sorted({e["field"] or "body" for e in errors}))
-        raise InvalidInput(f"invalid: {fields}", errors=errors) from None
+        raise invalid_input(validation_errors(exc.errors()), whole="body") from None
 
 
 SubmissionDep = Annotated[ScoreSubmission, Depends(get_submission)]
