@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from app.domain.keys import is_valid_id
+
 
 class PeriodKind(enum.StrEnum):
     ALLTIME = "alltime"
@@ -129,6 +131,26 @@ class Board:
     @property
     def board_id(self) -> str:
         return f"{self.game}#{self.variant}#{self.period.suffix}"
+
+    @classmethod
+    def parse(cls, text: str, *, now: datetime) -> Board:
+        """A board as an operator names it, in any of the forms the service shows: the board id
+        (``trivia#alltopics#day#2026-11-30``), the id with the API's period
+        (``trivia#alltopics#day:2026-11-30``, ``trivia#alltopics#day`` for the current day), or
+        the API's path (``trivia/alltopics/week:2026-W48``). ``ValueError`` says the forms."""
+        separator = "/" if "/" in text and "#" not in text else "#"
+        game, _, rest = text.partition(separator)
+        variant, _, period_text = rest.partition(separator)
+        if separator == "#" and "#" in period_text:
+            period_text = period_text.replace("#", ":", 1)  # the board id's own form
+        if not (is_valid_id(game) and is_valid_id(variant) and period_text):
+            raise ValueError(
+                f"{text!r} is not a board: use GAME#VARIANT#PERIOD, where PERIOD is alltime, day "
+                "or week (the current ones), day#YYYY-MM-DD or week#YYYY-Www "
+                "(trivia#alltopics#day#2026-11-30; the API's day:2026-11-30 and "
+                "trivia/alltopics/day:2026-11-30 work too)"
+            )
+        return cls(game, variant, Period.parse(period_text, now=now))
 
     @classmethod
     def from_id(cls, board_id: str) -> Board:

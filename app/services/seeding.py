@@ -39,15 +39,13 @@ from app.services.ports import (
     RowOutcome,
     StandingStore,
 )
+from app.services.progress import Progress
 from app.services.reconcile import BoardCount, RebuildOutcome, rebuild_counters, settled_count
 from app.services.registry import register_board
 
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
-
-Progress = Callable[[int, int], None]
-"""Called after each row is written: ``(rows done, rows to write)``."""
 
 
 @dataclass(frozen=True)
@@ -168,8 +166,7 @@ async def _fill(
     the counters."""
     # First, so that even rows a failed seed leaves behind are on a board the snapshot job finds.
     await register_board(registry=ports.registry, board=board, retention=policy.retention)
-    if policy.grace_s > 0:
-        await asyncio.sleep(policy.grace_s)
+    await _wait_out(policy.grace_s, progress)
     tally, written = await _write_rows(
         ports.standings,
         board.board_id,
@@ -185,6 +182,7 @@ async def _fill(
         expect=written,
         attempts=policy.settle_attempts,
         delay_s=policy.settle_delay_s,
+        progress=progress,
     )
     rebuilt = await rebuild_counters(
         counters=ports.counters,
@@ -192,8 +190,23 @@ async def _fill(
         count=count,
         layout=policy.layout,
         retention=policy.retention,
+        progress=progress,
     )
     return tally, count, rebuilt
+
+
+async def _wait_out(grace_s: float, progress: Progress | None) -> None:
+    """The grace period, told second by second."""
+    if grace_s <= 0:
+        return
+    total = math.ceil(grace_s)
+    began = time.monotonic()
+    while (elapsed := time.monotonic() - began) < grace_s:
+        if progress is not None:
+            progress("waiting", min(total, math.floor(elapsed)), total)
+        await asyncio.sleep(min(1.0, grace_s - elapsed))
+    if progress is not None:
+        progress("waiting", total, total)
 
 
 async def _write_rows(
@@ -211,7 +224,7 @@ async def _write_rows(
     pending = iter(rows)  # shared by the workers: each takes the next row when it is free
     total = len(rows)
     if progress is not None:
-        progress(0, total)
+        progress("writing rows", 0, total)
 
     async def worker() -> None:
         for row in pending:
@@ -220,7 +233,7 @@ async def _write_rows(
             if outcome != "kept":
                 written.append(row.key.encode())
             if progress is not None:
-                progress(tally.total(), total)
+                progress("writing rows", tally.total(), total)
 
     workers = [asyncio.create_task(worker()) for _ in range(min(policy.concurrency, total))]
     try:

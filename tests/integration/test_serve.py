@@ -179,3 +179,41 @@ def test_operator_commands_find_the_running_serve_and_say_so_once_it_stops(
     assert after.returncode == 2
     assert "start `leaderboard serve`" in after.stderr
     assert "Traceback" not in after.stderr
+
+
+REPO = Path(__file__).resolve().parents[2]
+CLI_PREFIX = "python3 -m uv run --frozen leaderboard "
+
+
+def readme_operator_commands() -> list[str]:
+    """The README's block of operator commands, as written."""
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", readme, re.DOTALL)
+    (block,) = [b for b in blocks if "leaderboard keys create --name quiz-server" in b]
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_s_operator_commands_work_as_written_on_a_running_serve(
+    served: Served, tmp_path: Path
+) -> None:
+    commands = readme_operator_commands()
+    assert sum(CLI_PREFIX in line for line in commands) >= 9
+    env = {k: v for k, v in served.env.items() if k != "LEADERBOARD_DEV_API_KEY"}
+    for line in commands:
+        # The same command line through this interpreter, as `uv run` would run it.
+        shell_line = line.replace(CLI_PREFIX, f"{sys.executable} -m app.cli ")
+        ran = subprocess.run(
+            ["/bin/bash", "-c", shell_line],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert ran.returncode == 0, (line, ran.stdout, ran.stderr)
+        assert "Traceback" not in ran.stderr, line
+        if "seed" in line:
+            assert json.loads(ran.stdout)["rowsWritten"] == 1
+        if "erase" in line:
+            assert json.loads(ran.stdout)["removed"]["boards"] == 1

@@ -138,3 +138,37 @@ def test_cursor_round_trip_and_refusals() -> None:
     for forged in ["", "abc", text + "x", "." + text.split(".")[1], "%%%.%%%"]:
         with pytest.raises(CursorError):
             decode_cursor(forged, SECRET, board_id="b#1")
+
+
+@pytest.mark.parametrize(
+    ("text", "board_id"),
+    [
+        ("trivia#alltopics#alltime", "trivia#alltopics#alltime"),
+        ("trivia#alltopics#day", "trivia#alltopics#day#2026-11-30"),
+        ("trivia#alltopics#week", "trivia#alltopics#week#2026-W49"),
+        ("trivia#alltopics#day#2026-11-29", "trivia#alltopics#day#2026-11-29"),
+        ("trivia#alltopics#week#2026-W48", "trivia#alltopics#week#2026-W48"),
+        ("trivia#alltopics#day:2026-11-29", "trivia#alltopics#day#2026-11-29"),
+        ("trivia/alltopics/week:2026-W48", "trivia#alltopics#week#2026-W48"),
+        ("trivia/alltopics/alltime", "trivia#alltopics#alltime"),
+    ],
+)
+def test_an_operator_may_name_a_board_in_every_form_the_service_shows(
+    text: str, board_id: str
+) -> None:
+    assert Board.parse(text, now=NOW).board_id == board_id
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("trivia", "GAME#VARIANT#PERIOD"),
+        ("tri via#x#alltime", "GAME#VARIANT#PERIOD"),
+        ("trivia#x#month", "unknown period"),
+        ("trivia#x#day#2026-02-30", "not a date"),
+        ("trivia#x#day#9999-12-31", "outside the years"),
+    ],
+)
+def test_a_board_not_in_any_form_is_refused_with_the_forms(text: str, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        Board.parse(text, now=NOW)
