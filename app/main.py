@@ -14,6 +14,7 @@ from fastapi import Depends, FastAPI
 
 from app.api import admin, boards, health, scores, snapshots
 from app.api.deps import AppState, refuse_unknown_query
+from app.api.docs import install_docs
 from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
@@ -98,6 +99,10 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         summary="Game leaderboards on DynamoDB: scores in, exact boards and ranks out.",
         lifespan=lifespan,
         dependencies=[Depends(refuse_unknown_query)],
+        # Swagger UI from the service's own copy (install_docs), never a CDN; no ReDoc, whose
+        # script no package here carries.
+        docs_url=None,
+        redoc_url=None,
     )
     app.add_middleware(
         RequestContext,
@@ -105,6 +110,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         exempt_suffixes=("/seed", "/reconcile"),
     )
     install_problem_handlers(app)
+    install_docs(app)
     for module in (scores, health, boards, admin, snapshots):
         app.include_router(module.router)
     return app
