@@ -39,7 +39,7 @@ class Served:
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         """A `leaderboard` command in another terminal: no endpoint configured."""
         env = {k: v for k, v in self.env.items() if k != "LEADERBOARD_DEV_API_KEY"}
-        return subprocess.run(
+        ran = subprocess.run(
             [sys.executable, "-m", "app.cli", *args],
             env=env,
             capture_output=True,
@@ -47,6 +47,8 @@ class Served:
             timeout=120,
             check=False,
         )
+        assert CURSOR_SECRET[-10:] not in ran.stdout + ran.stderr
+        return ran
 
     def printed(self, text: str, timeout: float = 10) -> bool:
         """Whether the service prints a line holding ``text`` within ``timeout`` seconds."""
@@ -213,6 +215,7 @@ def test_the_readme_s_operator_commands_work_as_written_on_a_running_serve(
         )
         assert ran.returncode == 0, (line, ran.stdout, ran.stderr)
         assert "Traceback" not in ran.stderr, line
+        assert CURSOR_SECRET[-10:] not in ran.stdout + ran.stderr, line
         if "seed" in line:
             assert json.loads(ran.stdout)["rowsWritten"] == 1
         if "erase" in line:
