@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
@@ -195,22 +196,55 @@ async def open_runtime(
         )
 
 
+def embedded_state_file(settings: Settings) -> Path:
+    """Where ``leaderboard serve`` records its embedded backend for the operator commands."""
+    from app.local.state_file import default_state_file
+
+    return settings.state_file or default_state_file()
+
+
+def _record_embedded(settings: Settings, runtime: Runtime) -> Path | None:
+    """Tell the operator commands where this process's embedded backend is; ``None`` if it
+    cannot (the service runs on regardless)."""
+    from app.local.state_file import EmbeddedState, UntrustedStateFile, write_state
+
+    path = embedded_state_file(settings)
+    if runtime.endpoint is None:  # pragma: no cover - the embedded backend always has one
+        return None
+    state = EmbeddedState(
+        runtime.endpoint, runtime.tables.scores, runtime.tables.snapshots, os.getpid()
+    )
+    try:
+        write_state(path, state)
+    except (OSError, UntrustedStateFile) as exc:
+        log.warning("embedded_backend_not_recorded", path=str(path), error=str(exc))
+        return None
+    return path
+
+
 @asynccontextmanager
 async def open_service_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """The service's runtime: on the configured endpoint, or, with none outside production, on
-    the embedded backend (moto's server as a child process, stopped when this exits)."""
+    the embedded backend (moto's server as a child process, stopped when this exits), recorded
+    for the operator commands while it runs (``embedded_state_file``)."""
     if not settings.uses_embedded_backend:
         async with open_runtime(settings) as runtime:
             yield runtime
         return
     from app.local.embedded import EmbeddedDynamo
+    from app.local.state_file import remove_state
 
     embedded = EmbeddedDynamo()
     endpoint = await asyncio.to_thread(embedded.start)
     log.info("embedded_backend_started", endpoint=endpoint, pid=embedded.pid)
     try:
         async with open_runtime(settings, endpoint=endpoint, create_tables=True) as runtime:
-            yield runtime
+            recorded = _record_embedded(settings, runtime)
+            try:
+                yield runtime
+            finally:
+                if recorded is not None:
+                    remove_state(recorded, pid=os.getpid())
     finally:
         await asyncio.to_thread(embedded.stop)
         log.info("embedded_backend_stopped")
@@ -218,12 +252,29 @@ async def open_service_runtime(settings: Settings) -> AsyncIterator[Runtime]:
 
 @asynccontextmanager
 async def open_operator_runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    """An operator command's runtime: a configured endpoint (or production's AWS), never an
-    embedded backend of its own, whose data would vanish when the command ends."""
+    """An operator command's runtime: a configured endpoint (or production's AWS), or else the
+    embedded backend of a ``leaderboard serve`` running on this machine; never an embedded
+    backend of its own, whose data would vanish when the command ends."""
     if settings.dynamodb_endpoint is None and settings.environment != "production":
-        raise NoBackend(
-            "set LEADERBOARD_DYNAMODB_ENDPOINT: the embedded backend lives only as long as "
-            "`leaderboard serve`"
+        from app.local.state_file import UntrustedStateFile, read_live_state
+
+        path = embedded_state_file(settings)
+        try:
+            served = read_live_state(path)
+        except UntrustedStateFile as exc:
+            raise NoBackend(str(exc)) from None
+        if served is None:
+            raise NoBackend(
+                "no DynamoDB to work on: start `leaderboard serve` (its embedded backend is "
+                f"found through {path} while it runs), or set LEADERBOARD_DYNAMODB_ENDPOINT"
+            )
+        log.info("using_embedded_backend", endpoint=served.endpoint, serve_pid=served.pid)
+        settings = settings.model_copy(
+            update={
+                "dynamodb_endpoint": served.endpoint,
+                "scores_table": served.scores_table,
+                "snapshots_table": served.snapshots_table,
+            }
         )
     async with open_runtime(settings) as runtime:
         yield runtime

@@ -1,57 +1,72 @@
 """The ``leaderboard`` command: serve the API, and the operator's tools (create-tables, keys, seed,
-reconcile, snapshot, erase), each through the composition root like the service itself."""
+reconcile, snapshot, erase), each through the composition root like the service itself.
+
+stdout holds each command's output and nothing else; logs go to stderr (operator commands log
+warnings only, unless ``-v``), and long work shows its progress there from start to end.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import logging
 import sys
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import uvicorn
+from typing import Any, TextIO
 
 from app.api.schemas import ErasureOut, SeedReportOut, SnapshotOut
-from app.bootstrap import NoBackend, Runtime, open_operator_runtime
+from app.bootstrap import NoBackend, Runtime, embedded_state_file, open_operator_runtime
 from app.domain.periods import Board
 from app.domain.seed_file import FORMAT_BY_SUFFIX, SeedFile, SeedFormat, parse_seed_text
 from app.errors import InvalidInput, LeaderboardError
 from app.logging import configure_logging
 from app.services.erasure import erase_player
 from app.services.keys import create_api_key, list_api_keys, revoke_api_key
+from app.services.progress import Stage
 from app.services.reconcile import reconcile_board
 from app.services.seeding import SeedPorts, seed_board
 from app.services.snapshots import SnapshotPorts, snapshot_closed_periods, take_snapshot
-from app.settings import Settings, get_settings
+from app.settings import ConfigurationError, Settings, get_settings
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.main import create_app
+    from app.server import AnnouncingServer, server_config
 
-    uvicorn.run(
-        create_app(settings, demo=args.demo),
+    app = create_app(settings, demo=args.demo)
+
+    def announce(urls: list[str]) -> None:
+        print(
+            f"leaderboard: listening on {', '.join(urls)} (OpenAPI at {urls[0]}/docs)", flush=True
+        )
+        runtime = getattr(app.state, "runtime", None)
+        if settings.uses_embedded_backend and runtime is not None:
+            print(
+                f"leaderboard: embedded DynamoDB at {runtime.endpoint}, in memory until this "
+                "stops; `leaderboard` operator commands on this machine use it "
+                f"(recorded in {embedded_state_file(settings)})",
+                flush=True,
+            )
+
+    config = server_config(
+        app,
         host=args.host,
         port=args.port,
-        access_log=False,
-        log_config=None,
-        lifespan="on",
-        # The client address (read limits) comes from X-Forwarded-For only behind these proxies.
-        proxy_headers=True,
         forwarded_allow_ips=settings.forwarded_allow_ips,
-        # One worker per process: scale by adding processes (tasks). On SIGTERM uvicorn stops
-        # accepting, lets in-flight requests finish for the grace, then closes.
-        workers=1,
-        # uvloop and httptools: less CPU a request than asyncio's loop and h11.
-        loop="uvloop",
-        http="httptools",
-        timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
-        timeout_keep_alive=int(settings.keep_alive_seconds),
+        shutdown_grace_s=settings.shutdown_grace_seconds,
+        keep_alive_s=settings.keep_alive_seconds,
     )
-    return 0
+    server = AnnouncingServer(config, announce=announce)
+    # Ctrl-C ends the server gracefully, then uvicorn raises the signal again, as uvicorn.run.
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    return 0 if server.started else 3  # uvicorn's own code for a failed start-up
 
 
 async def _create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
@@ -71,7 +86,7 @@ def _snapshot_ports(runtime: Runtime) -> SnapshotPorts:
 
 def _seed_ports(runtime: Runtime) -> SeedPorts:
     s = runtime.stores
-    return SeedPorts(s.standings, s.index, s.counters, s.leases)
+    return SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
 
 
 def parse_seed_file(
@@ -92,28 +107,62 @@ def parse_seed_file(
 
 def _board(text: str) -> Board:
     try:
-        return Board.from_id(text)
-    except ValueError:
-        raise InvalidInput(
-            f"{text!r} is not a board id: use game#variant#alltime, game#variant#day#YYYY-MM-DD "
-            "or game#variant#week#YYYY-Www"
-        ) from None
+        return Board.parse(text, now=datetime.now(UTC))
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
 
 
-def _progress_bar() -> Callable[[int, int], None] | None:
-    """A one-line progress bar on a terminal; nothing when output goes elsewhere."""
-    if not sys.stderr.isatty():
-        return None
+def _stage_line(stage: Stage, total: int | None) -> str:
+    if stage == "waiting":
+        return f"waiting {total} s for submissions already under way"
+    if stage == "writing rows":
+        return f"writing {total} row{'' if total == 1 else 's'}"
+    if stage == "recounting":
+        return "recounting the board" + (f" (about {total} entries)" if total else "")
+    if stage == "reading counters":
+        return "reading the counters"
+    return f"writing {total} counter item{'' if total == 1 else 's'}"
 
-    def draw(done: int, total: int) -> None:
-        width = 40
-        filled = width * done // max(total, 1)
-        end = "\n" if done >= total else ""
-        print(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}", end=end, file=sys.stderr
-        )
 
-    return draw
+class ProgressReport:
+    """Long work's progress on ``stream`` (stderr): a live line per stage on a terminal, else one
+    line as each stage begins; and, at the end, how long it all took."""
+
+    def __init__(self, stream: TextIO, *, live: bool | None = None) -> None:
+        self._stream = stream
+        self._live = stream.isatty() if live is None else live
+        self._stage: Stage | None = None
+        self._began = time.monotonic()
+        self._drawn = 0.0
+
+    def __call__(self, stage: Stage, done: int, total: int | None) -> None:
+        line = _stage_line(stage, total)
+        begins = stage != self._stage
+        if begins:
+            if self._live and self._stage is not None:
+                print(file=self._stream)
+            self._stage = stage
+            if not self._live:
+                print(f"{line} ...", file=self._stream, flush=True)
+        if not self._live:
+            return
+        now = time.monotonic()
+        if not begins and now - self._drawn < 0.1 and done != total:
+            return  # a redraw at most ten times a second
+        self._drawn = now
+        if total:
+            width = 30
+            filled = width * min(done, total) // total
+            bar = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+        else:
+            bar = f"{done}"
+        print(f"\r{line}: {bar}", end="", file=self._stream, flush=True)
+
+    def finish(self) -> None:
+        if self._live and self._stage is not None:
+            print(file=self._stream)
+        took = time.monotonic() - self._began
+        print(f"done in {took:.1f} s", file=self._stream, flush=True)
 
 
 async def _seed(runtime: Runtime, args: argparse.Namespace) -> int:
@@ -130,13 +179,15 @@ async def _seed(runtime: Runtime, args: argparse.Namespace) -> int:
         )
         if value is not None
     }
+    progress = ProgressReport(sys.stderr)
     report = await seed_board(
         ports=_seed_ports(runtime),
         board=board,
         seed=seed,
         policy=replace(runtime.policies.seed, **overrides),
-        progress=_progress_bar(),
+        progress=progress,
     )
+    progress.finish()
     print(SeedReportOut.of(report).model_dump_json(by_alias=True, indent=2))
     if report.counter_conflicts:
         print("some counters changed under the lease: run `leaderboard reconcile`", file=sys.stderr)
@@ -144,6 +195,7 @@ async def _seed(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
+    progress = ProgressReport(sys.stderr)
     report = await reconcile_board(
         index=runtime.stores.index,
         counters=runtime.stores.counters,
@@ -152,7 +204,9 @@ async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
         layout=runtime.policies.layout,
         retention=runtime.policies.retention,
         apply=args.apply,
+        progress=progress,
     )
+    progress.finish()
     mode = "applied" if report.applied else "dry run (use --apply to repair)"
     print(f"{report.board_id}: {report.player_count} players counted; {mode}")
     for diff in report.differences:
@@ -235,16 +289,37 @@ async def _keys(runtime: Runtime, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     elif args.keys_command == "list":
-        for info in await list_api_keys(keys):
-            state = f"revoked {info.revoked_at}" if info.revoked_at else "active"
+        listed = await list_api_keys(keys)
+        rows = [
+            [
+                info.key_id,
+                info.name,
+                ",".join(info.scopes),
+                info.created_at,
+                f"revoked {info.revoked_at}" if info.revoked_at else "active",
+            ]
+            for info in listed
+        ]
+        print(_table(["KEY ID", "NAME", "SCOPES", "CREATED", "STATE"], rows))
+        if not listed:
             print(
-                f"{info.key_id}  {info.name}  {','.join(info.scopes)}  {info.created_at}  {state}"
+                "no stored keys (keys configured in LEADERBOARD_API_KEYS are not stored here)",
+                file=sys.stderr,
             )
     else:
         revoked = await revoke_api_key(keys, args.name, key_id=args.id)
         for info in revoked:
             print(f"revoked {info.key_id} ({info.name})")
     return 0
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    """Columns aligned under a header, two spaces apart."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    )
 
 
 _COMMANDS: dict[str, Callable[[Runtime, argparse.Namespace], Coroutine[Any, Any, int]]] = {
@@ -266,56 +341,192 @@ async def _run(
         return await command(runtime, args)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="leaderboard", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the HTTP service")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+BOARD_HELP = (
+    "a board: GAME#VARIANT#PERIOD, PERIOD being alltime, day or week (the current ones), "
+    "day#YYYY-MM-DD or week#YYYY-Www; the API's forms work too (trivia#alltopics#day:2026-11-30, "
+    "trivia/alltopics/day:2026-11-30)"
+)
+EPILOG = """\
+With no LEADERBOARD_DYNAMODB_ENDPOINT (and not in production), the operator commands work on the
+embedded backend of a `leaderboard serve` running on this machine, which records where it is while
+it runs. stdout holds a command's output; logs go to stderr (warnings only, unless -v).
+Configuration: the LEADERBOARD_ variables in the README."""
+
+
+class _DefaultsShown(argparse.HelpFormatter):
+    """Help that says an option's default, where it has one worth saying."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if (
+            text
+            and action.default not in (None, False, argparse.SUPPRESS)
+            and action.option_strings
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    formatter = _DefaultsShown
+    parser = argparse.ArgumentParser(
+        prog="leaderboard",
+        description="Game leaderboards on DynamoDB: serve the HTTP API, and the operator's tools.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-v", "--verbose", action="store_true", help="log info lines too (on stderr)"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, summary: str, description: str | None = None) -> argparse.ArgumentParser:
+        return commands.add_parser(
+            name,
+            help=summary,
+            description=description or summary,
+            parents=[common],
+            formatter_class=formatter,
+        )
+
+    serve = commands.add_parser(
+        "serve",
+        help="run the HTTP service",
+        description="Run the HTTP service, printing where it listens. With no "
+        "LEADERBOARD_DYNAMODB_ENDPOINT it starts an embedded, in-memory DynamoDB for as long as "
+        "it runs. Logs every request as one line on stderr.",
+        formatter_class=formatter,
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (0: any free one)")
     serve.add_argument(
-        "--demo", action="store_true", help="fill a few boards with demo players (embedded only)"
+        "--demo",
+        action="store_true",
+        help="fill trivia/alltopics and trivia/sports with demo players (embedded backend only); "
+        "/readyz says ready once they are in",
     )
-    create = commands.add_parser("create-tables", help="create the tables where missing")
+
+    create = command(
+        "create-tables",
+        "create the tables where missing",
+        "Create the Scores and Snapshots tables (and TTL) where they are missing; report those "
+        "already there.",
+    )
     create.add_argument(
-        "--deletion-protection", action="store_true", help="turn on deletion protection"
+        "--deletion-protection",
+        action="store_true",
+        help="create them with deletion protection, and turn it on for existing ones that lack it",
     )
-    keys = commands.add_parser("keys", help="create, list and revoke API keys")
-    keys_commands = keys.add_subparsers(dest="keys_command", required=True)
-    key_create = keys_commands.add_parser("create", help="make a key; prints it once")
-    key_create.add_argument("--name", required=True, help="the client: scopes idempotency keys")
+
+    keys = commands.add_parser(  # -v goes after create, list or revoke
+        "keys",
+        help="create, list and revoke API keys",
+        description="Create, list and revoke API keys, stored as SHA-256 digests in the Scores "
+        "table.",
+        formatter_class=formatter,
+    )
+    keys_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="KEYS_COMMAND")
+
+    def keys_command(name: str, summary: str) -> argparse.ArgumentParser:
+        return keys_commands.add_parser(
+            name, help=summary, description=summary, parents=[common], formatter_class=formatter
+        )
+
+    key_create = keys_command(
+        "create", "make a key and print it once (only its SHA-256 digest is stored)"
+    )
     key_create.add_argument(
-        "--scope", action="append", required=True, help="submit:<game>, submit:*, admin"
+        "--name",
+        required=True,
+        help="the client it is for: its identity for idempotency keys and rate limits",
     )
-    key_create.add_argument("--kind", choices=["live", "test"], default="live")
-    keys_commands.add_parser("list", help="every stored key (never the key itself)")
-    key_revoke = keys_commands.add_parser("revoke", help="revoke a client's keys, or one key")
+    key_create.add_argument(
+        "--scope",
+        action="append",
+        required=True,
+        help="submit:<game>, submit:* or admin; repeat for several",
+    )
+    key_create.add_argument(
+        "--kind",
+        choices=["live", "test"],
+        default="live",
+        help="the key's prefix, lb_live_ or lb_test_, telling people and secret scanners what it "
+        "is for; both kinds work alike",
+    )
+    keys_command("list", "every stored key: id, name, scopes, created, state (never the key)")
+    key_revoke = keys_command("revoke", "revoke every key of a client, or one key by its id")
     key_revoke.add_argument("name", nargs="?", help="revoke every key of this client")
     key_revoke.add_argument("--id", help="revoke the one key with this id (from `keys list`)")
-    seed = commands.add_parser("seed", help="bulk-load a board from CSV or JSON lines")
-    seed.add_argument("board", help="board id, e.g. trivia#alltopics#alltime")
-    seed.add_argument("file", help="CSV (with a header) or JSON lines")
-    seed.add_argument("--format", choices=["csv", "jsonl"], help="default: from the file")
-    seed.add_argument("--grace-seconds", type=float, help="wait after taking the lease")
-    seed.add_argument("--lease-ttl", type=float, help="seconds a dead seeder's lease lasts")
-    seed.add_argument("--concurrency", type=int, help="row writes in flight")
-    reconcile = commands.add_parser("reconcile", help="compare a board's counters with a recount")
-    reconcile.add_argument("board", help="board id, e.g. trivia#alltopics#alltime")
-    reconcile.add_argument("--apply", action="store_true", help="repair (default: dry run)")
-    snapshot = commands.add_parser("snapshot", help="snapshot a board, or every closed period")
-    snapshot.add_argument("board", nargs="?", help="board id, e.g. trivia#alltopics#day#2026-11-30")
+
+    seed = command(
+        "seed",
+        "bulk-load a board from CSV or JSON lines",
+        "Bulk-load a board under its seeding lease: the file is checked whole first (bad rows "
+        "are listed and nothing is written), then each row is written where it beats the board's "
+        "entry, and the counters are rebuilt. Progress goes to stderr.",
+    )
+    seed.add_argument("board", metavar="BOARD", help=BOARD_HELP)
+    seed.add_argument(
+        "file",
+        metavar="FILE",
+        help="CSV with a header, or JSON lines: playerId, score, "
+        "achievedAt, displayName?, country?",
+    )
+    seed.add_argument(
+        "--format",
+        choices=["csv", "jsonl"],
+        help="the file's format (default: from its suffix, else its content)",
+    )
+    seed.add_argument(
+        "--grace-seconds",
+        type=float,
+        help="wait after taking the lease, for submissions already under way (default: "
+        "LEADERBOARD_REQUEST_DEADLINE_SECONDS)",
+    )
+    seed.add_argument(
+        "--lease-ttl", type=float, help="seconds a dead seeder's lease outlives it (default: 60)"
+    )
+    seed.add_argument("--concurrency", type=int, help="row writes in flight (default: 16)")
+
+    reconcile = command(
+        "reconcile",
+        "compare a board's counters with a recount",
+        "Recount a board twice from its index and compare with its counters; with --apply, "
+        "repair only where both passes agree. Progress goes to stderr.",
+    )
+    reconcile.add_argument("board", metavar="BOARD", help=BOARD_HELP)
+    reconcile.add_argument("--apply", action="store_true", help="repair (default: a dry run)")
+
+    snapshot = command("snapshot", "snapshot a board now, or every closed period")
+    snapshot.add_argument("board", metavar="BOARD", nargs="?", help=BOARD_HELP)
     snapshot.add_argument(
         "--closed-periods",
         action="store_true",
-        help="snapshot every day/week board whose period has closed and has none (idempotent)",
+        help="snapshot every registered day and week board whose period has closed and has no "
+        "snapshot yet (idempotent: run it hourly)",
     )
     snapshot.add_argument("--top", type=int, default=100, help="entries kept (1..1000)")
-    erase = commands.add_parser("erase", help="erase a player everywhere (GDPR)")
-    erase.add_argument("player")
-    args = parser.parse_args(argv)
-    configure_logging()
+
+    erase = command(
+        "erase",
+        "erase a player everywhere (GDPR)",
+        "Erase a player: their rows on every board, their entries in snapshots, their stored "
+        "submission responses. Idempotent.",
+    )
+    erase.add_argument("player", metavar="PLAYER", help="the player id")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # serve logs every request (info); an operator command's stderr holds warnings only, unless
+    # asked, so that its output reads alone.
+    verbose = args.command == "serve" or args.verbose
+    configure_logging(level=logging.INFO if verbose else logging.WARNING)
     try:
         settings = get_settings()
-    except ValueError as exc:
+    except ConfigurationError as exc:
         print(f"leaderboard: configuration error: {exc}", file=sys.stderr)
         return 2
     if args.command == "serve":

@@ -17,6 +17,7 @@
     ├── PayloadTooLarge (413)
     ├── UnsupportedMediaType (415)
     ├── InvalidInput (422)            a field out of range, unknown, or malformed
+    │   ├── NestedTooDeeply           JSON nested past the limit, refused before parsing
     │   └── IdempotencyKeyReused      the same key with a different request
     ├── RateLimited (429)             the caller's token bucket is empty
     ├── Unavailable (503)             a dependency failing after retries, or the request deadline
@@ -158,6 +159,10 @@ class UnsupportedMediaType(LeaderboardError):
 
 class InvalidInput(LeaderboardError):
     status, title, slug = 422, "Invalid input", "invalid-input"
+
+
+class NestedTooDeeply(InvalidInput):
+    title, slug = "JSON nested too deeply", "nested-too-deeply"
 
 
 class IdempotencyKeyReused(InvalidInput):

@@ -4,6 +4,7 @@ composition root) and closes them at shutdown."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -14,13 +15,15 @@ from fastapi import Depends, FastAPI
 from app import telemetry
 from app.api import admin, boards, health, scores, snapshots
 from app.api.deps import AppState, refuse_unknown_query
+from app.api.docs import install_docs
 from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
+from app.api.readiness import StartupJobs
 from app.bootstrap import Runtime, open_service_runtime
 from app.services.demo import load_demo
 from app.services.seeding import SeedPorts
-from app.settings import Settings, get_settings
+from app.settings import ConfigurationError, Settings, get_settings
 
 log = structlog.get_logger(__name__)
 
@@ -46,18 +49,33 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
     )
 
 
-async def _load_demo(runtime: Runtime) -> None:
+DEMO_JOB = "loading the demo boards"
+
+
+async def _load_demo(runtime: Runtime, startup: StartupJobs) -> None:
+    """Fill the demo boards; the service is ready once they are (or never, if they fail)."""
     stores = runtime.stores
-    loaded = await load_demo(
-        ports=SeedPorts(stores.standings, stores.index, stores.counters, stores.leases),
-        retention=runtime.policies.retention,
-    )
-    log.info("demo_boards_loaded", boards=loaded)
+    began = time.perf_counter()
+    log.info("demo_boards_loading")
+    try:
+        loaded = await load_demo(
+            ports=SeedPorts(
+                stores.standings, stores.index, stores.counters, stores.leases, stores.registry
+            ),
+            retention=runtime.policies.retention,
+        )
+    except Exception:
+        startup.fail(DEMO_JOB)
+        log.exception("demo_boards_failed")
+        return
+    startup.finish(DEMO_JOB)
+    log.info("demo_boards_loaded", boards=loaded, duration_s=round(time.perf_counter() - began, 2))
 
 
 def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastAPI:
     """The app; ``demo`` fills a few boards with believable players once the tables are up (on
-    the embedded backend only), in the background so the service answers at once."""
+    the embedded backend only), in the background so the service answers at once, and ready
+    (``/readyz``) once they are full."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -78,7 +96,8 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
             app.state.runtime = runtime
             demo_task = None
             if demo and settings.uses_embedded_backend:
-                demo_task = asyncio.create_task(_load_demo(runtime))
+                state.startup.begin(DEMO_JOB)  # /readyz is 503 until it is done
+                demo_task = asyncio.create_task(_load_demo(runtime, state.startup))
             yield {"app": state}
             if demo_task is not None and not demo_task.done():
                 demo_task.cancel()
@@ -89,6 +108,10 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         summary="Game leaderboards on DynamoDB: scores in, exact boards and ranks out.",
         lifespan=lifespan,
         dependencies=[Depends(refuse_unknown_query)],
+        # Swagger UI from the service's own copy (install_docs), never a CDN; no ReDoc, whose
+        # script no package here carries.
+        docs_url=None,
+        redoc_url=None,
     )
     app.add_middleware(
         RequestContext,
@@ -99,6 +122,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         placeholder_units=settings.uses_embedded_backend,
     )
     install_problem_handlers(app)
+    install_docs(app)
     for module in (scores, health, boards, admin, snapshots):
         app.include_router(module.router)
     return app
@@ -107,5 +131,9 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
 def __getattr__(name: str) -> Any:
     # ``uvicorn app.main:app`` builds the app on first access, never at import of this module.
     if name == "app":
-        return create_app()
+        try:
+            return create_app()
+        except ConfigurationError as exc:
+            # The reason alone, as `leaderboard` prints it, instead of a traceback.
+            raise SystemExit(f"leaderboard: configuration error: {exc}") from None
     raise AttributeError(name)

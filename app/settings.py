@@ -1,14 +1,25 @@
-"""Typed settings from the environment (prefix ``LEADERBOARD_``), checked at start-up."""
+"""Typed settings from the environment (prefix ``LEADERBOARD_``), checked at start-up.
+
+``load_settings`` is the one way the service and the CLI read them: a bad configuration is a
+``ConfigurationError`` that names each variable and what is wrong with it and never holds a value
+(pydantic's own message echoes the input, secrets and all).
+"""
 
 from __future__ import annotations
 
+import argparse
+import enum
+import json
+import re
 import secrets
 from datetime import timedelta
 from functools import lru_cache
-from typing import Literal, Self
+from pathlib import Path
+from typing import Any, Literal, Self, get_args, get_origin
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from app.domain.periods import PeriodKind
 
@@ -23,52 +34,183 @@ class ApiKeyEntry(BaseModel):
 
 
 class Settings(BaseSettings):
+    """Every setting, with its description: the README's configuration table is rendered from
+    these (``python -m app.settings --write README.md``), and a test holds the two together."""
+
     model_config = SettingsConfigDict(env_prefix="LEADERBOARD_", extra="ignore", frozen=True)
 
-    environment: Literal["development", "production"] = "development"
-    dynamodb_endpoint: str | None = None
-    allow_embedded_backend: bool = True
-    """False (the container image sets it): with no endpoint, refuse to start rather than start
-    the embedded backend."""
-    region: str = "us-east-1"
-    scores_table: str = "leaderboard-scores"
-    snapshots_table: str = "leaderboard-snapshots"
+    environment: Literal["development", "production"] = Field(
+        default="development",
+        description="`production` never starts the embedded backend, needs `CURSOR_SECRET`, and "
+        "refuses `DEV_API_KEY`",
+    )
+    dynamodb_endpoint: str | None = Field(
+        default=None,
+        description="DynamoDB endpoint (DynamoDB Local, say); none outside production: the "
+        "embedded backend",
+    )
+    allow_embedded_backend: bool = Field(
+        default=True,
+        description="false (the container image sets it): with no endpoint, refuse to start "
+        "rather than start the embedded backend",
+    )
+    region: str = Field(default="us-east-1", description="AWS region")
+    scores_table: str = Field(default="leaderboard-scores", description="the Scores table's name")
+    snapshots_table: str = Field(
+        default="leaderboard-snapshots", description="the Snapshots table's name"
+    )
 
     periods: list[PeriodKind] = Field(
-        default_factory=lambda: [PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK], min_length=1
+        default_factory=lambda: [PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK],
+        min_length=1,
+        description="the boards a score fans out to (JSON list)",
     )
-    retention_days: int = Field(default=30, ge=1, le=3650)
-    idempotency_ttl_hours: int = Field(default=24, ge=1, le=24 * 30)
-    max_lateness_seconds: int = Field(default=3600, ge=0)
-    future_skew_seconds: int = Field(default=5, ge=0, le=300)
-    max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=1024 * 1024)
-    rank_count_cap: int = Field(default=2000, ge=1, le=100_000)
-    player_count_cache_seconds: float = Field(default=1.0, ge=0, le=60)
-    """A page's playerCount is read from the counters at most this often per board and task."""
-    lease_cache_seconds: float = Field(default=1.0, ge=0, le=60)
-    """A board's seeding lease is read at most this often per task (the seeder waits it out)."""
-    counter_shards: int = Field(default=2, ge=1, le=64)
-    dynamodb_max_in_flight: int = Field(default=64, ge=1, le=1024)
-    dynamodb_read_timeout_seconds: float = Field(default=5.0, gt=0, le=300)
-    transact_max_attempts: int = Field(default=12, ge=1, le=20)
-    request_deadline_seconds: float = Field(default=10.0, gt=0, le=600)
-    shutdown_grace_seconds: float = Field(default=20.0, ge=0, le=300)
-    """On SIGTERM, in-flight requests get this long to finish (keep ECS's stopTimeout above it)."""
-    keep_alive_seconds: float = Field(default=5.0, gt=0, le=3600)
-    """Idle keep-alive of client connections: above a load balancer's idle timeout, or it reuses a
-    connection the server just closed (a 502)."""
+    retention_days: int = Field(
+        default=30,
+        ge=1,
+        le=3650,
+        description="day and week boards are kept this long after their period ends",
+    )
+    idempotency_ttl_hours: int = Field(
+        default=24, ge=1, le=24 * 30, description="how long a submission's outcome replays"
+    )
+    max_lateness_seconds: int = Field(
+        default=3600,
+        ge=0,
+        le=30 * 86400,
+        description="`achievedAt` older than this is a 422 (seeding is exempt); also how long "
+        "after its end a period counts as closed for its snapshot",
+    )
+    future_skew_seconds: int = Field(
+        default=5,
+        ge=0,
+        le=300,
+        description="`achievedAt` further ahead of the server's clock than this is a 422",
+    )
+    max_body_bytes: int = Field(
+        default=64 * 1024,
+        ge=1024,
+        le=1024 * 1024,
+        description="request body limit, checked while streaming (413 above it)",
+    )
+    rank_count_cap: int = Field(
+        default=2000, ge=1, le=100_000, description="most index entries one rank read counts"
+    )
+    player_count_cache_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=60,
+        description="a page's `playerCount` is read from the counters at most this often per "
+        "board and task (0: every page)",
+    )
+    lease_cache_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=60,
+        description="a board's seeding lease is read at most this often per task (0: every "
+        "submission); a seed's grace period covers it",
+    )
+    counter_shards: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="partitions a board's coarse counters are spread over (2 take what a board's "
+        "index partition takes: docs/decisions/0006-fewer-calls-and-units.md)",
+    )
+    dynamodb_max_in_flight: int = Field(
+        default=64,
+        ge=1,
+        le=1024,
+        description="DynamoDB calls in flight per process; more wait their turn",
+    )
+    dynamodb_read_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="how long one DynamoDB call may take to answer before botocore retries it",
+    )
+    transact_max_attempts: int = Field(
+        default=12, ge=1, le=20, description="attempts per board when a transaction is cancelled"
+    )
+    request_deadline_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="a request not answered by then is a 503 with `Retry-After`; seeding and "
+        "reconciling (`.../seed`, `.../reconcile`) are exempt. With the lease cache, also a "
+        "seed's default grace period",
+    )
+    shutdown_grace_seconds: float = Field(
+        default=20.0,
+        ge=0,
+        le=300,
+        description="on SIGTERM, in-flight requests get this long to finish (keep ECS's "
+        "stopTimeout above it)",
+    )
+    keep_alive_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        le=3600,
+        description="idle keep-alive of client connections: above a load balancer's idle "
+        "timeout, or it reuses a connection the server just closed (a 502)",
+    )
 
-    api_keys: list[ApiKeyEntry] = Field(default_factory=list)
-    api_key_cache_ttl_seconds: float = Field(default=10.0, ge=0, le=300)
-    api_key_cache_max_entries: int = Field(default=10_000, ge=1)
-    write_rate_per_second: float = Field(default=100.0, gt=0)
-    write_burst: int = Field(default=1000, ge=1)
-    read_rate_per_second: float = Field(default=20.0, gt=0)
-    read_burst: int = Field(default=100, ge=1)
-    rate_limit_max_buckets: int = Field(default=10_000, ge=1)
-    forwarded_allow_ips: str = "127.0.0.1"
-    dev_api_key: SecretStr | None = None
-    cursor_secret: SecretStr | None = None
+    api_keys: list[ApiKeyEntry] = Field(
+        default_factory=list,
+        description='JSON list of `{"name", "sha256", "scopes"}`; scopes `submit:<game>`, '
+        "`submit:*`, `admin`",
+    )
+    api_key_cache_ttl_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        le=300,
+        description="how long a task remembers a stored key's answer: a revocation takes "
+        "effect within it",
+    )
+    api_key_cache_max_entries: int = Field(
+        default=10_000,
+        ge=1,
+        description="most keys remembered, found and unknown ones each",
+    )
+    write_rate_per_second: float = Field(
+        default=100.0, gt=0, description="token bucket per API key: its rate (429 over it)"
+    )
+    write_burst: int = Field(default=1000, ge=1, description="token bucket per API key: its size")
+    read_rate_per_second: float = Field(
+        default=20.0, gt=0, description="token bucket per client address: its rate"
+    )
+    read_burst: int = Field(
+        default=100, ge=1, description="token bucket per client address: its size"
+    )
+    rate_limit_max_buckets: int = Field(
+        default=10_000,
+        ge=1,
+        description="most callers' buckets kept per process; past it the least recently used "
+        "is forgotten",
+    )
+    forwarded_allow_ips: str = Field(
+        default="127.0.0.1",
+        description="proxies whose `X-Forwarded-For` is trusted for the client address",
+    )
+    dev_api_key: SecretStr | None = Field(
+        default=None,
+        description="a plaintext key with every scope, accepted only with the embedded backend",
+    )
+    cursor_secret: SecretStr | None = Field(
+        default=None,
+        description="HMAC key of page cursors; set it (32+ characters) when several tasks "
+        "serve one board",
+        json_schema_extra={"shown_default": "random per process"},
+    )
+    state_file: Path | None = Field(
+        default=None,
+        description="where `leaderboard serve` records its embedded backend for the operator "
+        "commands",
+        json_schema_extra={
+            "shown_default": "`$XDG_RUNTIME_DIR/leaderboard/embedded.json`, else "
+            "`/tmp/leaderboard-<uid>/embedded.json`"
+        },
+    )
 
     @field_validator("periods")
     @classmethod
@@ -77,24 +219,27 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _fail_fast(self) -> Self:
+        problems = []
         if (
             self.dynamodb_endpoint is None
             and self.environment != "production"
             and not self.allow_embedded_backend
         ):
-            raise ValueError(
+            problems.append(
                 "set LEADERBOARD_DYNAMODB_ENDPOINT (or LEADERBOARD_ENVIRONMENT=production): the "
                 "embedded backend is not allowed here (LEADERBOARD_ALLOW_EMBEDDED_BACKEND=false)"
             )
         if self.dev_api_key is not None and not self.uses_embedded_backend:
-            raise ValueError(
+            problems.append(
                 "LEADERBOARD_DEV_API_KEY is accepted only with the embedded backend "
                 "(no LEADERBOARD_DYNAMODB_ENDPOINT, not in production)"
             )
         if self.environment == "production" and (
             self.cursor_secret is None or len(self.cursor_secret.get_secret_value()) < 32
         ):
-            raise ValueError("production needs LEADERBOARD_CURSOR_SECRET of 32+ characters")
+            problems.append("production needs LEADERBOARD_CURSOR_SECRET of 32+ characters")
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     @property
@@ -116,6 +261,129 @@ class Settings(BaseSettings):
 _PROCESS_CURSOR_KEY = secrets.token_bytes(32)
 
 
+class ConfigurationError(ValueError):
+    """The environment holds settings the service cannot start with. The message names each
+    variable and what is wrong with it, never a value: any of them may be a secret."""
+
+
+_PARSING_FAILED = re.compile(r'error parsing value for field "(\w+)"')
+
+
+def load_settings() -> Settings:
+    """The settings from the environment; ``ConfigurationError`` (without the values) if they are
+    not ones the service starts with."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        message = describe_errors(exc)
+    except SettingsError as exc:  # a complex value (a list, say) that is not JSON
+        found = _PARSING_FAILED.search(str(exc))
+        message = f"LEADERBOARD_{found[1].upper()}: not valid JSON" if found else str(exc)
+    # Raised outside the handler, so that the error carries no context: pydantic's exception
+    # holds the input, secrets and all, and a traceback printer would show it.
+    raise ConfigurationError(message)
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """Each problem as ``VARIABLE: what is wrong``, without its input, context or help link."""
+    lines = []
+    for error in exc.errors(include_url=False, include_context=False, include_input=False):
+        message = error["msg"].removeprefix("Value error, ")
+        where = error["loc"]
+        if where:
+            variable = f"LEADERBOARD_{str(where[0]).upper()}"
+            inside = ".".join(str(part) for part in where[1:])
+            lines.append(f"{variable}{f' ({inside})' if inside else ''}: {message}")
+        else:
+            lines.append(message)
+    return "; ".join(lines)
+
+
 @lru_cache
 def get_settings() -> Settings:
-    return Settings()
+    return load_settings()
+
+
+# ---- the README's configuration table ------------------------------------------------------
+
+TABLE_START = (
+    "<!-- settings table: python3 -m uv run --frozen python -m app.settings --write README.md -->"
+)
+TABLE_END = "<!-- end of settings table -->"
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, float):
+        return f"`{value:g}`"
+    if isinstance(value, list):
+        return "`" + json.dumps([v.value if isinstance(v, enum.Enum) else v for v in value]) + "`"
+    return f"`{value}`"
+
+
+def _default(info: FieldInfo) -> str:
+    extra = info.json_schema_extra
+    if isinstance(extra, dict) and "shown_default" in extra:
+        return str(extra["shown_default"])
+    if info.default_factory is not None:
+        return _shown(info.default_factory())  # type: ignore[call-arg]
+    return _shown(info.default)
+
+
+def _allowed(info: FieldInfo) -> str:
+    """The values a setting takes, from its type and its bounds."""
+    choices = get_args(info.annotation)
+    if get_origin(info.annotation) is Literal:
+        return ", ".join(f"`{c}`" for c in choices)
+    if info.annotation == list[PeriodKind]:
+        return ", ".join(f"`{kind.value}`" for kind in PeriodKind)
+    if info.annotation is bool:
+        return "`true`, `false`"
+    bounds = []
+    for bound in info.metadata:
+        for name, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+            if hasattr(bound, name):
+                value = getattr(bound, name)
+                bounds.append(
+                    f"{sign} {value:g}" if isinstance(value, float) else f"{sign} {value}"
+                )
+    return ", ".join(bounds)
+
+
+def settings_table() -> str:
+    """The README's configuration table: every setting, its default, what it takes, what it does."""
+    lines = ["| variable | default | allowed | meaning |", "| --- | --- | --- | --- |"]
+    for name, info in Settings.model_fields.items():
+        lines.append(
+            f"| `{name.upper()}` | {_default(info)} | {_allowed(info)} | {info.description} |"
+        )
+    return "\n".join(lines)
+
+
+def with_settings_table(readme: str) -> str:
+    """``readme`` with the text between the table's markers replaced by ``settings_table()``."""
+    before, start, rest = readme.partition(TABLE_START)
+    _, end, after = rest.partition(TABLE_END)
+    if not start or not end:
+        raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} block")
+    return f"{before}{TABLE_START}\n{settings_table()}\n{TABLE_END}{after}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the table, or with ``--write FILE`` put it into FILE between its markers."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--write", type=Path, metavar="FILE")
+    args = parser.parse_args(argv)
+    if args.write is None:
+        print(settings_table())  # noqa: T201 - the command's output
+        return
+    args.write.write_text(with_settings_table(args.write.read_text()))
+
+
+if __name__ == "__main__":
+    main()

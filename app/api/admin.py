@@ -3,6 +3,7 @@ and erasing a player. Each calls the same service function as the ``leaderboard`
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -40,7 +41,21 @@ router = APIRouter()
     },
 )
 async def post_seed(
-    state: StateDep, principal: PrincipalDep, request: Request, board: BoardDep, now: NowDep
+    state: StateDep,
+    principal: PrincipalDep,
+    request: Request,
+    board: BoardDep,
+    now: NowDep,
+    grace_seconds: Annotated[
+        float | None,
+        Query(
+            alias="graceSeconds",
+            ge=0,
+            le=600,
+            description="seconds to wait after taking the lease, for submissions already under "
+            "way (default: the request deadline); 0 when none can be",
+        ),
+    ] = None,
 ) -> SeedReportOut:
     principal.require_admin()
     text, media_type = await read_text_body(request, state.max_body_bytes)
@@ -49,10 +64,14 @@ async def post_seed(
     )
     stores = state.stores
     report = await seed_board(
-        ports=SeedPorts(stores.standings, stores.index, stores.counters, stores.leases),
+        ports=SeedPorts(
+            stores.standings, stores.index, stores.counters, stores.leases, stores.registry
+        ),
         board=board,
         seed=seed,
-        policy=state.policies.seed,
+        policy=state.policies.seed
+        if grace_seconds is None
+        else replace(state.policies.seed, grace_s=grace_seconds),
     )
     return SeedReportOut.of(report)
 

@@ -4,7 +4,7 @@ the ``Annotated`` dependency aliases routes declare: what they need, never how i
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, cast
 
@@ -15,15 +15,19 @@ from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 
-from app.api.problems import validation_errors
+from app.api.patterns import IDEMPOTENCY_KEY_PATTERN, PERIOD_PATTERN
+from app.api.problems import invalid_input, validation_errors
 from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
+from app.api.readiness import ReadinessLog, StartupJobs
 from app.api.schemas import ScoreSubmission
+from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import ID_PATTERN
-from app.domain.periods import Board, Period
+from app.domain.periods import FIRST_YEAR, LAST_YEAR, Board, Period
 from app.domain.principal import Principal
 from app.errors import (
     InvalidInput,
     MalformedJson,
+    NestedTooDeeply,
     PayloadTooLarge,
     UnsupportedMediaType,
 )
@@ -47,6 +51,8 @@ class AppState:
     write_limits: RateLimiter
     read_limits: RateLimiter
     max_body_bytes: int
+    startup: StartupJobs = field(default_factory=StartupJobs)
+    readiness: ReadinessLog = field(default_factory=ReadinessLog)
 
 
 def get_state(request: Request) -> AppState:
@@ -80,9 +86,9 @@ PeriodParam = Annotated[
     str,
     Path(
         description="alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www "
-        "(a date the calendar has, or 422)",
+        f"(a date the calendar has, of the years {FIRST_YEAR} to {LAST_YEAR}, or 422)",
         examples=["alltime", "day:2026-11-30", "week:2026-W48"],
-        pattern=r"^(alltime|day|week|day:\d{4}-\d{2}-\d{2}|week:\d{4}-W\d{2})$",
+        pattern=PERIOD_PATTERN,
     ),
 ]
 
@@ -134,7 +140,7 @@ def get_idempotency_key(
         str,
         Header(
             alias="Idempotency-Key",
-            pattern=r"^[\x21-\x7e]{1,255}$",
+            pattern=IDEMPOTENCY_KEY_PATTERN,
             description="1..255 visible ASCII characters; one per distinct submission. "
             "Missing: 400.",
         ),
@@ -168,11 +174,17 @@ def _refuse_constant(name: str) -> Any:
 
 async def read_json_body(request: Request, state: StateDep) -> Any:
     """The body as JSON: 415 unless it says it is JSON, 413 over the limit (checked while
-    streaming, so a lying Content-Length cannot get more through), 400 if it does not parse."""
+    streaming, so a lying Content-Length cannot get more through), 422 if it nests deeper than
+    ``MAX_JSON_DEPTH`` (measured before parsing, which recurses), 400 if it does not parse."""
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise UnsupportedMediaType("send the body as application/json")
     body = await _read_limited(request, state.max_body_bytes)
+    if nests_deeper_than(body):
+        raise NestedTooDeeply(
+            f"the body nests arrays and objects more than {MAX_JSON_DEPTH} deep (the outermost "
+            "counts as one); flatten it"
+        )
     try:
         return json.loads(body, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -219,9 +231,7 @@ async def get_submission(body: Annotated[Any, Depends(read_json_body)]) -> Score
     try:
         return ScoreSubmission.model_validate(body)
     except ValidationError as exc:
-        errors = validation_errors(exc.errors())
-        fields = ", ".join(sorted({e["field"] or "body" for e in errors}))
-        raise InvalidInput(f"invalid: {fields}", errors=errors) from None
+        raise invalid_input(validation_errors(exc.errors()), whole="body") from None
 
 
 SubmissionDep = Annotated[ScoreSubmission, Depends(get_submission)]

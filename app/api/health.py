@@ -5,8 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.api.deps import StoresDep
+from app.api.deps import StateDep
 from app.api.schemas import Health, problem_responses
+from app.errors import Unavailable
 from app.telemetry import REGISTRY
 
 router = APIRouter()
@@ -21,10 +22,23 @@ async def healthz() -> Health:
     "/readyz",
     response_model=Health,
     responses=problem_responses(503),
-    summary="Readiness: the tables answer",
+    summary="Readiness: start-up work is done and the tables answer",
 )
-async def readyz(stores: StoresDep) -> Health:
-    await stores.tables.ping()
+async def readyz(state: StateDep) -> Health:
+    waiting = state.startup.not_ready_because()
+    if waiting is not None:
+        raise Unavailable(waiting, retry_after=1)
+    try:
+        await state.stores.tables.ping()
+    except Unavailable as exc:
+        # The cause (credentials, the endpoint, a table, a permission) is the operator's to
+        # read in the log, once; the response, which anyone may read, does not name it.
+        state.readiness.failed(exc.detail)
+        raise Unavailable(
+            "not ready: the tables do not answer; the service's log says why",
+            retry_after=exc.retry_after,
+        ) from None
+    state.readiness.answered()
     return Health(status="ready")
 
 

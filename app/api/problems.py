@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.api.patterns import RULES
 from app.errors import (
     PROBLEM_JSON,
     IdempotencyKeyMissing,
@@ -42,8 +43,29 @@ def _field(loc: tuple[Any, ...] | list[Any]) -> str:
     return ".".join(str(part) for part in loc if part not in ("body", "path", "query", "header"))
 
 
+def _message(error: Mapping[str, Any]) -> str:
+    """pydantic's message in the contract's words: a pattern's rule instead of its regex."""
+    kind = error.get("type")
+    if kind == "string_pattern_mismatch":
+        pattern = (error.get("ctx") or {}).get("pattern", "")
+        return RULES.get(str(pattern), "does not have the form the API document gives")
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "missing":
+        return "required"
+    return str(error.get("msg", "")).removeprefix("Value error, ")
+
+
 def validation_errors(errors: Any) -> list[dict[str, Any]]:
-    return [{"field": _field(e.get("loc", ())), "message": e.get("msg", "")} for e in errors]
+    """pydantic's errors as the problem's ``errors``: the field and what is wrong with it (no
+    regexes, no help links, no input echoed)."""
+    return [{"field": _field(e.get("loc", ())), "message": _message(e)} for e in errors]
+
+
+def invalid_input(errors: list[dict[str, Any]], *, whole: str) -> InvalidInput:
+    """A 422 whose detail says every field's problem (``whole``: what a field-less one is of)."""
+    said = dict.fromkeys(f"{e['field'] or whole}: {e['message']}" for e in errors)
+    return InvalidInput("; ".join(said), errors=errors)
 
 
 async def _on_service_error(request: Request, exc: Exception) -> JSONResponse:
@@ -73,8 +95,7 @@ async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse
         missing = IdempotencyKeyMissing("send an Idempotency-Key header with every submission")
         return error_response(missing, request.url.path)
     errors = validation_errors(exc.errors())
-    fields = ", ".join(sorted({e["field"] or "request" for e in errors}))
-    return error_response(InvalidInput(f"invalid: {fields}", errors=errors), request.url.path)
+    return error_response(invalid_input(errors, whole="request"), request.url.path)
 
 
 async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:

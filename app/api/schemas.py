@@ -17,6 +17,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from app.api.patterns import COUNTRY_PATTERN, DISPLAY_NAME_PATTERN
 from app.domain.clock import iso_ms
 from app.domain.keys import ID_PATTERN, SCORE_CEILING
 from app.domain.models import Entry, SubmitOutcome
@@ -41,8 +42,8 @@ GameId = Annotated[
     Field(pattern=ID_PATTERN, json_schema_extra={"not": {"enum": sorted(RESERVED_GAMES)}}),
     AfterValidator(_not_reserved),
 ]
-DisplayName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")]
-Country = Annotated[str, Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2")]
+DisplayName = Annotated[str, Field(min_length=1, max_length=64, pattern=DISPLAY_NAME_PATTERN)]
+Country = Annotated[str, Field(pattern=COUNTRY_PATTERN, description="ISO 3166-1 alpha-2")]
 
 
 def _integral(value: Any) -> Any:

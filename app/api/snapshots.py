@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path
 
 from app.api.deps import BoardDep, StoresDep, limit_reads
+from app.api.patterns import SNAPSHOT_TIME_PATTERN
 from app.api.schemas import SnapshotListOut, SnapshotOut, problem_responses
 from app.services.snapshots import get_snapshot, list_snapshots
 
@@ -18,7 +19,7 @@ SnapshotTime = Annotated[
         description="snapshotTakenAt as listed, an ISO 8601 UTC time (a time the calendar has, "
         "or 422)",
         examples=["2026-11-30T00:00:00.000Z"],
-        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$",
+        pattern=SNAPSHOT_TIME_PATTERN,
     ),
 ]
 

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from app.domain.keys import is_valid_id
+
 
 class PeriodKind(enum.StrEnum):
     ALLTIME = "alltime"
@@ -20,6 +22,13 @@ class PeriodKind(enum.StrEnum):
 
 _DAY_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _WEEK_RE = re.compile(r"^(\d{4})-W(\d{2})$")
+
+FIRST_YEAR, LAST_YEAR = 1970, 9899
+"""The years a dated period may fall in. Times are kept as milliseconds since 1970, so no score is
+older; and a period's end plus the longest retention (3,650 days) and lateness must still be a time
+the calendar holds (it ends with 9999): a century of room keeps every sum far from that edge."""
+YEAR_PATTERN = r"(?:19[7-9]\d|[2-8]\d{3}|9[0-8]\d{2})"
+"""``FIRST_YEAR`` to ``LAST_YEAR`` as a regular expression, for the OpenAPI document."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,7 @@ class Period:
             match = _DAY_RE.fullmatch(self.label)
             if match is None:
                 raise ValueError(f"day {self.label!r} is not YYYY-MM-DD")
+            _check_year(int(match[1]), f"day {self.label!r}")
             try:
                 day = date(int(match[1]), int(match[2]), int(match[3]))
             except ValueError as exc:
@@ -76,6 +86,7 @@ class Period:
         match = _WEEK_RE.fullmatch(self.label)
         if match is None:
             raise ValueError(f"week {self.label!r} is not YYYY-Www")
+        _check_year(int(match[1]), f"week {self.label!r}")
         try:
             monday = date.fromisocalendar(int(match[1]), int(match[2]), 1)
         except ValueError as exc:
@@ -104,6 +115,13 @@ class Period:
         return self.kind.value if not self.label else f"{self.kind.value}:{self.label}"
 
 
+def _check_year(year: int, what: str) -> None:
+    if not FIRST_YEAR <= year <= LAST_YEAR:
+        raise ValueError(
+            f"{what} is outside the years {FIRST_YEAR} to {LAST_YEAR} a board can have"
+        )
+
+
 @dataclass(frozen=True)
 class Board:
     game: str
@@ -113,6 +131,26 @@ class Board:
     @property
     def board_id(self) -> str:
         return f"{self.game}#{self.variant}#{self.period.suffix}"
+
+    @classmethod
+    def parse(cls, text: str, *, now: datetime) -> Board:
+        """A board as an operator names it, in any of the forms the service shows: the board id
+        (``trivia#alltopics#day#2026-11-30``), the id with the API's period
+        (``trivia#alltopics#day:2026-11-30``, ``trivia#alltopics#day`` for the current day), or
+        the API's path (``trivia/alltopics/week:2026-W48``). ``ValueError`` says the forms."""
+        separator = "/" if "/" in text and "#" not in text else "#"
+        game, _, rest = text.partition(separator)
+        variant, _, period_text = rest.partition(separator)
+        if separator == "#" and "#" in period_text:
+            period_text = period_text.replace("#", ":", 1)  # the board id's own form
+        if not (is_valid_id(game) and is_valid_id(variant) and period_text):
+            raise ValueError(
+                f"{text!r} is not a board: use GAME#VARIANT#PERIOD, where PERIOD is alltime, day "
+                "or week (the current ones), day#YYYY-MM-DD or week#YYYY-Www "
+                "(trivia#alltopics#day#2026-11-30; the API's day:2026-11-30 and "
+                "trivia/alltopics/day:2026-11-30 work too)"
+            )
+        return cls(game, variant, Period.parse(period_text, now=now))
 
     @classmethod
     def from_id(cls, board_id: str) -> Board:

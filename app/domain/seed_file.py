@@ -13,10 +13,11 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from app.domain.clock import iso_ms, to_ms
+from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import SCORE_CEILING, RankKey, is_valid_id
 from app.domain.periods import Board, PeriodKind
 from app.errors import InvalidInput
@@ -188,6 +189,11 @@ def _json_records(text: str) -> Iterator[_Record]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        if nests_deeper_than(line):  # before parsing it, which recurses
+            yield _Record(
+                number, problem=f"nests arrays and objects more than {MAX_JSON_DEPTH} deep"
+            )
+            continue
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -313,7 +319,8 @@ def _iso_ms(value: Any) -> int | str:
         return f"not an ISO 8601 time: {value!r}"
     if moment.tzinfo is None:
         return "must carry its UTC offset (for example a trailing Z)"
-    return to_ms(moment.astimezone(UTC))
+    # Not ``astimezone(UTC)``: at the calendar's edges (0001-01-01T00:00+01:00) that overflows.
+    return to_ms(moment)
 
 
 def _ms(span: timedelta) -> int:

@@ -35,6 +35,7 @@ from app.services.ports import (
     LeaseStore,
     StoredCounters,
 )
+from app.services.progress import Progress
 
 log = structlog.get_logger(__name__)
 
@@ -89,9 +90,14 @@ async def count_board(
     layout: BucketLayout,
     expect: Collection[str] = (),
     page_size: int = PAGE_SIZE,
+    progress: Progress | None = None,
+    size_hint: int | None = None,
 ) -> BoardCount:
     """Count a board's entries per bucket and slot from one full read of RankIndex; ``expect`` holds
-    encoded rank keys that should be there (``missing`` says how many were not)."""
+    encoded rank keys that should be there (``missing`` says how many were not). ``progress``
+    hears of each page (``size_hint``: the entries expected, from an earlier pass)."""
+    if progress is not None:
+        progress("recounting", 0, size_hint)
     coarse: dict[int, int] = defaultdict(int)
     fine: dict[tuple[int, int], int] = defaultdict(int)
     total = seen = 0
@@ -104,6 +110,8 @@ async def count_board(
             total += 1
             if wanted and key.encode() in wanted:
                 seen += 1
+        if progress is not None:
+            progress("recounting", total, size_hint)
     return BoardCount(dict(coarse), dict(fine), total, len(wanted) - seen)
 
 
@@ -115,6 +123,7 @@ async def settled_count(
     expect: Collection[str] = (),
     attempts: int = 10,
     delay_s: float = 1.0,
+    progress: Progress | None = None,
 ) -> BoardCount:
     """Count until two passes in a row agree and every expected key is in the index.
 
@@ -125,7 +134,14 @@ async def settled_count(
     for attempt in range(max(2, attempts)):
         if attempt:
             await asyncio.sleep(delay_s)
-        count = await count_board(index, board_id, layout=layout, expect=expect)
+        count = await count_board(
+            index,
+            board_id,
+            layout=layout,
+            expect=expect,
+            progress=progress,
+            size_hint=None if previous is None else previous.total,
+        )
         if previous is not None and count.missing == 0 and count.agrees_with(previous):
             return count
         previous = count
@@ -175,6 +191,7 @@ async def reconcile_board(
     apply: bool,
     pass_gap_s: float = 1.0,
     clock: Callable[[], float] = time.time,
+    progress: Progress | None = None,
 ) -> ReconcileReport:
     """Recount ``board`` twice from RankIndex, read its counters between the passes, report every
     difference where both passes agree; with ``apply``, repair those conditionally.
@@ -192,11 +209,13 @@ async def reconcile_board(
                 "counters: reconcile after it finishes",
                 retry_after=max(1, int(lease.expires_at - clock()) + 1),
             )
-    first = await count_board(index, board_id, layout=layout)
-    stored = await counters.read_counters(board_id, buckets=range(layout.coarse))
+    first = await count_board(index, board_id, layout=layout, progress=progress)
+    stored = await _read_counters(counters, board_id, layout=layout, progress=progress)
     if pass_gap_s > 0:
         await asyncio.sleep(pass_gap_s)
-    second = await count_board(index, board_id, layout=layout)
+    second = await count_board(
+        index, board_id, layout=layout, progress=progress, size_hint=first.total
+    )
     differences, unsettled = compare_counts(first, second, stored)
     report = ReconcileReport(
         board_id=board_id,
@@ -211,7 +230,8 @@ async def reconcile_board(
             _repair(counters, board_id, difference, stored, expires_at)
             for difference in differences
         ]
-        for difference, done in zip(differences, await _bounded(writes), strict=True):
+        results = await _bounded(writes, progress=progress)
+        for difference, done in zip(differences, results, strict=True):
             (report.repaired if done else report.skipped).append(difference)
     log.info(
         "reconciled",
@@ -304,6 +324,7 @@ async def rebuild_counters(
     count: BoardCount,
     layout: BucketLayout,
     retention: timedelta,
+    progress: Progress | None = None,
 ) -> RebuildOutcome:
     """Make a board's counters exactly ``count``: each coarse bucket's count on shard 0 and the
     other shards deleted, each fine slot's count, and every counter item that should be 0 deleted.
@@ -311,7 +332,7 @@ async def rebuild_counters(
     Meant for a board nothing else writes (under a seeding lease); each write is still conditioned
     on the value read, so a stray concurrent write is reported, not overwritten."""
     board_id = board.board_id
-    stored = await counters.read_counters(board_id, buckets=range(layout.coarse))
+    stored = await _read_counters(counters, board_id, layout=layout, progress=progress)
     wanted: dict[CounterItem, int] = {}
     for bucket in set(count.coarse) | stored.coarse_buckets:
         for shard in range(counters.counter_shards):
@@ -337,7 +358,9 @@ async def rebuild_counters(
             return False
         return True
 
-    results = await _bounded([write(item, n, expected) for item, n, expected in changes])
+    results = await _bounded(
+        [write(item, n, expected) for item, n, expected in changes], progress=progress
+    )
     written = sum(results)
     return RebuildOutcome(written=written, conflicts=len(results) - written)
 
@@ -356,12 +379,39 @@ def _counter_expiry(board: Board, retention: timedelta) -> int | None:
     return None if expires is None else int(expires.timestamp())
 
 
-async def _bounded(calls: Sequence[Awaitable[T]], limit: int = WRITE_CONCURRENCY) -> list[T]:
-    """Await ``calls`` with at most ``limit`` in flight, results in order."""
+async def _read_counters(
+    counters: CounterStore, board_id: str, *, layout: BucketLayout, progress: Progress | None
+) -> StoredCounters:
+    """Every counter item of the board (its coarse shards and all fine buckets), strongly."""
+    if progress is not None:
+        progress("reading counters", 0, None)
+    stored = await counters.read_counters(board_id, buckets=range(layout.coarse))
+    if progress is not None:
+        progress("reading counters", len(stored.coarse) + len(stored.fine), None)
+    return stored
+
+
+async def _bounded(
+    calls: Sequence[Awaitable[T]],
+    limit: int = WRITE_CONCURRENCY,
+    *,
+    progress: Progress | None = None,
+) -> list[T]:
+    """Await ``calls`` with at most ``limit`` in flight, results in order; ``progress`` hears of
+    each one done, as counter writes."""
     gate = asyncio.Semaphore(limit)
+    total = len(calls)
+    done = 0
+    if progress is not None:
+        progress("writing counters", 0, total)
 
     async def one(call: Awaitable[T]) -> T:
+        nonlocal done
         async with gate:
-            return await call
+            result = await call
+        done += 1
+        if progress is not None:
+            progress("writing counters", done, total)
+        return result
 
     return list(await asyncio.gather(*(one(call) for call in calls)))

@@ -2,7 +2,8 @@
 board's lease, then rebuild its counters.
 
 ``seed_board`` takes the board's seeding lease (so submissions to it get 409 and a second seeder is
-refused), waits out the submissions that started before the lease, writes each row by the board
+refused), registers the board (so the closed-period snapshot job finds it, as it finds a board a
+submission reached), waits out the submissions that started before the lease, writes each row by the board
 rule (only where it beats what the board holds), recounts the board from RankIndex and rewrites its
 counters, then releases the lease. A seeder that fails or dies leaves its lease to expire on its
 own and its rows uncounted; running the seed again (or the reconciler with apply) restores the
@@ -30,15 +31,21 @@ from app.domain.periods import Board
 from app.domain.seed_file import SeedFile, SeedRow
 from app.errors import BoardBeingSeeded, Conflict, InvalidInput, Unavailable
 from app.services.policies import SeedPolicy
-from app.services.ports import BoardIndex, CounterStore, LeaseStore, RowOutcome, StandingStore
+from app.services.ports import (
+    BoardIndex,
+    BoardRegistry,
+    CounterStore,
+    LeaseStore,
+    RowOutcome,
+    StandingStore,
+)
+from app.services.progress import Progress
 from app.services.reconcile import BoardCount, RebuildOutcome, rebuild_counters, settled_count
+from app.services.registry import register_board
 
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
-
-Progress = Callable[[int, int], None]
-"""Called after each row is written: ``(rows done, rows to write)``."""
 
 
 @dataclass(frozen=True)
@@ -65,12 +72,14 @@ class SeedReport:
 
 @dataclass(frozen=True)
 class SeedPorts:
-    """What seeding reads and writes: the rows, the board read whole, its counters, its lease."""
+    """What seeding reads and writes: the rows, the board read whole, its counters, its lease,
+    and the registry of boards."""
 
     standings: StandingStore
     index: BoardIndex
     counters: CounterStore
     leases: LeaseStore
+    registry: BoardRegistry
 
 
 async def seed_board(
@@ -153,9 +162,11 @@ async def _fill(
     progress: Progress | None,
     expires_at: int | None,
 ) -> tuple[Counter[RowOutcome], BoardCount, RebuildOutcome]:
-    """Everything done under the lease: the grace period, the rows, the recount, the counters."""
-    if policy.grace_s > 0:
-        await asyncio.sleep(policy.grace_s)
+    """Everything done under the lease: the registration, the grace period, the rows, the recount,
+    the counters."""
+    # First, so that even rows a failed seed leaves behind are on a board the snapshot job finds.
+    await register_board(registry=ports.registry, board=board, retention=policy.retention)
+    await _wait_out(policy.grace_s, progress)
     tally, written = await _write_rows(
         ports.standings,
         board.board_id,
@@ -171,6 +182,7 @@ async def _fill(
         expect=written,
         attempts=policy.settle_attempts,
         delay_s=policy.settle_delay_s,
+        progress=progress,
     )
     rebuilt = await rebuild_counters(
         counters=ports.counters,
@@ -178,8 +190,23 @@ async def _fill(
         count=count,
         layout=policy.layout,
         retention=policy.retention,
+        progress=progress,
     )
     return tally, count, rebuilt
+
+
+async def _wait_out(grace_s: float, progress: Progress | None) -> None:
+    """The grace period, told second by second."""
+    if grace_s <= 0:
+        return
+    total = math.ceil(grace_s)
+    began = time.monotonic()
+    while (elapsed := time.monotonic() - began) < grace_s:
+        if progress is not None:
+            progress("waiting", min(total, math.floor(elapsed)), total)
+        await asyncio.sleep(min(1.0, grace_s - elapsed))
+    if progress is not None:
+        progress("waiting", total, total)
 
 
 async def _write_rows(
@@ -197,7 +224,7 @@ async def _write_rows(
     pending = iter(rows)  # shared by the workers: each takes the next row when it is free
     total = len(rows)
     if progress is not None:
-        progress(0, total)
+        progress("writing rows", 0, total)
 
     async def worker() -> None:
         for row in pending:
@@ -206,7 +233,7 @@ async def _write_rows(
             if outcome != "kept":
                 written.append(row.key.encode())
             if progress is not None:
-                progress(tally.total(), total)
+                progress("writing rows", tally.total(), total)
 
     workers = [asyncio.create_task(worker()) for _ in range(min(policy.concurrency, total))]
     try:

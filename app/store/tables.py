@@ -13,6 +13,16 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import (
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    ReadTimeoutError,
+)
+
+from app.errors import StoreRejected, Unavailable
 from app.store.client import Dynamo
 
 if TYPE_CHECKING:
@@ -77,6 +87,37 @@ def table_specs(names: TableNames) -> list[dict[str, Any]]:
     return [scores_table_spec(names.scores), snapshots_table_spec(names.snapshots)]
 
 
+_REFUSED_CREDENTIALS = frozenset(
+    {
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "ExpiredTokenException",
+        "MissingAuthenticationTokenException",
+    }
+)
+
+
+def not_ready_cause(error: BaseException | None) -> str:  # noqa: PLR0911 - a return per kind
+    """Why a readiness call failed, in an operator's words (botocore's message after them)."""
+    if isinstance(error, NoCredentialsError):
+        return "no AWS credentials found (the task role, or AWS_* variables)"
+    if isinstance(error, NoRegionError):
+        return "no AWS region set (LEADERBOARD_REGION)"
+    if isinstance(error, EndpointConnectionError | ConnectTimeoutError | ReadTimeoutError):
+        return f"the DynamoDB endpoint is unreachable: {error}"
+    if isinstance(error, ClientError):
+        code = error.response.get("Error", {}).get("Code", "")
+        message = error.response.get("Error", {}).get("Message", "")
+        if code == "ResourceNotFoundException":
+            return f"the table is missing (create it: leaderboard create-tables): {message}"
+        if code == "AccessDeniedException":
+            return f"access denied (the role lacks dynamodb:DescribeTable?): {message}"
+        if code in _REFUSED_CREDENTIALS:
+            return f"the credentials were refused ({code}): {message}"
+        return f"DynamoDB answered {code}: {message}"
+    return f"DynamoDB did not answer: {error!r}"
+
+
 @dataclass(frozen=True)
 class TablesReport:
     """What ``create_tables`` did, by table name."""
@@ -100,12 +141,30 @@ class Tables:
         return self._dynamo.client
 
     async def ping(self) -> None:
-        async def describe(name: str) -> None:
-            await self._dynamo.call(
-                "the readiness check", lambda: self._client.describe_table(TableName=name)
-            )
+        """Both tables answer; else ``Unavailable`` whose detail says why, for the operator's
+        log: no credentials, the endpoint unreachable, a table missing, access denied."""
 
-        await asyncio.gather(describe(self._names.scores), describe(self._names.snapshots))
+        async def describe(name: str) -> None:
+            try:
+                await self._dynamo.call(
+                    "the readiness check", lambda: self._client.describe_table(TableName=name)
+                )
+            except (Unavailable, StoreRejected) as exc:
+                # A refused request here (a table name DynamoDB does not take, say) is the
+                # configuration's fault, not a request's: not ready, with the reason.
+                retry_after = exc.retry_after if isinstance(exc, Unavailable) else 5
+                raise Unavailable(
+                    f"table {name}: {not_ready_cause(exc.__cause__)}", retry_after=retry_after
+                ) from exc
+
+        # Both answers, then the first failure in table order: the same cause every time, so
+        # the readiness log is not told of a new one whenever the other table fails first.
+        answers = await asyncio.gather(
+            describe(self._names.scores), describe(self._names.snapshots), return_exceptions=True
+        )
+        for answer in answers:
+            if isinstance(answer, BaseException):
+                raise answer
 
     async def create_tables(self, *, deletion_protection: bool = False) -> TablesReport:
         """Create both tables (and the Scores table's TTL) where missing; with

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from app.bootstrap import Runtime
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, SUBMIT_KEY, make_settings, serve
@@ -45,4 +47,25 @@ async def test_seed_and_reconcile_over_http(
         assert check.status_code == 200, check.text
         assert check.json()["differences"] == []
         assert check.json()["playerCount"] == 8
+    assert await counter_total(runtime, "trivia#classic#alltime") == (8, 8)
+
+
+async def test_the_seed_s_grace_period_can_be_set_over_http(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    # A deadline (and so a default grace) far longer than this test may take.
+    settings = make_settings(dynamo_endpoint, table_names, request_deadline_seconds=60)
+    async with serve(settings) as running:
+        url = "/v1/leaderboards/trivia/classic/alltime/seed"
+        admin = {"Authorization": f"Bearer {ADMIN_KEY}", "Content-Type": "text/csv"}
+        for bad in ("-1", "601", "soon"):
+            refused = await running.http.post(
+                f"{url}?graceSeconds={bad}", content=CSV, headers=admin
+            )
+            assert refused.status_code == 422, refused.text
+            assert refused.json()["errors"][0]["field"] == "graceSeconds"
+        began = time.monotonic()
+        seeded = await running.http.post(f"{url}?graceSeconds=0", content=CSV, headers=admin)
+        assert seeded.status_code == 200, seeded.text
+        assert time.monotonic() - began < 30
     assert await counter_total(runtime, "trivia#classic#alltime") == (8, 8)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from app.api.patterns import RULES
 from app.domain.clock import iso_ms
 from tests.conftest import OTHER_GAME_KEY, SUBMIT_KEY, Service
 from tests.support import now_ms, scores_items
@@ -199,3 +200,92 @@ async def test_an_unknown_query_parameter_is_422(service: Service) -> None:
     assert problem["errors"] == [{"field": "limt", "message": "unknown"}]
     known = await service.http.get("/v1/leaderboards/trivia/classic/alltime?limit=5")
     assert known.status_code == 200
+
+
+def _nested(kind: str, depth: int) -> str:
+    """``depth`` objects or arrays inside one another, as JSON text."""
+    if kind == "objects":
+        return '{"a":' * depth + "1" + "}" * depth
+    return "[" * depth + "1" + "]" * depth
+
+
+def _with_context(context: str) -> str:
+    """A valid submission's JSON text with ``context`` (JSON text) added."""
+    return json.dumps(VALID)[:-1] + ',"context":' + context + "}"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # 400 objects are about 3 KB, far under the body limit; pydantic cannot serialise them.
+        pytest.param(_with_context(_nested("objects", 400)), id="400 objects in context"),
+        pytest.param(_with_context('{"a":' + _nested("arrays", 1_000) + "}"), id="1,000 arrays"),
+        pytest.param(_with_context('{"a":' + _nested("arrays", 30_000) + "}"), id="30,000 arrays"),
+        pytest.param(_nested("arrays", 30_000), id="a top-level array 30,000 deep"),
+    ],
+)
+async def test_json_nested_past_the_limit_is_422_before_it_is_parsed(
+    service: Service, body: str
+) -> None:
+    headers = {**AUTH, "Content-Type": "application/json"}
+    response = await service.http.post("/v1/scores", content=body.encode(), headers=headers)
+    problem = _assert_problem(response, 422)
+    assert problem["type"] == "/problems/nested-too-deeply"
+    assert "32" in problem["detail"]
+    await _assert_nothing_written(service)
+
+
+async def test_json_nested_to_the_limit_is_accepted(service: Service) -> None:
+    # The body is one level and context a second: 30 more reach the limit of 32.
+    body = _with_context('{"a":' * 29 + "[1]" + "}" * 29)
+    headers = {**AUTH, "Content-Type": "application/json"}
+    response = await service.http.post("/v1/scores", content=body.encode(), headers=headers)
+    assert response.status_code == 200, response.text
+
+
+def _patterns(document: Any) -> set[str]:
+    if isinstance(document, dict):
+        found = {document["pattern"]} if isinstance(document.get("pattern"), str) else set()
+        for value in document.values():
+            found |= _patterns(value)
+        return found
+    if isinstance(document, list):
+        return set().union(*(_patterns(value) for value in document)) if document else set()
+    return set()
+
+
+async def test_every_pattern_in_the_document_has_its_rule_in_words(service: Service) -> None:
+    document = (await service.http.get("/openapi.json")).json()
+    patterns = _patterns(document)
+    assert patterns  # ids, periods, keys, times, names, countries
+    assert patterns <= set(RULES), patterns - set(RULES)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "body", "field"),
+    [
+        ("GET", "/v1/leaderboards/tri%23via/classic/alltime", {}, None, "game"),
+        ("GET", "/v1/leaderboards/trivia/classic/day:9999-12-31", {}, None, "period"),
+        ("GET", "/v1/leaderboards/trivia/classic/alltime/snapshots/yesterday", {}, None, None),
+        ("GET", "/v1/players/a%20b/standings", {}, None, "player_id"),
+        ("POST", "/v1/scores", {**AUTH, "Idempotency-Key": "two words"}, VALID, None),
+        ("POST", "/v1/scores", AUTH, _with(playerId="a#b", country="gb", nickname="x"), None),
+    ],
+)
+async def test_problems_state_rules_in_words_never_regexes_or_help_links(
+    service: Service,
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    body: dict[str, Any] | None,
+    field: str | None,
+) -> None:
+    response = await service.http.request(method, path, headers=headers, json=body)
+    problem = _assert_problem(response, 422)
+    for said in [problem["detail"], *(e["message"] for e in problem["errors"])]:
+        assert "pattern" not in said, said
+        assert not any(mark in said for mark in ("^", "$", "\\d", "{1,", "[A-Z")), said
+        assert "pydantic" not in said, said
+    if field is not None:
+        (error,) = [e for e in problem["errors"] if e["field"] == field]
+        assert error["message"].startswith("must be")

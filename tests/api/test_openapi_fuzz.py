@@ -32,10 +32,12 @@ DEV_KEY = "fuzz-dev-key"
 
 
 @pytest.fixture(scope="module")
-def served_url() -> Iterator[str]:
+def served_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEADERBOARD_")}
     env |= {
+        # Not the user's own: a `leaderboard serve` they run meanwhile keeps its record.
+        "LEADERBOARD_STATE_FILE": str(tmp_path_factory.mktemp("serve") / "embedded.json"),
         "LEADERBOARD_DEV_API_KEY": DEV_KEY,
         "LEADERBOARD_WRITE_RATE_PER_SECOND": "100000",
         "LEADERBOARD_WRITE_BURST": "100000",

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from app.bootstrap import Runtime
+from app.cli import build_parser
 from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey
 from app.store.client import open_client
@@ -56,6 +59,10 @@ async def test_create_tables_is_idempotent(dynamo_endpoint: str, table_names: Ta
 async def test_keys_create_list_revoke(
     dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
+    empty = _run(dynamo_endpoint, table_names, "keys", "list")
+    assert empty.returncode == 0, empty.stderr
+    assert empty.stdout.split() == ["KEY", "ID", "NAME", "SCOPES", "CREATED", "STATE"]
+    assert "no stored keys" in empty.stderr
     created = _run(
         dynamo_endpoint, table_names, "keys", "create", "--name", "quiz", "--scope", "submit:trivia"
     )
@@ -64,6 +71,9 @@ async def test_keys_create_list_revoke(
     assert key.startswith("lb_live_")
     assert len(key) >= len("lb_live_") + 43  # 32 random bytes, base64url
     listed = _run(dynamo_endpoint, table_names, "keys", "list")
+    header, row = listed.stdout.splitlines()
+    assert header.split() == ["KEY", "ID", "NAME", "SCOPES", "CREATED", "STATE"]
+    assert row.index("quiz") == header.index("NAME")  # aligned under its header
     assert "quiz" in listed.stdout
     assert "submit:trivia" in listed.stdout
     assert "active" in listed.stdout
@@ -200,3 +210,143 @@ async def test_the_cli_builds_its_adapters_as_the_service_does(
         env={"LEADERBOARD_COUNTER_SHARDS": str(shards)},
     )
     assert "0 differences" in clean.stdout, clean.stdout + clean.stderr
+
+
+async def test_a_board_seeded_from_the_command_line_gets_its_closed_period_snapshot(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime, tmp_path: Path
+) -> None:
+    day = (datetime.now(UTC) - timedelta(days=1, hours=6)).date()
+    seed_file = tmp_path / "yesterday.csv"
+    seed_file.write_text(f"playerId,score,achievedAt\nann,30,{day.isoformat()}T12:00:00Z\n")
+    board = f"trivia#classic#day#{day.isoformat()}"
+    seeded = _run(
+        dynamo_endpoint, table_names, "seed", board, str(seed_file), "--grace-seconds", "0"
+    )
+    assert seeded.returncode == 0, seeded.stderr
+    closed = _run(dynamo_endpoint, table_names, "snapshot", "--closed-periods")
+    assert closed.returncode == 0, closed.stderr
+    assert [s["leaderboardId"] for s in json.loads(closed.stdout)["taken"]] == [board]
+
+
+async def test_create_tables_turns_deletion_protection_on_for_tables_already_there(
+    dynamo_endpoint: str, table_names: TableNames
+) -> None:
+    assert _run(dynamo_endpoint, table_names, "create-tables").returncode == 0
+    protected = _run(dynamo_endpoint, table_names, "create-tables", "--deletion-protection")
+    assert protected.returncode == 0, protected.stderr
+    assert f"deletion protection turned on: {table_names.scores}, {table_names.snapshots}" in (
+        protected.stdout
+    )
+    again = _run(dynamo_endpoint, table_names, "create-tables", "--deletion-protection")
+    assert f"already there: {table_names.scores}, {table_names.snapshots}" in again.stdout
+    async with open_client(
+        endpoint=dynamo_endpoint, region="us-east-1", dummy_credentials=True
+    ) as client:
+        for name in (table_names.scores, table_names.snapshots):
+            described = await client.describe_table(TableName=name)
+            assert described["Table"].get("DeletionProtectionEnabled") is True
+            await client.update_table(TableName=name, DeletionProtectionEnabled=False)
+            await client.delete_table(TableName=name)
+
+
+def test_help_says_what_every_option_does_and_its_defaults() -> None:
+    def help_of(*command: str) -> str:
+        shown = subprocess.run(
+            [sys.executable, "-m", "app.cli", *command, "--help"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        return shown.stdout
+
+    assert "(default: 127.0.0.1)" in help_of("serve")
+    assert "(default: 8000)" in help_of("serve")
+    kind = help_of("keys", "create")
+    assert "lb_test_" in kind
+    assert "(default: live)" in kind
+    for command in (
+        ("serve",),
+        ("create-tables",),
+        ("keys", "create"),
+        ("keys", "list"),
+        ("keys", "revoke"),
+        ("seed",),
+        ("reconcile",),
+        ("snapshot",),
+        ("erase",),
+    ):
+        text = help_of(*command)
+        assert "``" not in text, command  # no docstring markup
+        assert "as they land" not in text, command
+    top = help_of()
+    assert "GAME#VARIANT#PERIOD" in help_of("seed")
+
+    def undocumented(parser: argparse.ArgumentParser, path: str) -> list[str]:
+        missing = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, inner in action.choices.items():
+                    missing += undocumented(inner, f"{path} {name}")
+            elif not action.help:
+                missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+        return missing
+
+    assert undocumented(build_parser(), "leaderboard") == []
+    assert "leaderboard serve" in top  # where the operator commands find the embedded backend
+
+
+async def test_output_is_the_command_s_own_with_progress_and_logs_on_stderr(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime, tmp_path: Path
+) -> None:
+    now = datetime.now(UTC) - timedelta(seconds=30)
+    today = now.date().isoformat()
+    if now.date() != datetime.now(UTC).date():
+        today = datetime.now(UTC).date().isoformat()  # just past midnight: all of today is ahead
+        now = datetime.now(UTC)
+    seed_file = tmp_path / "today.csv"
+    seed_file.write_text(f"playerId,score,achievedAt\nann,30,{now.isoformat()}\n")
+    # The board in the CLI's and the API's forms alike, the current day among them.
+    seeded = _run(
+        dynamo_endpoint,
+        table_names,
+        "seed",
+        "trivia#classic#day",
+        str(seed_file),
+        "--grace-seconds",
+        "1",
+    )
+    assert seeded.returncode == 0, seeded.stderr
+    report = json.loads(seeded.stdout)  # stdout is the report alone
+    assert report["boardId"] == f"trivia#classic#day#{today}"
+    # Progress from start to end, one line a stage off a terminal; no info log lines.
+    for stage in (
+        "waiting 1 s for submissions already under way",
+        "writing 1 row",
+        "recounting the board",
+        "reading the counters",
+        "writing 2 counter items",
+        "done in",
+    ):
+        assert stage in seeded.stderr, seeded.stderr
+    assert '"level": "info"' not in seeded.stderr
+    for board in (f"trivia/classic/day:{today}", f"trivia#classic#day:{today}"):
+        checked = _run(dynamo_endpoint, table_names, "reconcile", board, "-v")
+        assert checked.returncode == 0, checked.stderr
+        assert checked.stdout.startswith(f"trivia#classic#day#{today}: 1 players counted")
+        assert '"event": "reconciled"' in checked.stderr  # -v: the info lines too
+    taken = _run(dynamo_endpoint, table_names, "snapshot", f"trivia#classic#day#{today}")
+    assert [e["playerId"] for e in json.loads(taken.stdout)["entries"]] == ["ann"]
+
+
+def test_a_board_at_the_calendar_s_edge_is_refused_with_the_reason(
+    dynamo_endpoint: str, table_names: TableNames
+) -> None:
+    for board in ("trivia#classic#day#9999-12-31", "trivia#classic#week#9999-W52"):
+        refused = _run(dynamo_endpoint, table_names, "snapshot", board)
+        assert refused.returncode == 2, refused.stderr
+        assert "outside the years 1970 to 9899" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    unknown = _run(dynamo_endpoint, table_names, "reconcile", "trivia-classic-alltime")
+    assert unknown.returncode == 2
+    assert "GAME#VARIANT#PERIOD" in unknown.stderr

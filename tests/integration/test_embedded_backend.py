@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -49,10 +50,12 @@ def _wait_until(check: object, timeout: float = 30.0) -> bool:
 
 
 @pytest.fixture
-def served() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEADERBOARD_")}
     env["LEADERBOARD_DEV_API_KEY"] = "dev-key-for-this-test"
+    # Not the user's own: a `leaderboard serve` they run meanwhile keeps its record.
+    env["LEADERBOARD_STATE_FILE"] = str(tmp_path / "embedded.json")
     process = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
         env=env,

@@ -20,6 +20,7 @@ from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.errors import BoardBeingSeeded
 from app.services.ports import BoardIndex, CounterItem, CounterStore, StoredCounters
+from app.services.progress import Stage
 from app.services.reconcile import (
     CounterCell,
     CounterDifference,
@@ -280,12 +281,12 @@ async def test_a_killed_seeders_board_is_restored_by_reconcile_apply(
         runtime.policies.seed, grace_s=0.0, settle_delay_s=0.0, lease_ttl_s=1.0, concurrency=2
     )
 
-    def die(done: int, total: int) -> None:
-        if done >= 10:
+    def die(stage: Stage, done: int, total: int | None) -> None:
+        if stage == "writing rows" and done >= 10:
             raise RuntimeError("killed")
 
     s = runtime.stores
-    ports = SeedPorts(s.standings, s.index, s.counters, s.leases)
+    ports = SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
     with pytest.raises(RuntimeError, match="killed"):
         await seed_board(ports=ports, board=BOARD, seed=seed, policy=policy, progress=die)
     assert await counter_total(runtime, BOARD.board_id) == (0, 0)

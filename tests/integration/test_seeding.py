@@ -16,13 +16,15 @@ import pytest
 from app.bootstrap import Runtime, build_policies
 from app.cli import parse_seed_file
 from app.domain.buckets import BucketLayout
-from app.domain.clock import iso_ms
+from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import RankKey
 from app.domain.periods import Board
 from app.domain.seed_file import SeedFile, parse_seed_text
 from app.errors import BoardBeingSeeded, Conflict, InvalidInput
 from app.services.policies import SeedPolicy
+from app.services.progress import Stage
 from app.services.seeding import SeedPorts, SeedReport, seed_board
+from app.services.snapshots import SnapshotPorts, snapshot_closed_periods
 from app.settings import Settings
 from app.store.leases import lease_key
 from app.store.tables import RANK_INDEX
@@ -103,7 +105,7 @@ async def assert_counters_match_board(runtime: Runtime, board_id: str) -> int:
 @pytest.fixture
 def ops(runtime: Runtime) -> SeedPorts:
     s = runtime.stores
-    return SeedPorts(s.standings, s.index, s.counters, s.leases)
+    return SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
 
 
 def policy(settings: Settings, **overrides: Any) -> SeedPolicy:
@@ -275,13 +277,13 @@ async def test_seeding_writes_by_the_board_rule_reads_back_in_order_and_rebuilds
     before = await board_rows(runtime, BOARD.board_id)
     rows = [*spread(40, t), ("p05", 1, t)]  # p05 twice: the better row wins
     seed = parse(csv_text(rows))
-    seen: list[tuple[int, int]] = []
+    seen: list[tuple[Stage, int, int | None]] = []
+
+    def progress(stage: Stage, done: int, total: int | None) -> None:
+        seen.append((stage, done, total))
+
     report = await seed_board(
-        ports=ops,
-        board=BOARD,
-        seed=seed,
-        policy=policy(settings),
-        progress=lambda done, total: seen.append((done, total)),
+        ports=ops, board=BOARD, seed=seed, policy=policy(settings), progress=progress
     )
 
     assert report == SeedReport(
@@ -298,9 +300,16 @@ async def test_seeding_writes_by_the_board_rule_reads_back_in_order_and_rebuilds
         lease_released=True,
     )
     assert report.counters_rebuilt > 0
-    assert seen[0] == (0, 40)
-    assert seen[-1] == (40, 40)
-    assert [done for done, _ in seen] == list(range(41))
+    rows_seen = [(done, total) for stage, done, total in seen if stage == "writing rows"]
+    assert rows_seen == [(done, 40) for done in range(41)]
+    # From start to end: the rows, then the recount (two passes that agree), then the counters.
+    stages = list(dict.fromkeys(stage for stage, _, _ in seen))
+    assert stages == ["writing rows", "recounting", "reading counters", "writing counters"]
+    recounts = [(done, total) for stage, done, total in seen if stage == "recounting"]
+    assert recounts[0] == (0, None)
+    assert recounts[-1] == (40, 40)  # the second pass knows the size from the first
+    written = [(done, total) for stage, done, total in seen if stage == "writing counters"]
+    assert written[-1] == (report.counters_rebuilt, report.counters_rebuilt)
     assert await lease_item(runtime, BOARD.board_id) is None
 
     # The board reads back in rule order, with the file's profiles, and the right player count.
@@ -488,8 +497,8 @@ async def test_a_seeder_killed_mid_way_leaves_rows_uncounted_and_a_reseed_recove
     short = policy(settings, lease_ttl_s=1.0, concurrency=4)
     reached = asyncio.Event()
 
-    def progress(done: int, total: int) -> None:
-        if done >= 12:
+    def progress(stage: Stage, done: int, total: int | None) -> None:
+        if stage == "writing rows" and done >= 12:
             reached.set()
             if how == "raise":
                 raise Killed
@@ -531,3 +540,43 @@ async def test_seeding_refuses_a_file_checked_for_another_board(
             seed=parse(csv_text(spread(3, now_ms() - 60_000)), board=other),
             policy=policy(settings),
         )
+
+
+async def test_a_seeded_board_is_registered_so_its_closed_period_is_snapshotted(
+    runtime: Runtime, ops: SeedPorts, settings: Settings
+) -> None:
+    """A day board filled only by seeding, whose period closed hours ago, gets its snapshot."""
+    now = datetime.now(UTC)
+    day = (now - timedelta(days=2)).date()
+    board = Board.from_id(f"trivia#classic#day#{day.isoformat()}")
+    noon = to_ms(datetime(day.year, day.month, day.day, 12, tzinfo=UTC))
+    seed = parse(csv_text([("ann", 30, noon), ("bob", 20, noon)]), board=board)
+    await seed_board(ports=ops, board=board, seed=seed, policy=policy(settings))
+    s = runtime.stores
+    report = await snapshot_closed_periods(
+        ports=SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry),
+        now=now,
+        retention=settings.retention,
+        settle=timedelta(seconds=settings.max_lateness_seconds),
+    )
+    assert [snapshot.board_id for snapshot in report.taken] == [board.board_id]
+    assert [e.player_id for e in report.taken[0].entries] == ["ann", "bob"]
+
+
+async def test_the_grace_period_is_told_second_by_second(
+    ops: SeedPorts, settings: Settings
+) -> None:
+    seen: list[tuple[Stage, int, int | None]] = []
+
+    def progress(stage: Stage, done: int, total: int | None) -> None:
+        seen.append((stage, done, total))
+
+    seed = parse(csv_text(spread(2, now_ms() - 60_000)))
+    await seed_board(
+        ports=ops, board=BOARD, seed=seed, policy=policy(settings, grace_s=2.5), progress=progress
+    )
+    waited = [(done, total) for stage, done, total in seen if stage == "waiting"]
+    assert waited[0] == (0, 3)
+    assert waited[-1] == (3, 3)
+    assert [done for done, _ in waited] == sorted(done for done, _ in waited)
+    assert {done for done, _ in waited} >= {0, 1, 2, 3}

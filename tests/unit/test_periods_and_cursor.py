@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
-from app.domain.periods import Board, Period, PeriodKind
+from app.domain.periods import LAST_YEAR, YEAR_PATTERN, Board, Period, PeriodKind
+from app.settings import Settings
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -75,6 +77,53 @@ def test_expiry_is_period_end_plus_retention() -> None:
     assert Period(PeriodKind.ALLTIME).expires_at(timedelta(days=30)) is None
 
 
+def _most(setting: str) -> int:
+    """The largest value a setting accepts."""
+    (bound,) = [m.le for m in Settings.model_fields[setting].metadata if hasattr(m, "le")]
+    return int(bound)
+
+
+# The longest retention and lateness the settings allow, added to a period's end.
+LONGEST_WAIT = timedelta(days=_most("retention_days"), seconds=_most("max_lateness_seconds"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["day:9999-12-31", "week:9999-W52", "day:0001-01-01", "week:0001-W01", "day:1969-12-31"],
+)
+def test_periods_at_the_calendar_s_edges_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="outside the years 1970 to 9899"):
+        Period.parse(text, now=NOW)
+    with pytest.raises(ValueError, match="outside the years"):
+        Board.from_id("trivia#classic#" + text.replace(":", "#"))
+
+
+@given(
+    st.integers(min_value=0, max_value=9999),
+    st.integers(min_value=1, max_value=12),
+    st.integers(min_value=1, max_value=31),
+    st.integers(min_value=1, max_value=53),
+)
+def test_every_period_that_parses_has_an_end_and_an_expiry_the_calendar_holds(
+    year: int, month: int, day: int, week: int
+) -> None:
+    for text in (f"day:{year:04d}-{month:02d}-{day:02d}", f"week:{year:04d}-W{week:02d}"):
+        try:
+            period = Period.parse(text, now=NOW)
+        except ValueError:
+            continue
+        assert 1970 <= year <= LAST_YEAR
+        end = period.end()
+        assert end is not None
+        assert end + LONGEST_WAIT > period.start()  # no OverflowError on the way
+        assert period.expires_at(LONGEST_WAIT) is not None
+
+
+@given(st.integers(min_value=0, max_value=9999))
+def test_the_documented_year_pattern_is_the_years_a_period_may_have(year: int) -> None:
+    assert (re.fullmatch(YEAR_PATTERN, f"{year:04d}") is not None) == (1970 <= year <= LAST_YEAR)
+
+
 SECRET = b"k" * 32
 
 
@@ -89,3 +138,37 @@ def test_cursor_round_trip_and_refusals() -> None:
     for forged in ["", "abc", text + "x", "." + text.split(".")[1], "%%%.%%%"]:
         with pytest.raises(CursorError):
             decode_cursor(forged, SECRET, board_id="b#1")
+
+
+@pytest.mark.parametrize(
+    ("text", "board_id"),
+    [
+        ("trivia#alltopics#alltime", "trivia#alltopics#alltime"),
+        ("trivia#alltopics#day", "trivia#alltopics#day#2026-11-30"),
+        ("trivia#alltopics#week", "trivia#alltopics#week#2026-W49"),
+        ("trivia#alltopics#day#2026-11-29", "trivia#alltopics#day#2026-11-29"),
+        ("trivia#alltopics#week#2026-W48", "trivia#alltopics#week#2026-W48"),
+        ("trivia#alltopics#day:2026-11-29", "trivia#alltopics#day#2026-11-29"),
+        ("trivia/alltopics/week:2026-W48", "trivia#alltopics#week#2026-W48"),
+        ("trivia/alltopics/alltime", "trivia#alltopics#alltime"),
+    ],
+)
+def test_an_operator_may_name_a_board_in_every_form_the_service_shows(
+    text: str, board_id: str
+) -> None:
+    assert Board.parse(text, now=NOW).board_id == board_id
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("trivia", "GAME#VARIANT#PERIOD"),
+        ("tri via#x#alltime", "GAME#VARIANT#PERIOD"),
+        ("trivia#x#month", "unknown period"),
+        ("trivia#x#day#2026-02-30", "not a date"),
+        ("trivia#x#day#9999-12-31", "outside the years"),
+    ],
+)
+def test_a_board_not_in_any_form_is_refused_with_the_forms(text: str, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        Board.parse(text, now=NOW)

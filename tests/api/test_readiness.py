@@ -1,0 +1,120 @@
+"""/readyz in production-like failures: a 503 problem that names no cause, and the cause in the log
+once (not once a probe), whichever it is: no credentials, the endpoint unreachable, a table
+missing, access denied."""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+import pytest
+import structlog
+
+from app.local.embedded import free_port
+from app.store.tables import TableNames
+from tests.conftest import Service, make_settings, serve
+from tests.faults import _PREFIX, dynamo_response, fail_first, install
+
+PROBES = 3
+
+
+async def probe(running: Service, times: int = PROBES) -> list[Any]:
+    """``times`` probes of /readyz, each a 503 problem that names nothing of the cause."""
+    answers = []
+    for _ in range(times):
+        response = await running.http.get("/readyz")
+        assert response.status_code == 503, response.text
+        assert response.headers["content-type"] == "application/problem+json"
+        assert "Retry-After" in response.headers
+        assert "the service's log says why" in response.json()["detail"]
+        answers.append(response.json())
+    return answers
+
+
+def not_ready(logs: list[MutableMapping[str, Any]]) -> list[str]:
+    return [entry["cause"] for entry in logs if entry["event"] == "not_ready"]
+
+
+def assert_hidden(answers: list[Any], *words: str) -> None:
+    for word in words:
+        assert word not in str(answers)
+
+
+async def test_a_missing_table_is_logged_once_and_the_recovery_too(
+    dynamo_endpoint: str, table_names: TableNames
+) -> None:
+    settings = make_settings(dynamo_endpoint, table_names)
+    async with serve(settings) as running:
+        with structlog.testing.capture_logs() as logs:
+            answers = await probe(running)
+            (cause,) = not_ready(logs)
+            assert "the table is missing" in cause
+            assert table_names.scores in cause or table_names.snapshots in cause
+            assert_hidden(answers, table_names.scores, table_names.snapshots, "ResourceNotFound")
+            await running.runtime.table_admin.create_tables()
+            try:
+                assert (await running.http.get("/readyz")).status_code == 200
+                assert (await running.http.get("/readyz")).status_code == 200
+                assert [e["event"] for e in logs].count("ready_again") == 1
+            finally:
+                for name in (table_names.scores, table_names.snapshots):
+                    await running.runtime.client.delete_table(TableName=name)
+
+
+async def test_an_unreachable_endpoint_is_logged_once(table_names: TableNames) -> None:
+    closed = f"http://127.0.0.1:{free_port()}"
+    settings = make_settings(closed, table_names)
+    async with serve(settings) as running:
+        with structlog.testing.capture_logs() as logs:
+            answers = await probe(running, times=2)  # botocore retries each: seconds a probe
+    (cause,) = not_ready(logs)
+    assert "unreachable" in cause
+    assert closed in cause
+    assert_hidden(answers, closed, "127.0.0.1")
+
+
+async def test_access_denied_is_logged_once(dynamo_endpoint: str, table_names: TableNames) -> None:
+    settings = make_settings(dynamo_endpoint, table_names)
+    denied = dynamo_response(
+        400,
+        {
+            "__type": _PREFIX + "AccessDeniedException",
+            "message": "User: arn:aws:sts::123456789012:assumed-role/task is not authorized",
+        },
+    )
+    async with serve(settings) as running:
+        faults = install(running.runtime.client, dynamo_endpoint)
+        faults.rules.append(fail_first("DescribeTable", 100, lambda body: denied))
+        with structlog.testing.capture_logs() as logs:
+            answers = await probe(running)
+    (cause,) = not_ready(logs)
+    assert "access denied" in cause
+    assert "123456789012" in cause
+    assert_hidden(answers, "123456789012", "AccessDenied")
+
+
+async def test_no_credentials_in_production_is_logged_once(
+    table_names: TableNames, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    for name in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    # No files to find keys in, and no instance metadata to ask (it would wait on the network).
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    settings = make_settings("unused", table_names, environment="production")
+    settings = settings.model_copy(update={"dynamodb_endpoint": None})
+    async with serve(settings) as running:
+        with structlog.testing.capture_logs() as logs:
+            answers = await probe(running)
+    (cause,) = not_ready(logs)
+    assert "no AWS credentials found" in cause
+    assert_hidden(answers, "credentials")

@@ -1,0 +1,222 @@
+"""`leaderboard serve` as a new user runs it: it says where it listens, it is ready only once its
+start-up work is done (`--demo`: the boards full), and the operator commands find its embedded
+backend on their own while it runs, and say so plainly once it has stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.local.embedded import free_port
+
+DEV_KEY = f"dev-{uuid.uuid4().hex}"
+CURSOR_SECRET = f"cursor-{uuid.uuid4().hex}"
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen[str]
+    base: str
+    env: dict[str, str]
+    state_file: Path
+    output: list[str]
+    """Every line the service printed, stdout and stderr, as it printed them."""
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """A `leaderboard` command in another terminal: no endpoint configured."""
+        env = {k: v for k, v in self.env.items() if k != "LEADERBOARD_DEV_API_KEY"}
+        ran = subprocess.run(
+            [sys.executable, "-m", "app.cli", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert CURSOR_SECRET[-10:] not in ran.stdout + ran.stderr
+        return ran
+
+    def printed(self, text: str, timeout: float = 10) -> bool:
+        """Whether the service prints a line holding ``text`` within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(text in line for line in self.output):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=30)
+
+
+def _serve(tmp_path: Path, *args: str) -> Iterator[Served]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEADERBOARD_")}
+    state_file = tmp_path / "state" / "embedded.json"
+    env |= {
+        "LEADERBOARD_DEV_API_KEY": DEV_KEY,
+        "LEADERBOARD_CURSOR_SECRET": CURSOR_SECRET,
+        "LEADERBOARD_STATE_FILE": str(state_file),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(free_port()), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    output: list[str] = []
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.append(line)
+            lines.put(line)
+
+    pumping = threading.Thread(target=pump, daemon=True)
+    pumping.start()
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            found = re.search(r"listening on (http://\S+)", line)
+            if found:
+                break
+        yield Served(process, found[1], env, state_file, output)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        pumping.join(timeout=10)
+        assert process.stdout is not None
+        process.stdout.close()
+        joined = "".join(output)
+        assert DEV_KEY[-10:] not in joined  # no secret in anything the service printed
+        assert CURSOR_SECRET[-10:] not in joined
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    yield from _serve(tmp_path)
+
+
+@pytest.fixture
+def served_demo(tmp_path: Path) -> Iterator[Served]:
+    yield from _serve(tmp_path, "--demo")
+
+
+def test_serve_with_demo_is_ready_only_once_the_boards_are_full(served_demo: Served) -> None:
+    base = served_demo.base
+    seen_starting = False
+    began = time.monotonic()
+    while True:
+        assert time.monotonic() - began < 90, "never ready"
+        response = httpx.get(f"{base}/readyz", timeout=5)
+        if response.status_code == 200:
+            break
+        assert response.status_code == 503
+        assert response.headers["content-type"] == "application/problem+json"
+        assert "Retry-After" in response.headers
+        if "loading the demo boards" in response.json()["detail"]:
+            seen_starting = True
+        time.sleep(0.1)
+    took = time.monotonic() - began
+    assert seen_starting
+    # Ready: every board full, and a submission is not refused for seeding.
+    for variant in ("alltopics", "sports"):
+        for period in ("alltime", "week", "day"):
+            board = httpx.get(f"{base}/v1/leaderboards/trivia/{variant}/{period}").json()
+            assert board["entries"], (variant, period)
+    alltime = httpx.get(f"{base}/v1/leaderboards/trivia/alltopics/alltime").json()
+    assert alltime["playerCount"] == 60
+    posted = httpx.post(
+        f"{base}/v1/scores",
+        json={"playerId": "newcomer", "score": 9000, "game": "trivia", "variant": "alltopics"},
+        headers={"Authorization": f"Bearer {DEV_KEY}", "Idempotency-Key": "first"},
+        timeout=10,
+    )
+    assert posted.status_code == 200, posted.text
+    assert served_demo.printed("demo_boards_loaded")
+    print(f"ready after {took:.1f} s")
+    assert took < 45
+
+
+def test_operator_commands_find_the_running_serve_and_say_so_once_it_stops(
+    served: Served, tmp_path: Path
+) -> None:
+    assert served.printed("embedded DynamoDB at http://127.0.0.1:")
+    created = served.cli("keys", "create", "--name", "quiz", "--scope", "submit:trivia")
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip()
+    posted = httpx.post(
+        f"{served.base}/v1/scores",
+        json={"playerId": "ann", "score": 30, "game": "trivia", "variant": "classic"},
+        headers={"Authorization": f"Bearer {key}", "Idempotency-Key": "ann-1"},
+        timeout=10,
+    )
+    assert posted.status_code == 200, posted.text
+    taken = served.cli("snapshot", "trivia#classic#alltime")
+    assert taken.returncode == 0, taken.stderr
+    assert [e["playerId"] for e in json.loads(taken.stdout)["entries"]] == ["ann"]
+    assert served.state_file.exists()
+
+    assert served.stop() == 0
+    assert not served.state_file.exists()  # removed on the way out
+    after = served.cli("keys", "list")
+    assert after.returncode == 2
+    assert "start `leaderboard serve`" in after.stderr
+    assert "Traceback" not in after.stderr
+
+
+REPO = Path(__file__).resolve().parents[2]
+CLI_PREFIX = "python3 -m uv run --frozen leaderboard "
+
+
+def readme_operator_commands() -> list[str]:
+    """The README's block of operator commands, as written."""
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", readme, re.DOTALL)
+    (block,) = [b for b in blocks if "leaderboard keys create --name quiz-server" in b]
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_s_operator_commands_work_as_written_on_a_running_serve(
+    served: Served, tmp_path: Path
+) -> None:
+    commands = readme_operator_commands()
+    assert sum(CLI_PREFIX in line for line in commands) >= 9
+    env = {k: v for k, v in served.env.items() if k != "LEADERBOARD_DEV_API_KEY"}
+    for line in commands:
+        # The same command line through this interpreter, as `uv run` would run it.
+        shell_line = line.replace(CLI_PREFIX, f"{sys.executable} -m app.cli ")
+        ran = subprocess.run(
+            ["/bin/bash", "-c", shell_line],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert ran.returncode == 0, (line, ran.stdout, ran.stderr)
+        assert "Traceback" not in ran.stderr, line
+        assert CURSOR_SECRET[-10:] not in ran.stdout + ran.stderr, line
+        if "seed" in line:
+            assert json.loads(ran.stdout)["rowsWritten"] == 1
+        if "erase" in line:
+            assert json.loads(ran.stdout)["removed"]["boards"] == 1
