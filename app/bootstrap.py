@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING
 import structlog
 
 from app.domain.buckets import BucketLayout
+from app.domain.definitions import BoardDefinition
 from app.domain.principal import Principal
 from app.services.auth import KeyAuthenticator
 from app.services.boards import PlayerCounts
 from app.services.caches import KeysInFlight, SeenLeases
+from app.services.definitions import Definitions
 from app.services.keys import digest_of
 from app.services.policies import Policies, ReadPolicy, SeedPolicy, SubmitPolicy
 from app.services.ports import KeyLookup, Stores
@@ -30,6 +32,7 @@ from app.services.registry import BoardRegistrar
 from app.settings import Settings
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
+from app.store.definitions import DefinitionItems
 from app.store.index import IndexReads, RankReads
 from app.store.item_locks import ItemLocks
 from app.store.keys import KeyItems
@@ -60,11 +63,8 @@ def table_names(settings: Settings) -> TableNames:
 
 
 def build_policies(settings: Settings) -> Policies:
-    retention = settings.retention
     return Policies(
         submit=SubmitPolicy(
-            periods=tuple(settings.periods),
-            retention=retention,
             idempotency_ttl=timedelta(hours=settings.idempotency_ttl_hours),
             max_lateness=timedelta(seconds=settings.max_lateness_seconds),
             future_skew=timedelta(seconds=settings.future_skew_seconds),
@@ -75,19 +75,26 @@ def build_policies(settings: Settings) -> Policies:
         reads=ReadPolicy(
             layout=LAYOUT,
             cap=settings.rank_count_cap,
-            retention=retention,
             cursor_secret=settings.cursor_key(),
         ),
         # The grace period: a submission that read the board free just before the lease was
         # taken (or remembers so, for up to the lease cache's time) is done, or cut off, by then.
         seed=SeedPolicy(
-            retention=retention,
             layout=LAYOUT,
             grace_s=settings.request_deadline_seconds + settings.lease_cache_seconds,
         ),
         layout=LAYOUT,
-        retention=retention,
         settle=timedelta(seconds=settings.max_lateness_seconds),
+    )
+
+
+def default_definition(settings: Settings) -> BoardDefinition:
+    """What a variant with no definition of its own follows."""
+    return BoardDefinition(
+        order=settings.default_order,
+        operator=settings.default_operator,
+        periods=tuple(settings.periods),
+        retention_days=settings.retention_days,
     )
 
 
@@ -109,6 +116,7 @@ def build_stores(dynamo: Dynamo, settings: Settings) -> Stores:
         leases=LeaseItems(dynamo, table=names.scores),
         snapshots=SnapshotItems(dynamo, names),
         registry=RegistryItems(dynamo, table=names.scores),
+        definitions=DefinitionItems(dynamo, table=names.scores),
         keys=KeyItems(dynamo, table=names.scores),
         tables=Tables(dynamo, names),
     )
@@ -150,6 +158,7 @@ class Runtime:
     keys_in_flight: KeysInFlight
     seen_leases: SeenLeases
     player_counts: PlayerCounts
+    definitions: Definitions
     endpoint: str | None
     """The DynamoDB endpoint in use (``None``: AWS's own for the region)."""
     client: DynamoDBClient
@@ -184,11 +193,17 @@ async def open_runtime(
             stores=stores,
             policies=build_policies(settings),
             authenticator=build_authenticator(settings, stores.keys),
-            registrar=BoardRegistrar(stores.registry, retention=settings.retention),
+            registrar=BoardRegistrar(stores.registry),
             # A key's first request runs at most the request deadline: a second one waits that.
             keys_in_flight=KeysInFlight(hold_s=settings.request_deadline_seconds),
             seen_leases=SeenLeases(ttl_s=settings.lease_cache_seconds),
             player_counts=PlayerCounts(ttl_s=settings.player_count_cache_seconds),
+            definitions=Definitions(
+                stores.definitions,
+                default=default_definition(settings),
+                undefined=settings.undefined_boards,
+                ttl_s=settings.definition_cache_seconds,
+            ),
             endpoint=endpoint,
             client=client,
             tables=table_names(settings),

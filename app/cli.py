@@ -20,12 +20,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.api.schemas import ErasureOut, SeedReportOut, SnapshotOut
+from pydantic import ValidationError
+
+from app.api.problems import invalid_input, validation_errors
+from app.api.schemas import (
+    RESERVED_GAMES,
+    BoardDefinitionIn,
+    BoardDefinitionOut,
+    ErasureOut,
+    SeedReportOut,
+    SnapshotOut,
+)
 from app.bootstrap import NoBackend, Runtime, embedded_state_file, open_operator_runtime
+from app.domain.definitions import BoardDefinition
+from app.domain.keys import is_valid_id
 from app.domain.periods import Board
 from app.domain.seed_file import FORMAT_BY_SUFFIX, SeedFile, SeedFormat, parse_seed_text
 from app.errors import InvalidInput, LeaderboardError
 from app.logging import configure_logging
+from app.services.definitions import define_boards, list_definitions, show_definition
 from app.services.erasure import erase_player
 from app.services.keys import create_api_key, list_api_keys, revoke_api_key
 from app.services.progress import Stage
@@ -90,7 +103,12 @@ def _seed_ports(runtime: Runtime) -> SeedPorts:
 
 
 def parse_seed_file(
-    path: Path, *, board: Board, now: datetime, file_format: SeedFormat | None = None
+    path: Path,
+    *,
+    board: Board,
+    now: datetime,
+    definition: BoardDefinition,
+    file_format: SeedFormat | None = None,
 ) -> SeedFile:
     """Read and check a seed file; the format is ``file_format``, else the suffix (``.csv``,
     ``.jsonl``, ``.ndjson``), else the content."""
@@ -102,7 +120,9 @@ def parse_seed_file(
         raise InvalidInput(f"{path} is not UTF-8 text: {exc}") from None
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
-    return parse_seed_text(text, board=board, now=now, file_format=file_format)
+    return parse_seed_text(
+        text, board=board, now=now, file_format=file_format, definition=definition
+    )
 
 
 def _board(text: str) -> Board:
@@ -168,7 +188,11 @@ class ProgressReport:
 async def _seed(runtime: Runtime, args: argparse.Namespace) -> int:
     board = _board(args.board)
     seed = parse_seed_file(
-        Path(args.file), board=board, now=datetime.now(UTC), file_format=args.format
+        Path(args.file),
+        board=board,
+        now=datetime.now(UTC),
+        definition=await runtime.definitions.for_submitting(board.game, board.variant),
+        file_format=args.format,
     )
     overrides = {
         name: value
@@ -195,14 +219,16 @@ async def _seed(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
+    board = _board(args.board)
+    definition = await runtime.definitions.for_reading(board.game, board.variant)
     progress = ProgressReport(sys.stderr)
     report = await reconcile_board(
         index=runtime.stores.index,
         counters=runtime.stores.counters,
         leases=runtime.stores.leases,
-        board=_board(args.board),
+        board=board,
         layout=runtime.policies.layout,
-        retention=runtime.policies.retention,
+        retention=definition.retention,
         apply=args.apply,
         progress=progress,
     )
@@ -231,7 +257,7 @@ async def _snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
         report = await snapshot_closed_periods(
             ports=_snapshot_ports(runtime),
             now=now,
-            retention=runtime.policies.retention,
+            definitions=runtime.definitions,
             settle=runtime.policies.settle,
             top_n=args.top,
         )
@@ -247,11 +273,13 @@ async def _snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
         return 1 if report.failed else 0
     if args.board is None:
         raise InvalidInput("name a BOARD, or use --closed-periods")
+    board = _board(args.board)
+    definition = await runtime.definitions.for_reading(board.game, board.variant)
     snapshot = await take_snapshot(
         ports=_snapshot_ports(runtime),
-        board=_board(args.board),
+        board=board,
         now=now,
-        retention=runtime.policies.retention,
+        retention=definition.retention,
         top_n=args.top,
     )
     print(SnapshotOut.of(snapshot).model_dump_json(by_alias=True, indent=2))
@@ -313,6 +341,75 @@ async def _keys(runtime: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _boards(runtime: Runtime, args: argparse.Namespace) -> int:
+    definitions = runtime.definitions
+    if args.boards_command == "list":
+        game = _name(args.game, "game")
+        listed = await list_definitions(store=runtime.stores.definitions, game=game)
+        rows = [
+            [
+                d.variant,
+                d.definition.order.value,
+                d.definition.operator.value,
+                ",".join(p.value for p in d.definition.periods),
+                str(d.definition.retention_days),
+                d.defined_at,
+            ]
+            for d in listed
+        ]
+        print(
+            _table(["VARIANT", "ORDER", "OPERATOR", "PERIODS", "RETENTION DAYS", "DEFINED"], rows)
+        )
+        default = definitions.default
+        print(
+            f"undefined variants of {game}: "
+            + (
+                f"follow the default ({default.order.value}, {default.operator.value}, "
+                f"{','.join(p.value for p in default.periods)}, {default.retention_days} days)"
+                if definitions.allows_undefined
+                else "refused (LEADERBOARD_UNDEFINED_BOARDS=refuse)"
+            ),
+            file=sys.stderr,
+        )
+        return 0
+    game, variant = _name(args.game, "game"), _name(args.variant, "variant")
+    if args.boards_command == "show":
+        shown = await show_definition(definitions=definitions, game=game, variant=variant)
+        out = BoardDefinitionOut.of(game, variant, shown.definition, defined_at=shown.defined_at)
+    else:
+        fields: dict[str, Any] = {"order": args.order, "operator": args.operator}
+        if args.periods is not None:
+            fields["periods"] = [p.strip() for p in args.periods.split(",")]
+        if args.retention_days is not None:
+            fields["retentionDays"] = args.retention_days
+        try:
+            wanted = BoardDefinitionIn.model_validate(fields)
+        except ValidationError as exc:
+            raise invalid_input(validation_errors(exc.errors()), whole="definition") from None
+        stored = await define_boards(
+            definitions=definitions,
+            store=runtime.stores.definitions,
+            registry=runtime.stores.registry,
+            index=runtime.stores.index,
+            game=game,
+            variant=variant,
+            definition=wanted.definition(retention_days=definitions.default.retention_days),
+            now=datetime.now(UTC),
+        )
+        out = BoardDefinitionOut.of(game, variant, stored.definition, defined_at=stored.defined_at)
+    print(out.model_dump_json(by_alias=True, indent=2))
+    return 0
+
+
+def _name(text: str, what: str) -> str:
+    if not is_valid_id(text) or (what == "game" and text in RESERVED_GAMES):
+        raise InvalidInput(
+            f"{text!r} is not a {what} name: 1 to 64 letters, digits, '_', '.', ':' or '-'"
+            + (" (and not a reserved name)" if what == "game" else "")
+        )
+    return text
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     """Columns aligned under a header, two spaces apart."""
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
@@ -324,6 +421,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 _COMMANDS: dict[str, Callable[[Runtime, argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "create-tables": _create_tables,
+    "boards": _boards,
     "keys": _keys,
     "seed": _seed,
     "reconcile": _reconcile,
@@ -342,9 +440,9 @@ async def _run(
 
 
 BOARD_HELP = (
-    "a board: GAME#VARIANT#PERIOD, PERIOD being alltime, day or week (the current ones), "
-    "day#YYYY-MM-DD or week#YYYY-Www; the API's forms work too (trivia#alltopics#day:2026-11-30, "
-    "trivia/alltopics/day:2026-11-30)"
+    "a board: GAME#VARIANT#PERIOD, PERIOD being alltime, day, week or month (the current ones), "
+    "day#YYYY-MM-DD, week#YYYY-Www or month#YYYY-MM; the API's forms work too "
+    "(trivia#alltopics#day:2026-11-30, trivia/alltopics/day:2026-11-30)"
 )
 EPILOG = """\
 With no LEADERBOARD_DYNAMODB_ENDPOINT (and not in production), the operator commands work on the
@@ -365,6 +463,67 @@ class _DefaultsShown(argparse.HelpFormatter):
         ):
             text += " (default: %(default)s)"
         return text
+
+
+def _add_boards_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    formatter: type[argparse.HelpFormatter],
+) -> None:
+    """``leaderboard boards define|list|show``."""
+    boards = commands.add_parser(  # -v goes after define, list or show
+        "boards",
+        help="define how a variant's boards rank, list and show definitions",
+        description="Board definitions: how each (game, variant)'s boards rank (order, "
+        "operator), the periods a score fans out to, and how long period boards live. A change "
+        "reaches every task of the service within LEADERBOARD_DEFINITION_CACHE_SECONDS.",
+        formatter_class=formatter,
+    )
+    boards_commands = boards.add_subparsers(
+        dest="boards_command", required=True, metavar="BOARDS_COMMAND"
+    )
+
+    def boards_command(name: str, summary: str) -> argparse.ArgumentParser:
+        return boards_commands.add_parser(
+            name, help=summary, description=summary, parents=[common], formatter_class=formatter
+        )
+
+    define = boards_command(
+        "define",
+        "define (or redefine) a variant's boards; an option left out takes its default, not the "
+        "stored value. The order and operator of boards that hold entries cannot change",
+    )
+    define.add_argument("game", metavar="GAME", help="the game id, as submissions name it")
+    define.add_argument("variant", metavar="VARIANT", help="the variant id")
+    define.add_argument(
+        "--order",
+        choices=["desc", "asc"],
+        default="desc",
+        help="desc: higher is better; asc: lower is better",
+    )
+    define.add_argument(
+        "--operator",
+        choices=["best", "latest", "sum"],
+        default="best",
+        help="best: keep the best score; latest: the latest achievedAt replaces; sum: each "
+        "accepted submission adds to the player's total",
+    )
+    define.add_argument(
+        "--periods",
+        help="the boards a score fans out to, comma-separated, of alltime, day, week, month "
+        "(default: alltime,day,week)",
+    )
+    define.add_argument(
+        "--retention-days",
+        type=int,
+        help="days period boards live after they close, 1..3650 (default: "
+        "LEADERBOARD_RETENTION_DAYS)",
+    )
+    boards_list = boards_command("list", "every defined variant of a game")
+    boards_list.add_argument("game", metavar="GAME", help="the game id")
+    show = boards_command("show", "how a variant's boards rank (its definition or the default)")
+    show.add_argument("game", metavar="GAME", help="the game id")
+    show.add_argument("variant", metavar="VARIANT", help="the variant id")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -459,6 +618,8 @@ def build_parser() -> argparse.ArgumentParser:
     key_revoke.add_argument("name", nargs="?", help="revoke every key of this client")
     key_revoke.add_argument("--id", help="revoke the one key with this id (from `keys list`)")
 
+    _add_boards_commands(commands, common, formatter)
+
     seed = command(
         "seed",
         "bulk-load a board from CSV or JSON lines",
@@ -503,8 +664,8 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot.add_argument(
         "--closed-periods",
         action="store_true",
-        help="snapshot every registered day and week board whose period has closed and has no "
-        "snapshot yet (idempotent: run it hourly)",
+        help="snapshot every registered day, week and month board whose period has closed and "
+        "has no snapshot yet (idempotent: run it hourly)",
     )
     snapshot.add_argument("--top", type=int, default=100, help="entries kept (1..1000)")
 

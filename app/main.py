@@ -13,7 +13,7 @@ import structlog
 from fastapi import Depends, FastAPI
 
 from app import telemetry
-from app.api import admin, boards, health, scores, snapshots
+from app.api import admin, boards, definitions, health, scores, snapshots
 from app.api.deps import AppState, refuse_unknown_query
 from app.api.docs import install_docs
 from app.api.middleware import RequestContext
@@ -37,6 +37,7 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
         keys_in_flight=runtime.keys_in_flight,
         seen_leases=runtime.seen_leases,
         player_counts=runtime.player_counts,
+        definitions=runtime.definitions,
         write_limits=RateLimiter(
             RatePolicy(settings.write_rate_per_second, settings.write_burst),
             max_buckets=settings.rate_limit_max_buckets,
@@ -62,7 +63,7 @@ async def _load_demo(runtime: Runtime, startup: StartupJobs) -> None:
             ports=SeedPorts(
                 stores.standings, stores.index, stores.counters, stores.leases, stores.registry
             ),
-            retention=runtime.policies.retention,
+            definitions=runtime.definitions,
         )
     except Exception:
         startup.fail(DEMO_JOB)
@@ -123,7 +124,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     )
     install_problem_handlers(app)
     install_docs(app)
-    for module in (scores, health, boards, admin, snapshots):
+    for module in (scores, health, boards, definitions, admin, snapshots):
         app.include_router(module.router)
     return app
 

@@ -21,6 +21,8 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validat
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
+from app.domain.definitions import Operator
+from app.domain.keys import Order
 from app.domain.periods import PeriodKind
 
 
@@ -60,16 +62,39 @@ class Settings(BaseSettings):
         default="leaderboard-snapshots", description="the Snapshots table's name"
     )
 
+    undefined_boards: Literal["allow", "refuse"] = Field(
+        default="allow",
+        description="`refuse`: a variant with no definition is a 404 for reads and a 422 for "
+        "submissions (so a typo in a game name is not an empty board); `allow`: it follows the "
+        "default definition below",
+    )
+    default_order: Order = Field(
+        default=Order.DESC,
+        description="the default definition's order: `desc` (higher is better) or `asc`",
+    )
+    default_operator: Operator = Field(
+        default=Operator.BEST,
+        description="the default definition's operator: `best`, `latest` or `sum`",
+    )
+    definition_cache_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        le=300,
+        description="a task reads a variant's definition at most this often: a change reaches "
+        "every task within it",
+    )
     periods: list[PeriodKind] = Field(
         default_factory=lambda: [PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK],
         min_length=1,
-        description="the boards a score fans out to (JSON list)",
+        description="the default definition's periods: the boards a score fans out to (JSON "
+        "list of `alltime`, `day`, `week`, `month`)",
     )
     retention_days: int = Field(
         default=30,
         ge=1,
         le=3650,
-        description="day and week boards are kept this long after their period ends",
+        description="the default definition's retention: period boards are kept this long "
+        "after their period ends",
     )
     idempotency_ttl_hours: int = Field(
         default=24, ge=1, le=24 * 30, description="how long a submission's outcome replays"
@@ -130,7 +155,11 @@ class Settings(BaseSettings):
         description="how long one DynamoDB call may take to answer before botocore retries it",
     )
     transact_max_attempts: int = Field(
-        default=12, ge=1, le=20, description="attempts per board when a transaction is cancelled"
+        default=20,
+        ge=1,
+        le=50,
+        description="attempts per submission when its transaction is cancelled (the request "
+        "deadline bounds them first under a long burst)",
     )
     request_deadline_seconds: float = Field(
         default=10.0,

@@ -25,7 +25,7 @@ from app.bootstrap import open_runtime
 from app.local.embedded import EmbeddedDynamo
 from app.logging import configure_logging
 from app.store.tables import TableNames
-from tests.conftest import Service, make_settings, serve
+from tests.conftest import ADMIN_KEY, Service, make_settings, serve
 from tests.faults import InFlightItems, install
 from tests.support import counter_total, now_ms, submit
 
@@ -46,10 +46,24 @@ class LevelResult:
     counters: tuple[int, int] = (0, 0)
     attempts: int = 0
     most_attempts: int = 0
-    """The most transactions one submission's board write took (the service allows 12)."""
+    """The most transactions one submission's board write took (the service allows 20)."""
+    submitted: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """Each player's accepted (score, achievedAt ms), for checking the board against its rule."""
+    board: dict[str, int] = field(default_factory=dict)
+    """Each player's value on the board after the burst."""
 
 
-async def run_level(endpoint: str, in_flight: int, players: int, instances: int = 2) -> LevelResult:
+async def run_level(
+    endpoint: str,
+    in_flight: int,
+    players: int,
+    instances: int = 2,
+    *,
+    rules: tuple[str, str] = ("desc", "best"),
+    rounds: int = 1,
+) -> LevelResult:
+    """``players`` new players, each submitting ``rounds`` rounds (all at once, each with its own
+    Idempotency-Key), onto a board of ``rules`` (order, operator)."""
     run = uuid.uuid4().hex[:8]
     tables = TableNames(f"burst-{run}", f"burst-snap-{run}")
     # The embedded backend serves one call at a time and slows as the table grows, so a burst
@@ -73,28 +87,38 @@ async def run_level(endpoint: str, in_flight: int, players: int, instances: int 
                 await stack.enter_async_context(serve(settings)) for _ in range(instances)
             ]
             faults = [install(s.runtime.client, endpoint, in_flight=conflicts) for s in services]
+            order, operator = rules
+            defined = await services[0].http.put(
+                "/v1/games/trivia/variants/classic",
+                json={"order": order, "operator": operator, "periods": ["alltime"]},
+                headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+            )
+            defined.raise_for_status()
             gate = asyncio.Semaphore(in_flight)
             base = now_ms() - 600_000
 
             async def one(i: int) -> None:
+                player = f"burst-{i // rounds:05d}"
                 score = max(0, int(rng.gauss(5000, 1500)))
+                achieved = base + rng.randrange(590_000)
                 async with gate:
                     response = await submit(
                         services[i % instances].http,
-                        player=f"burst-{i:05d}",
+                        player=player,
                         score=score,
-                        achieved_ms=base + rng.randrange(590_000),
+                        achieved_ms=achieved,
                         rankDelta=False,
                     )
                 if response.status_code == 200:
                     result.succeeded += 1
+                    result.submitted.setdefault(player, []).append((score, achieved))
                 else:
                     problem = response.json() if response.content else {}
                     reason = str(problem.get("detail", "?")).split(";")[0][:60]
                     result.failures[f"{response.status_code} {reason}"] += 1
 
             started = time.perf_counter()
-            await asyncio.gather(*(one(i) for i in range(players)))
+            await asyncio.gather(*(one(i) for i in range(players * rounds)))
             result.seconds = time.perf_counter() - started
             result.conflicts_injected = conflicts.conflicts
             result.attempts = sum(f.seen["TransactWriteItems"] for f in faults)
@@ -103,6 +127,7 @@ async def run_level(endpoint: str, in_flight: int, players: int, instances: int 
         result.counters = await counter_total(runtime, BOARD)
         page = await runtime.stores.index.query_board(BOARD, limit=players + 1, start=None)
         result.board_count = len(page.entries)
+        result.board = {e.player_id: e.score for e in page.entries}
         for name in (tables.scores, tables.snapshots):
             await runtime.client.delete_table(TableName=name)
     return result

@@ -8,7 +8,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from app.api.deps import BoardDep, NowDep, PathId, PrincipalDep, StateDep, read_text_body
+from app.api.deps import (
+    BoardDep,
+    NowDep,
+    PathId,
+    PrincipalDep,
+    ReadDefinitionDep,
+    StateDep,
+    WriteDefinitionDep,
+    read_text_body,
+)
 from app.api.schemas import (
     ErasureOut,
     ReconcileReportOut,
@@ -45,6 +54,7 @@ async def post_seed(
     principal: PrincipalDep,
     request: Request,
     board: BoardDep,
+    definition: WriteDefinitionDep,
     now: NowDep,
     grace_seconds: Annotated[
         float | None,
@@ -60,7 +70,11 @@ async def post_seed(
     principal.require_admin()
     text, media_type = await read_text_body(request, state.max_body_bytes)
     seed = parse_seed_text(
-        text, board=board, now=now, file_format="csv" if media_type == "text/csv" else "jsonl"
+        text,
+        board=board,
+        now=now,
+        file_format="csv" if media_type == "text/csv" else "jsonl",
+        definition=definition,
     )
     stores = state.stores
     report = await seed_board(
@@ -86,6 +100,7 @@ async def post_reconcile(
     state: StateDep,
     principal: PrincipalDep,
     board: BoardDep,
+    definition: ReadDefinitionDep,
     apply: Annotated[bool, Query(description="repair where both passes agree")] = False,
 ) -> ReconcileReportOut:
     principal.require_admin()
@@ -95,7 +110,7 @@ async def post_reconcile(
         leases=state.stores.leases,
         board=board,
         layout=state.policies.layout,
-        retention=state.policies.retention,
+        retention=definition.retention,
         apply=apply,
     )
     return ReconcileReportOut.of(report)
@@ -112,6 +127,7 @@ async def post_snapshot(
     state: StateDep,
     principal: PrincipalDep,
     board: BoardDep,
+    definition: ReadDefinitionDep,
     now: NowDep,
     top: Annotated[int, Query(ge=1, le=1000, description="entries kept")] = 100,
 ) -> SnapshotOut:
@@ -123,7 +139,7 @@ async def post_snapshot(
         ),
         board=board,
         now=now,
-        retention=state.policies.retention,
+        retention=definition.retention,
         top_n=top,
     )
     return SnapshotOut.of(snapshot)

@@ -12,16 +12,20 @@ from app.api.deps import (
     NowDep,
     PathId,
     PoliciesDep,
+    ReadDefinitionDep,
     StateDep,
     StoresDep,
     limit_reads,
 )
+from app.api.patterns import GROUP_IDS_PATTERN
 from app.api.schemas import (
     AroundEntryOut,
     AroundOut,
     BoardPageOut,
     BoardStandingOut,
     EntryOut,
+    GroupEntryOut,
+    GroupOut,
     PlayerRankOut,
     StandingsOut,
     problem_responses,
@@ -29,7 +33,14 @@ from app.api.schemas import (
 )
 from app.domain.ranks import ExactRank
 from app.services.boards import read_board
-from app.services.standings import around_player, player_rank, player_standings
+from app.services.standings import (
+    MAX_GROUP,
+    MAX_GROUP_RANKED,
+    around_player,
+    group_board,
+    player_rank,
+    player_standings,
+)
 
 router = APIRouter(dependencies=[Depends(limit_reads)])
 
@@ -45,6 +56,7 @@ async def get_board(
     stores: StoresDep,
     policies: PoliciesDep,
     board: BoardDep,
+    definition: ReadDefinitionDep,
     now: NowDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 25,
     cursor: Annotated[
@@ -61,6 +73,7 @@ async def get_board(
         player_counts=state.player_counts,
         policy=policies.reads,
         board=board,
+        retention=definition.retention,
         limit=limit,
         cursor=cursor,
         now=now,
@@ -74,19 +87,80 @@ async def get_board(
 
 
 @router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/players",
+    response_model=GroupOut,
+    responses=problem_responses(404, 422, 429, 503),
+    summary="A group's board (friends): those of the players named on the board, in board order",
+)
+async def get_group(
+    stores: StoresDep,
+    policies: PoliciesDep,
+    board: BoardDep,
+    definition: ReadDefinitionDep,
+    now: NowDep,
+    ids: Annotated[
+        str,
+        Query(
+            pattern=GROUP_IDS_PATTERN,
+            description=f"the players, comma-separated (ids=a,b,c): 1 to {MAX_GROUP} ids, 1 to "
+            f"{MAX_GROUP_RANKED} with withRank=true; an id named twice counts once; unknown ones "
+            "are left out",
+        ),
+    ],
+    with_rank: Annotated[
+        bool,
+        Query(alias="withRank", description="add each one's board rank (costs a rank read each)"),
+    ] = False,
+) -> GroupOut:
+    members = await group_board(
+        standings=stores.standings,
+        ranks=stores.ranks,
+        policy=policies.reads,
+        board=board,
+        retention=definition.retention,
+        player_ids=_group_ids(ids),
+        with_rank=with_rank,
+        now=now,
+    )
+    return GroupOut(
+        leaderboard_id=board.board_id,
+        entries=[
+            GroupEntryOut(
+                group_rank=m.group_rank,
+                entry=EntryOut.of(m.entry, m.rank.rank if isinstance(m.rank, ExactRank) else None),
+                rank=None if m.rank is None else rank_out(m.rank),
+            )
+            for m in members
+        ],
+    )
+
+
+def _group_ids(given: str) -> list[str]:
+    """The ids of ``ids=a,b,c`` (already matched against ``GROUP_IDS_PATTERN``) in the order
+    named, each once."""
+    return list(dict.fromkeys(given.split(",")))
+
+
+@router.get(
     "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}",
     response_model=PlayerRankOut,
     responses=problem_responses(404, 422, 429),
     summary="A player's entry and rank: exact, or an honest range",
 )
 async def get_player_rank(
-    stores: StoresDep, policies: PoliciesDep, board: BoardDep, now: NowDep, player_id: PathId
+    stores: StoresDep,
+    policies: PoliciesDep,
+    board: BoardDep,
+    definition: ReadDefinitionDep,
+    now: NowDep,
+    player_id: PathId,
 ) -> PlayerRankOut:
     found = await player_rank(
         standings=stores.standings,
         ranks=stores.ranks,
         policy=policies.reads,
         board=board,
+        retention=definition.retention,
         player_id=player_id,
         now=now,
     )
@@ -108,6 +182,7 @@ async def get_around(
     stores: StoresDep,
     policies: PoliciesDep,
     board: BoardDep,
+    definition: ReadDefinitionDep,
     now: NowDep,
     player_id: PathId,
     before: Annotated[int, Query(ge=0, le=50)] = 5,
@@ -119,6 +194,7 @@ async def get_around(
         ranks=stores.ranks,
         policy=policies.reads,
         board=board,
+        retention=definition.retention,
         player_id=player_id,
         before=before,
         after=after,
@@ -142,12 +218,13 @@ async def get_around(
     summary="Every live board a player is on, with best score and rank",
 )
 async def get_standings(
-    stores: StoresDep, policies: PoliciesDep, now: NowDep, player_id: PathId
+    state: StateDep, stores: StoresDep, policies: PoliciesDep, now: NowDep, player_id: PathId
 ) -> StandingsOut:
     standings = await player_standings(
         standings=stores.standings,
         ranks=stores.ranks,
         policy=policies.reads,
+        definitions=state.definitions,
         player_id=player_id,
         now=now,
     )

@@ -20,6 +20,7 @@ from app.api.problems import invalid_input, validation_errors
 from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
 from app.api.readiness import ReadinessLog, StartupJobs
 from app.api.schemas import ScoreSubmission
+from app.domain.definitions import BoardDefinition
 from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import ID_PATTERN
 from app.domain.periods import FIRST_YEAR, LAST_YEAR, Board, Period
@@ -34,6 +35,7 @@ from app.errors import (
 from app.services.auth import KeyAuthenticator
 from app.services.boards import PlayerCounts
 from app.services.caches import KeysInFlight, SeenLeases
+from app.services.definitions import Definitions
 from app.services.policies import Policies
 from app.services.ports import Stores
 from app.services.registry import BoardRegistrar
@@ -48,6 +50,7 @@ class AppState:
     keys_in_flight: KeysInFlight
     seen_leases: SeenLeases
     player_counts: PlayerCounts
+    definitions: Definitions
     write_limits: RateLimiter
     read_limits: RateLimiter
     max_body_bytes: int
@@ -102,6 +105,24 @@ def get_board(game: PathId, variant: PathId, period: PeriodParam, now: NowDep) -
 
 
 BoardDep = Annotated[Board, Depends(get_board)]
+
+
+async def get_read_definition(state: StateDep, board: BoardDep) -> BoardDefinition:
+    """How the named board ranks: its variant's definition (404 for an undefined variant where
+    undefined boards are refused)."""
+    return await state.definitions.for_reading(board.game, board.variant)
+
+
+ReadDefinitionDep = Annotated[BoardDefinition, Depends(get_read_definition)]
+
+
+async def get_write_definition(state: StateDep, board: BoardDep) -> BoardDefinition:
+    """The rules rows written to the named board follow (422 for an undefined variant where
+    undefined boards are refused)."""
+    return await state.definitions.for_submitting(board.game, board.variant)
+
+
+WriteDefinitionDep = Annotated[BoardDefinition, Depends(get_write_definition)]
 
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer <key>`")

@@ -7,22 +7,30 @@ from app.domain.keys import ID_PATTERN
 from app.domain.periods import FIRST_YEAR, LAST_YEAR, YEAR_PATTERN
 
 PERIOD_PATTERN = (
-    rf"^(alltime|day|week|day:{YEAR_PATTERN}-\d{{2}}-\d{{2}}|week:{YEAR_PATTERN}-W\d{{2}})$"
+    rf"^(alltime|day|week|month|day:{YEAR_PATTERN}-\d{{2}}-\d{{2}}|week:{YEAR_PATTERN}-W\d{{2}}"
+    rf"|month:{YEAR_PATTERN}-\d{{2}})$"
 )
 IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,255}$"
 SNAPSHOT_TIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$"
 DISPLAY_NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 COUNTRY_PATTERN = r"^[A-Z]{2}$"
+_ONE_ID = r"[A-Za-z0-9_.:-]{1,64}"
+GROUP_IDS_PATTERN = rf"^{_ONE_ID}(,{_ONE_ID}){{0,99}}$"
+"""1 to 100 player ids, comma-separated (a group board's ``ids``)."""
 
 RULES = {
     ID_PATTERN: "must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (never #)",
     PERIOD_PATTERN: (
-        "must be alltime, day, week (the current ones), day:YYYY-MM-DD or week:YYYY-Www, "
-        f"of the years {FIRST_YEAR} to {LAST_YEAR}"
+        "must be alltime, day, week, month (the current ones), day:YYYY-MM-DD, week:YYYY-Www or "
+        f"month:YYYY-MM, of the years {FIRST_YEAR} to {LAST_YEAR}"
     ),
     IDEMPOTENCY_KEY_PATTERN: "must be 1 to 255 visible ASCII characters (no spaces)",
     SNAPSHOT_TIME_PATTERN: "must be an ISO 8601 UTC time as listed, like 2026-11-30T00:00:00.000Z",
     DISPLAY_NAME_PATTERN: "must hold no control characters",
     COUNTRY_PATTERN: "must be two upper-case letters (ISO 3166-1 alpha-2, like GB)",
+    GROUP_IDS_PATTERN: (
+        "must be 1 to 100 player ids, comma-separated, each 1 to 64 characters of "
+        "A-Z a-z 0-9 _ . : - (never #)"
+    ),
 }
 """Each pattern's rule, as a problem document says it."""

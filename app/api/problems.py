@@ -58,8 +58,10 @@ def _message(error: Mapping[str, Any]) -> str:
 
 def validation_errors(errors: Any) -> list[dict[str, Any]]:
     """pydantic's errors as the problem's ``errors``: the field and what is wrong with it (no
-    regexes, no help links, no input echoed)."""
-    return [{"field": _field(e.get("loc", ())), "message": _message(e)} for e in errors]
+    regexes, no help links, no input echoed), each once: a parameter two dependencies share (the
+    board's path) is reported once."""
+    said = {(_field(e.get("loc", ())), _message(e)): None for e in errors}
+    return [{"field": field, "message": message} for field, message in said]
 
 
 def invalid_input(errors: list[dict[str, Any]], *, whole: str) -> InvalidInput:

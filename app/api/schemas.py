@@ -14,13 +14,16 @@ from pydantic import (
     Field,
     StrictBool,
     StrictInt,
+    field_validator,
 )
 from pydantic.alias_generators import to_camel
 
 from app.api.patterns import COUNTRY_PATTERN, DISPLAY_NAME_PATTERN
 from app.domain.clock import iso_ms
-from app.domain.keys import ID_PATTERN, SCORE_CEILING
+from app.domain.definitions import MAX_RETENTION_DAYS, BoardDefinition, Operator
+from app.domain.keys import ID_PATTERN, SCORE_CEILING, Order
 from app.domain.models import Entry, SubmitOutcome
+from app.domain.periods import PeriodKind
 from app.domain.ranks import ExactRank, Rank
 from app.services.erasure import ErasureReport
 from app.services.ports import Snapshot, SnapshotSummary
@@ -194,6 +197,19 @@ class AroundOut(_Model):
     leaderboard_id: str
     rank_kind: Literal["exact", "estimated"]
     entries: list[AroundEntryOut]
+
+
+class GroupEntryOut(_Model):
+    group_rank: int = Field(description="the place among the players named (1..k)")
+    entry: EntryOut
+    rank: RankOut | None = Field(
+        default=None, description="the board rank, as the rank endpoint gives it (withRank=true)"
+    )
+
+
+class GroupOut(_Model):
+    leaderboard_id: str
+    entries: list[GroupEntryOut]
 
 
 class BoardStandingOut(_Model):
@@ -374,3 +390,100 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         status: {"model": Problem, "content": {"application/problem+json": {}}}
         for status in statuses
     }
+
+
+PeriodName = Literal["alltime", "day", "week", "month"]
+RetentionDays = Annotated[
+    StrictInt,
+    # The bounds before the validator, as for Score.
+    Field(ge=1, le=MAX_RETENTION_DAYS, description=f"1 to {MAX_RETENTION_DAYS}"),
+    BeforeValidator(_integral),
+]
+
+
+def _default_periods() -> list[PeriodName]:
+    return ["alltime", "day", "week"]
+
+
+class BoardDefinitionIn(_Model):
+    """How a variant's boards rank. A field left out takes its default (not the stored value: a
+    PUT says the whole definition). Unknown fields are refused (422)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
+
+    order: Literal["desc", "asc"] = Field(
+        default="desc", description="desc: higher is better; asc: lower is better"
+    )
+    operator: Literal["best", "latest", "sum"] = Field(
+        default="best",
+        description="best: keep the best score; latest: the latest achievedAt replaces; "
+        "sum: each accepted submission adds to the player's total",
+    )
+    periods: list[PeriodName] = Field(
+        default_factory=_default_periods,
+        min_length=1,
+        max_length=4,
+        description="the boards a score fans out to, each named once",
+        json_schema_extra={"uniqueItems": True},
+    )
+    retention_days: RetentionDays | None = Field(
+        default=None,
+        description="days period boards live after they close (default: the service's)",
+    )
+
+    @field_validator("periods")
+    @classmethod
+    def _each_once(cls, periods: list[str]) -> list[str]:
+        if len(set(periods)) != len(periods):
+            raise ValueError("must name each period once")
+        return periods
+
+    def definition(self, *, retention_days: int) -> BoardDefinition:
+        return BoardDefinition(
+            order=Order(self.order),
+            operator=Operator(self.operator),
+            periods=tuple(PeriodKind(p) for p in self.periods),
+            retention_days=self.retention_days or retention_days,
+        )
+
+
+class BoardDefinitionOut(_Model):
+    game: str
+    variant: str
+    order: Literal["desc", "asc"]
+    operator: Literal["best", "latest", "sum"]
+    periods: list[PeriodName]
+    retention_days: int
+    defined: bool = Field(description="false: the variant has none and follows the default")
+    defined_at: str | None = Field(default=None, description="when it was last put")
+
+    @classmethod
+    def of(
+        cls, game: str, variant: str, definition: BoardDefinition, *, defined_at: str | None
+    ) -> BoardDefinitionOut:
+        return cls(
+            game=game,
+            variant=variant,
+            order=definition.order.value,
+            operator=definition.operator.value,
+            periods=[p.value for p in definition.periods],
+            retention_days=definition.retention_days,
+            defined=defined_at is not None,
+            defined_at=defined_at,
+        )
+
+
+class DefaultDefinitionOut(_Model):
+    order: Literal["desc", "asc"]
+    operator: Literal["best", "latest", "sum"]
+    periods: list[PeriodName]
+    retention_days: int
+
+
+class VariantsOut(_Model):
+    game: str
+    variants: list[BoardDefinitionOut]
+    default: DefaultDefinitionOut | None = Field(
+        description="what a variant with no definition follows; null where undefined variants "
+        "are refused"
+    )

@@ -61,6 +61,7 @@ async def post_score(
         else json.dumps(body.context, separators=(",", ":")),
         rank_delta=body.rank_delta,
     )
+    definition = await state.definitions.for_submitting(body.game, body.variant)
     stores = state.stores
     result = await submit_score(
         submissions=stores.submissions,
@@ -69,6 +70,7 @@ async def post_score(
         in_flight=state.keys_in_flight,
         leases=state.seen_leases,
         policy=state.policies.submit,
+        definition=definition,
         client=principal.name,
         idempotency_key=idempotency_key,
         request_hash=request_fingerprint(principal.name, fields),

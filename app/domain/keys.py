@@ -1,12 +1,16 @@
 """Identifiers and the RankIndex sort key.
 
-A rank key is ``<SCORE_CEILING - score, 13 digits>#<achievedAt ms, 13 digits>#<playerId>``, so one
-ascending read of the index gives the best score first, the earliest achievement first among equal
-scores, and the smaller player id first on an exact tie of both.
+A rank key on a board where higher is better (``desc``) is
+``<SCORE_CEILING - score, 13 digits>#<achievedAt ms, 13 digits>#<playerId>``; where lower is better
+(``asc``), ``a<score, 13 digits>#<achievedAt ms, 13 digits>#<playerId>``. Either way one ascending
+read of the index gives the best score first, the earliest achievement first among equal scores,
+and the smaller player id first on an exact tie of both; and a key says its own order (every key of
+a board has the same), so any key decodes without its board's definition.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass
 
@@ -40,9 +44,25 @@ def check_score(score: int) -> int:
     return score
 
 
-def score_prefix(score: int) -> str:
+class Order(enum.StrEnum):
+    """Which scores rank first on a board."""
+
+    DESC = "desc"
+    """Higher is better (points)."""
+    ASC = "asc"
+    """Lower is better (race times, strokes)."""
+
+
+_ASC_MARK = "a"
+"""Leads every ``asc`` key; ``desc`` keys lead with a digit, as the seeds' did."""
+
+
+def score_prefix(score: int, order: Order = Order.DESC) -> str:
     """The first field of every rank key for ``score``, with its separator."""
-    return f"{SCORE_CEILING - check_score(score):0{_DIGITS}d}#"
+    check_score(score)
+    if order is Order.ASC:
+        return f"{_ASC_MARK}{score:0{_DIGITS}d}#"
+    return f"{SCORE_CEILING - score:0{_DIGITS}d}#"
 
 
 @dataclass(frozen=True, order=False)
@@ -52,6 +72,7 @@ class RankKey:
     score: int
     achieved_at_ms: int
     player_id: str
+    order_by: Order = Order.DESC
 
     def encode(self) -> str:
         check_score(self.score)
@@ -59,23 +80,27 @@ class RankKey:
             raise ValueError(f"achievedAt millis out of range: {self.achieved_at_ms}")
         if not is_valid_id(self.player_id):
             raise ValueError(f"invalid player id: {self.player_id!r}")
-        return f"{score_prefix(self.score)}{self.achieved_at_ms:0{_DIGITS}d}#{self.player_id}"
+        prefix = score_prefix(self.score, self.order_by)
+        return f"{prefix}{self.achieved_at_ms:0{_DIGITS}d}#{self.player_id}"
 
     @property
     def order(self) -> tuple[int, int, str]:
         """The board order as a tuple: smaller is better."""
-        return (-self.score, self.achieved_at_ms, self.player_id)
+        score = self.score if self.order_by is Order.ASC else -self.score
+        return (score, self.achieved_at_ms, self.player_id)
+
+    def better_than(self, other: RankKey) -> bool:
+        return self.order < other.order
 
     @classmethod
     def decode(cls, key: str) -> RankKey:
-        inverted, millis, player_id = key.split("#", 2)
-        if len(inverted) != _DIGITS or len(millis) != _DIGITS:
+        first, millis, player_id = key.split("#", 2)
+        order = Order.ASC if first.startswith(_ASC_MARK) else Order.DESC
+        digits = first.removeprefix(_ASC_MARK)
+        if len(digits) != _DIGITS or len(millis) != _DIGITS:
             raise ValueError(f"malformed rank key: {key!r}")
-        return cls(
-            score=SCORE_CEILING - int(inverted),
-            achieved_at_ms=int(millis),
-            player_id=player_id,
-        )
+        score = int(digits) if order is Order.ASC else SCORE_CEILING - int(digits)
+        return cls(score=score, achieved_at_ms=int(millis), player_id=player_id, order_by=order)
 
 
 def key_just_below(key: str) -> str:

@@ -1,7 +1,8 @@
-"""Boards and their periods: all-time, the UTC day, the ISO week.
+"""Boards and their periods: all-time, the UTC day, the ISO week, the UTC calendar month.
 
 A board id is ``<game>#<variant>#<period>``: ``trivia#alltopics#alltime``,
-``trivia#alltopics#day#2026-11-30``, ``trivia#alltopics#week#2026-W48``.
+``trivia#alltopics#day#2026-11-30``, ``trivia#alltopics#week#2026-W48``,
+``trivia#alltopics#month#2026-12``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ class PeriodKind(enum.StrEnum):
     ALLTIME = "alltime"
     DAY = "day"
     WEEK = "week"
+    MONTH = "month"
 
 
 _DAY_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _WEEK_RE = re.compile(r"^(\d{4})-W(\d{2})$")
+_MONTH_RE = re.compile(r"^(\d{4})-(\d{2})$")
 
 FIRST_YEAR, LAST_YEAR = 1970, 9899
 """The years a dated period may fall in. Times are kept as milliseconds since 1970, so no score is
@@ -45,19 +48,23 @@ class Period:
             return cls(kind)
         if kind is PeriodKind.DAY:
             return cls(kind, moment.date().isoformat())
+        if kind is PeriodKind.MONTH:
+            return cls(kind, f"{moment.year:04d}-{moment.month:02d}")
         year, week, _ = moment.isocalendar()
         return cls(kind, f"{year:04d}-W{week:02d}")
 
     @classmethod
     def parse(cls, text: str, *, now: datetime) -> Period:
-        """Parse the URL form: ``alltime``, ``day``, ``week`` (current) or ``day:2026-11-30``,
-        ``week:2026-W48``. Raises ``ValueError`` with a reason the client can act on."""
+        """Parse the URL form: ``alltime``, ``day``, ``week``, ``month`` (current) or
+        ``day:2026-11-30``, ``week:2026-W48``, ``month:2026-12``. Raises ``ValueError`` with a
+        reason the client can act on."""
         kind_text, separator, label = text.partition(":")
         try:
             kind = PeriodKind(kind_text)
         except ValueError:
             raise ValueError(
-                f"unknown period {text!r}: use alltime, day, week, day:YYYY-MM-DD or week:YYYY-Www"
+                f"unknown period {text!r}: use alltime, day, week, month, day:YYYY-MM-DD, "
+                "week:YYYY-Www or month:YYYY-MM"
             ) from None
         if not label:
             if separator:
@@ -83,6 +90,14 @@ class Period:
             except ValueError as exc:
                 raise ValueError(f"day {self.label!r} is not a date: {exc}") from None
             return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        if self.kind is PeriodKind.MONTH:
+            match = _MONTH_RE.fullmatch(self.label)
+            if match is None:
+                raise ValueError(f"month {self.label!r} is not YYYY-MM")
+            _check_year(int(match[1]), f"month {self.label!r}")
+            if not 1 <= int(match[2]) <= 12:
+                raise ValueError(f"month {self.label!r} is not a month of the year")
+            return datetime(int(match[1]), int(match[2]), 1, tzinfo=UTC)
         match = _WEEK_RE.fullmatch(self.label)
         if match is None:
             raise ValueError(f"week {self.label!r} is not YYYY-Www")
@@ -97,8 +112,12 @@ class Period:
         """The first instant after the period, or ``None`` for all-time."""
         if self.kind is PeriodKind.ALLTIME:
             return None
+        start = self.start()
+        if self.kind is PeriodKind.MONTH:
+            following = start.month % 12 + 1
+            return start.replace(year=start.year + (start.month == 12), month=following)
         span = timedelta(days=1) if self.kind is PeriodKind.DAY else timedelta(weeks=1)
-        return self.start() + span
+        return start + span
 
     def expires_at(self, retention: timedelta) -> datetime | None:
         """When the period's rows may be deleted: its end plus the retention; never for all-time."""
@@ -145,8 +164,8 @@ class Board:
             period_text = period_text.replace("#", ":", 1)  # the board id's own form
         if not (is_valid_id(game) and is_valid_id(variant) and period_text):
             raise ValueError(
-                f"{text!r} is not a board: use GAME#VARIANT#PERIOD, where PERIOD is alltime, day "
-                "or week (the current ones), day#YYYY-MM-DD or week#YYYY-Www "
+                f"{text!r} is not a board: use GAME#VARIANT#PERIOD, where PERIOD is alltime, day, "
+                "week or month (the current ones), day#YYYY-MM-DD, week#YYYY-Www or month#YYYY-MM "
                 "(trivia#alltopics#day#2026-11-30; the API's day:2026-11-30 and "
                 "trivia/alltopics/day:2026-11-30 work too)"
             )

@@ -17,8 +17,9 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from app.domain.clock import iso_ms, to_ms
+from app.domain.definitions import BoardDefinition, Operator
 from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
-from app.domain.keys import SCORE_CEILING, RankKey, is_valid_id
+from app.domain.keys import SCORE_CEILING, Order, RankKey, is_valid_id
 from app.domain.periods import Board, PeriodKind
 from app.errors import InvalidInput
 
@@ -50,17 +51,24 @@ class SeedRow:
     def key(self) -> RankKey:
         return RankKey(self.score, self.achieved_at_ms, self.player_id)
 
+    def key_for(self, order: Order) -> RankKey:
+        return RankKey(self.score, self.achieved_at_ms, self.player_id, order)
+
 
 @dataclass(frozen=True)
 class SeedFile:
-    """A checked seed file for one board: one row per player (the best of the file's rows)."""
+    """A checked seed file for one board: one row per player (what the board's operator makes of
+    the player's rows in the file)."""
 
     board_id: str
     rows: list[SeedRow]
     rows_read: int
     """Data rows in the file, duplicates included."""
     duplicate_lines: list[int] = field(default_factory=list)
-    """Lines dropped because the same player has a better (or equal and earlier) row in the file."""
+    """Lines dropped for another row of the same player: a better one (``best``), a later one
+    (``latest``, ``sum``)."""
+    definition: BoardDefinition = field(default_factory=BoardDefinition)
+    """The rules the rows were checked under, and are written under."""
 
 
 def parse_seed_text(
@@ -70,6 +78,7 @@ def parse_seed_text(
     now: datetime,
     future_skew: timedelta = timedelta(seconds=5),
     file_format: SeedFormat | None = None,
+    definition: BoardDefinition | None = None,
 ) -> SeedFile:
     """Check a seed file's text (CSV with a header row, or JSON lines; guessed from the first
     non-blank character when ``file_format`` is ``None``) for ``board``.
@@ -108,17 +117,34 @@ def parse_seed_text(
             + (f" (the first {len(listed)} problems are listed, {more} more)" if more else ""),
             errors=listed,
         )
-    best: dict[str, SeedRow] = {}
+    definition = definition or BoardDefinition()
+    kept, duplicates = _one_row_per_player(rows, definition)
+    return SeedFile(board.board_id, kept, read, duplicates, definition)
+
+
+def _one_row_per_player(
+    rows: list[SeedRow], definition: BoardDefinition
+) -> tuple[list[SeedRow], list[int]]:
+    """A seed row sets the player's value, so a player on several rows keeps one: the best
+    (``best``: the better score, then the earlier time), else the latest (``latest`` and ``sum``:
+    the later ``achievedAt``, then the later line). The others' lines are returned."""
+    kept: dict[str, SeedRow] = {}
     duplicates: list[int] = []
     for row in rows:
-        held = best.get(row.player_id)
-        if held is None or row.key.order < held.key.order:
-            if held is not None:
-                duplicates.append(held.line)
-            best[row.player_id] = row
+        held = kept.get(row.player_id)
+        if held is None:
+            kept[row.player_id] = row
+            continue
+        if definition.operator is Operator.BEST:
+            replaces = row.key_for(definition.order).better_than(held.key_for(definition.order))
+        else:
+            replaces = row.achieved_at_ms >= held.achieved_at_ms
+        if replaces:
+            duplicates.append(held.line)
+            kept[row.player_id] = row
         else:
             duplicates.append(row.line)
-    return SeedFile(board.board_id, list(best.values()), read, sorted(duplicates))
+    return list(kept.values()), sorted(duplicates)
 
 
 @dataclass(frozen=True)

@@ -86,13 +86,14 @@ async def read_board(
     player_counts: PlayerCounts,
     policy: ReadPolicy,
     board: Board,
+    retention: timedelta,
     limit: int,
     cursor: str | None,
     now: datetime,
 ) -> BoardPage:
     """One page of the board, best first, and its player count: one round trip (the index Query
     and the counter reads together). ``cursor`` continues where the previous page stopped."""
-    cursor_secret, retention = policy.cursor_secret, policy.retention
+    cursor_secret = policy.cursor_secret
     board_id = board.board_id
     start: tuple[str, str] | None = None
     first_rank = 1

@@ -19,6 +19,7 @@ from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.seed_file import parse_seed_text
+from app.services.definitions import Definitions
 from app.services.policies import SeedPolicy
 from app.services.seeding import SeedPorts, seed_board
 
@@ -131,7 +132,7 @@ def board_rows(rounds: list[Round], board: Board) -> str:
 
 
 async def load_demo(
-    *, ports: SeedPorts, retention: timedelta, players: int = 60, seed: int = 7
+    *, ports: SeedPorts, definitions: Definitions, players: int = 60, seed: int = 7
 ) -> list[str]:
     """Fill the demo boards, all at once; returns their ids."""
     now = datetime.now(UTC)
@@ -139,15 +140,20 @@ async def load_demo(
     roster = demo_players(players, seed=seed)
     # The embedded backend's index is current at once: no waiting for it to settle, and nothing
     # to wait out before the lease (no submission can have started on a board before the demo).
-    policy = SeedPolicy(retention=retention, layout=BucketLayout(), grace_s=0, settle_delay_s=0.05)
+    policy = SeedPolicy(layout=BucketLayout(), grace_s=0, settle_delay_s=0.05)
     async with asyncio.TaskGroup() as seeding:  # one failing cancels the others
         tasks = []
         for variant in VARIANTS:
+            definition = (await definitions.of(GAME, variant)).definition
             rounds = demo_rounds(rng, roster, now=now)
             for kind in PERIODS:
                 board = Board(GAME, variant, Period.containing(kind, now))
                 rows = parse_seed_text(
-                    board_rows(rounds, board), board=board, now=now, file_format="csv"
+                    board_rows(rounds, board),
+                    board=board,
+                    now=now,
+                    file_format="csv",
+                    definition=definition,
                 )
                 tasks.append(
                     seeding.create_task(

@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from app.domain.buckets import BucketLayout
-from app.domain.periods import PeriodKind
 
 
 @dataclass(frozen=True)
 class SubmitPolicy:
-    periods: tuple[PeriodKind, ...]
-    """The boards a score fans out to."""
-    retention: timedelta
+    """What every submission obeys; what its boards are and how they rank is their variant's
+    ``BoardDefinition``."""
+
     idempotency_ttl: timedelta
     max_lateness: timedelta
     future_skew: timedelta
@@ -31,15 +30,12 @@ class ReadPolicy:
     layout: BucketLayout
     cap: int
     """Most index entries one rank read counts."""
-    retention: timedelta
     cursor_secret: bytes = field(repr=False)
     """The HMAC key of page cursors."""
 
 
 @dataclass(frozen=True)
 class SeedPolicy:
-    retention: timedelta
-    """Day and week rows expire this long after their period ends."""
     layout: BucketLayout = field(default_factory=BucketLayout)
     lease_ttl_s: float = 60.0
     """How long the lease outlives a seeder that stops renewing it (one that died)."""
@@ -71,6 +67,5 @@ class Policies:
     reads: ReadPolicy
     seed: SeedPolicy
     layout: BucketLayout
-    retention: timedelta
     settle: timedelta
     """How long after a period ends it counts as closed (the lateness a submission may have)."""

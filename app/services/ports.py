@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from app.domain.definitions import BoardDefinition
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing, StandingWrite
 from app.domain.principal import Principal
@@ -157,10 +158,20 @@ class StandingStore(Protocol):
         """Delete the row if it is as read, with its counters' changes, unless a seeding lease
         holds the board: ``LeaseHeld``, or ``TransactionCancelled`` when the row changed."""
 
-    async def put_row_if_better(
-        self, board_id: str, row: SeedRow, *, expires_at: int | None
+    async def put_seed_row(
+        self,
+        board_id: str,
+        row: SeedRow,
+        *,
+        definition: BoardDefinition,
+        expires_at: int | None,
     ) -> RowOutcome:
-        """Write a seeded row unless the board holds an equal or better entry for the player."""
+        """Write a seeded row by the board's operator: unless the board holds an equal or better
+        entry (``best``), a later one (``latest``); a ``sum`` row sets the total."""
+
+    async def standings_on_board(self, board_id: str, player_ids: Sequence[str]) -> list[Standing]:
+        """The rows of those of ``player_ids`` (at most 100) on the board, in no order: one
+        BatchGetItem, two where DynamoDB leaves keys unprocessed."""
 
     async def players_on_board(self, board_id: str, player_ids: Sequence[str]) -> set[str]:
         """Which of these players have a row on the board now, strongly consistent."""
@@ -379,7 +390,32 @@ class BoardRegistry(Protocol):
     async def register_board(self, board_id: str, *, expires_at: int | None) -> bool:
         """Record the board once; ``True`` if this call recorded it, ``False`` if it was known."""
 
-    async def registered_boards(self) -> list[RegisteredBoard]: ...
+    async def registered_boards(self, *, prefix: str = "") -> list[RegisteredBoard]:
+        """Every registered board, or those whose id starts with ``prefix``
+        (``game#variant#``: a variant's boards)."""
+
+
+# ---- board definitions --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredDefinition:
+    game: str
+    variant: str
+    definition: BoardDefinition
+    defined_at: str
+    """ISO 8601 UTC: when it was last put."""
+
+
+class DefinitionStore(Protocol):
+    async def get_definition(self, game: str, variant: str) -> StoredDefinition | None: ...
+
+    async def definitions_of(self, game: str) -> list[StoredDefinition]:
+        """Every defined variant of ``game``: one Query."""
+
+    async def put_definition(
+        self, game: str, variant: str, definition: BoardDefinition
+    ) -> StoredDefinition: ...
 
 
 # ---- API keys -----------------------------------------------------------------------------------
@@ -457,5 +493,6 @@ class Stores:
     leases: LeaseStore
     snapshots: SnapshotStore
     registry: BoardRegistry
+    definitions: DefinitionStore
     keys: KeyStore
     tables: Readiness

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from app import telemetry
 from app.domain.buckets import BucketLayout
-from app.domain.keys import RankKey, key_just_below, score_prefix
+from app.domain.keys import Order, RankKey, key_just_below, score_prefix
 from app.domain.ranks import Rank, rank_from_counts
 from app.services.ports import RankReader
 
@@ -40,7 +40,8 @@ class _Plan:
     query: RankQuery
     bucket: int
     slot: int
-    upward: bool
+    read_ahead: bool
+    """The fine slots read are those ahead of the player's (and theirs); else those behind."""
     first: int
     last: int
     low: str
@@ -108,29 +109,31 @@ def _span_of(plan: _Plan, spans: Sequence[_Span]) -> _Span:
 
 def _plan(layout: BucketLayout, query: RankQuery) -> _Plan:
     key = query.key
+    ascending = key.order_by is Order.ASC
     bucket, slot = layout.fine_of(key.score)
-    _, slot_hi = layout.fine_bounds(bucket, slot)
-    # Read only the fine counters on the nearer side of the player's slot (theirs included): from
-    # below, the players in higher slots are the bucket's total less those read, exact because the
-    # coarse and fine counters change in the same transaction. At most half a bucket's items.
-    upward = slot >= layout.slices(bucket) // 2
-    first, last = (slot, layout.slices(bucket) - 1) if upward else (0, slot)
-    return _Plan(
-        query,
-        bucket,
-        slot,
-        upward,
-        first,
-        last,
-        score_prefix(slot_hi - 1),
-        key_just_below(key.encode()),
-    )
+    slot_lo, slot_hi = layout.fine_bounds(bucket, slot)
+    slices = layout.slices(bucket)
+    # Read only the fine counters on the nearer side of the player's slot (theirs included): the
+    # players in the slots ahead are those read, or the bucket's total less those read, exact
+    # because the coarse and fine counters change in the same transaction. At most half a bucket's
+    # items. Ahead is the higher slots where higher is better, the lower ones where lower is.
+    read_ahead = slot < slices // 2 if ascending else slot >= slices // 2
+    reads_up = read_ahead != ascending
+    first, last = (slot, slices - 1) if reads_up else (0, slot)
+    # The slot's best key comes first on the index: its lowest score where lower is better.
+    low = score_prefix(slot_lo if ascending else slot_hi - 1, key.order_by)
+    return _Plan(query, bucket, slot, read_ahead, first, last, low, key_just_below(key.encode()))
 
 
 def _excluded(query: RankQuery) -> str | None:
     """The player's own index entry is left out of the count when it is not at ``key``."""
     moved = query.on_board and query.counted_at is not None and query.counted_at != query.key
     return query.key.player_id if moved else None
+
+
+def _ahead(order: Order, place: tuple[int, int], of: tuple[int, int]) -> bool:
+    """Whether bucket/slot ``place`` ranks ahead of ``of`` on a board of ``order``."""
+    return place < of if order is Order.ASC else place > of
 
 
 def _rank(
@@ -141,12 +144,14 @@ def _rank(
     counted: tuple[int, bool],
 ) -> Rank:
     query, bucket, slot = plan.query, plan.bucket, plan.slot
+    order = query.key.order_by
     ahead_in_slot, capped = counted
-    ahead = sum(n for b, n in coarse.items() if b > bucket)
-    if plan.upward:
-        ahead += sum(n for s, n in fine.items() if s > slot)
+    ahead = sum(n for b, n in coarse.items() if _ahead(order, (b, 0), (bucket, 0)))
+    in_bucket = [(s, n) for s, n in fine.items() if plan.first <= s <= plan.last]
+    if plan.read_ahead:
+        ahead += sum(n for s, n in in_bucket if _ahead(order, (bucket, s), (bucket, slot)))
     else:
-        ahead += coarse.get(bucket, 0) - sum(n for s, n in fine.items() if s <= slot)
+        ahead += coarse.get(bucket, 0) - sum(n for _, n in in_bucket)
     slot_size = fine.get(slot, 0)
     player_count = sum(coarse.values())
     if not query.on_board:
@@ -155,10 +160,10 @@ def _rank(
         player_count += 1
     elif query.counted_at is not None and query.counted_at != query.key:
         # The histogram counts the player where they are now, not at ``key``.
-        now_bucket, now_slot = layout.fine_of(query.counted_at.score)
-        if (now_bucket, now_slot) > (bucket, slot):
+        now = layout.fine_of(query.counted_at.score)
+        if _ahead(order, now, (bucket, slot)):
             ahead -= 1
-        if (now_bucket, now_slot) != (bucket, slot):
+        if now != (bucket, slot):
             slot_size += 1
     return rank_from_counts(
         ahead_in_higher_buckets=max(0, ahead),

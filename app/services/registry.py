@@ -32,22 +32,20 @@ class BoardRegistrar:
     next submission tries again. Bounded: the oldest boards are forgotten first (re-registering
     one costs a refused conditional put, nothing more)."""
 
-    def __init__(
-        self, registry: BoardRegistry, *, retention: timedelta, max_remembered: int = 10_000
-    ) -> None:
+    def __init__(self, registry: BoardRegistry, *, max_remembered: int = 10_000) -> None:
         self._registry = registry
-        self._retention = retention
         self._max = max_remembered
         self._known: OrderedDict[str, None] = OrderedDict()
 
-    async def ensure(self, board: Board) -> None:
+    async def ensure(self, board: Board, *, retention: timedelta) -> None:
+        """``retention``: the board's (its definition's); the registry row goes with its rows."""
         board_id = board.board_id
         if board_id in self._known:
             return
-        await register_board(registry=self._registry, board=board, retention=self._retention)
+        await register_board(registry=self._registry, board=board, retention=retention)
         self._known[board_id] = None
         while len(self._known) > self._max:
             self._known.popitem(last=False)
 
-    async def ensure_all(self, boards: Sequence[Board]) -> None:
-        await asyncio.gather(*(self.ensure(board) for board in boards))
+    async def ensure_all(self, boards: Sequence[Board], *, retention: timedelta) -> None:
+        await asyncio.gather(*(self.ensure(board, retention=retention) for board in boards))

@@ -27,6 +27,7 @@ from typing import Any, NoReturn, TypeVar
 import structlog
 
 from app.domain.clock import iso_ms
+from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.domain.seed_file import SeedFile, SeedRow
 from app.errors import BoardBeingSeeded, Conflict, InvalidInput, Unavailable
@@ -99,7 +100,8 @@ async def seed_board(
     board_id = board.board_id
     if seed.board_id != board_id:
         raise InvalidInput(f"the seed file was checked for board {seed.board_id}, not {board_id}")
-    expires = board.period.expires_at(policy.retention)
+    definition = seed.definition
+    expires = board.period.expires_at(definition.retention)
     if expires is not None and expires.timestamp() <= clock():
         raise InvalidInput(f"board {board_id} is past its retention; its rows would never show")
     keeper = _LeaseKeeper(
@@ -121,6 +123,7 @@ async def seed_board(
                 board=board,
                 seed=seed,
                 policy=policy,
+                definition=definition,
                 progress=progress,
                 expires_at=None if expires is None else int(expires.timestamp()),
             ),
@@ -159,19 +162,21 @@ async def _fill(
     board: Board,
     seed: SeedFile,
     policy: SeedPolicy,
+    definition: BoardDefinition,
     progress: Progress | None,
     expires_at: int | None,
 ) -> tuple[Counter[RowOutcome], BoardCount, RebuildOutcome]:
     """Everything done under the lease: the registration, the grace period, the rows, the recount,
     the counters."""
     # First, so that even rows a failed seed leaves behind are on a board the snapshot job finds.
-    await register_board(registry=ports.registry, board=board, retention=policy.retention)
+    await register_board(registry=ports.registry, board=board, retention=definition.retention)
     await _wait_out(policy.grace_s, progress)
     tally, written = await _write_rows(
         ports.standings,
         board.board_id,
         seed.rows,
         policy=policy,
+        definition=definition,
         progress=progress,
         expires_at=expires_at,
     )
@@ -189,7 +194,7 @@ async def _fill(
         board=board,
         count=count,
         layout=policy.layout,
-        retention=policy.retention,
+        retention=definition.retention,
         progress=progress,
     )
     return tally, count, rebuilt
@@ -215,6 +220,7 @@ async def _write_rows(
     rows: Sequence[SeedRow],
     *,
     policy: SeedPolicy,
+    definition: BoardDefinition,
     progress: Progress | None,
     expires_at: int | None,
 ) -> tuple[Counter[RowOutcome], list[str]]:
@@ -228,10 +234,12 @@ async def _write_rows(
 
     async def worker() -> None:
         for row in pending:
-            outcome = await standings.put_row_if_better(board_id, row, expires_at=expires_at)
+            outcome = await standings.put_seed_row(
+                board_id, row, definition=definition, expires_at=expires_at
+            )
             tally[outcome] += 1
             if outcome != "kept":
-                written.append(row.key.encode())
+                written.append(row.key_for(definition.order).encode())
             if progress is not None:
                 progress("writing rows", tally.total(), total)
 

@@ -34,6 +34,7 @@ from app.errors import (
     Unavailable,
 )
 from app.services.boards import board_is_expired
+from app.services.definitions import Definitions
 from app.services.ports import (
     BoardIndex,
     BoardRegistry,
@@ -268,12 +269,14 @@ async def snapshot_closed_periods(
     *,
     ports: SnapshotPorts,
     now: datetime,
-    retention: timedelta,
+    definitions: Definitions,
     settle: timedelta,
     top_n: int = DEFAULT_TOP_N,
 ) -> ClosedPeriodsReport:
     """Take the period-closed snapshot of every registered day and week board whose period has
     closed (``settle`` after its end: pass the allowed submission lateness) and has none yet.
+
+    Each board's retention is its variant's definition's.
 
     Safe to run on a schedule and to run twice at once: each board gets one period-closed snapshot
     (written together with a mark on its registry row). A board that fails is reported and left
@@ -291,6 +294,7 @@ async def snapshot_closed_periods(
         closes = period_closes_at(board, settle=settle)
         if closes is None or closes > now:
             continue
+        retention = (await definitions.of(board.game, board.variant)).definition.retention
         if registered.closed_snapshot_at is not None:
             report.already_taken.append(board.board_id)
         elif board_is_expired(board, now=now, retention=retention):

@@ -4,17 +4,19 @@ on every live board."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from app.domain.models import Entry, Standing
 from app.domain.periods import Board
 from app.domain.ranks import EstimatedRank, ExactRank, Rank
-from app.errors import NotFound
+from app.errors import InvalidInput, NotFound
 from app.services.boards import board_is_expired
+from app.services.definitions import Definitions
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, RankReader, StandingStore
-from app.services.rank import RankQuery, rank_of
+from app.services.rank import RankQuery, rank_many, rank_of
 
 
 @dataclass(frozen=True)
@@ -54,12 +56,13 @@ async def player_rank(
     ranks: RankReader,
     policy: ReadPolicy,
     board: Board,
+    retention: timedelta,
     player_id: str,
     now: datetime,
 ) -> PlayerRank:
     """The player's entry (read strongly from their row) and rank: one round trip for the row,
     one for the rank's reads."""
-    standing = await _standing(standings, policy, board, player_id, now)
+    standing = await _standing(standings, board, retention, player_id, now)
     rank = await rank_of(
         ranks, policy.layout, RankQuery(board.board_id, standing.entry.key), cap=policy.cap
     )
@@ -67,10 +70,10 @@ async def player_rank(
 
 
 async def _standing(
-    standings: StandingStore, policy: ReadPolicy, board: Board, player_id: str, now: datetime
+    standings: StandingStore, board: Board, retention: timedelta, player_id: str, now: datetime
 ) -> Standing:
     standing = None
-    if not board_is_expired(board, now=now, retention=policy.retention):
+    if not board_is_expired(board, now=now, retention=retention):
         standing = await standings.read_standing(board.board_id, player_id)
     if standing is None:
         raise NotFound(f"player {player_id!r} is not on board {board.board_id}")
@@ -84,6 +87,7 @@ async def around_player(
     ranks: RankReader,
     policy: ReadPolicy,
     board: Board,
+    retention: timedelta,
     player_id: str,
     before: int,
     after: int,
@@ -91,7 +95,7 @@ async def around_player(
 ) -> Around:
     """The ``before`` entries just ahead, the player, the ``after`` just behind, in board order:
     one round trip for the player's row, one for their rank and the neighbours together."""
-    standing = await _standing(standings, policy, board, player_id, now)
+    standing = await _standing(standings, board, retention, player_id, now)
     key = standing.entry.key.encode()
     rank, ahead, behind = await asyncio.gather(
         rank_of(
@@ -119,21 +123,86 @@ async def player_standings(
     standings: StandingStore,
     ranks: RankReader,
     policy: ReadPolicy,
+    definitions: Definitions,
     player_id: str,
     now: datetime,
 ) -> list[BoardStanding]:
-    """Every live board the player is on: one base-table query, then the ranks together."""
+    """Every live board the player is on: one base-table query, then the ranks together (and
+    each variant's definition, mostly remembered: it says how long its boards live)."""
     rows = await standings.standings_of(player_id)
+    boards = [(Board.from_id(row.board_id), row) for row in rows]
+    variants = sorted({(board.game, board.variant) for board, _ in boards})
+    found = await asyncio.gather(*(definitions.of(game, variant) for game, variant in variants))
+    retention = {
+        v: resolved.definition.retention for v, resolved in zip(variants, found, strict=True)
+    }
     live = [
-        (Board.from_id(row.board_id), row)
-        for row in rows
-        if not board_is_expired(Board.from_id(row.board_id), now=now, retention=policy.retention)
+        (board, row)
+        for board, row in boards
+        if not board_is_expired(board, now=now, retention=retention[(board.game, board.variant)])
         and (row.expires_at is None or row.expires_at > now.timestamp())
     ]
-    found = await asyncio.gather(
-        *(
-            rank_of(ranks, policy.layout, RankQuery(board.board_id, row.entry.key), cap=policy.cap)
-            for board, row in live
-        )
+    ranked = await rank_many(
+        ranks,
+        policy.layout,
+        [RankQuery(board.board_id, row.entry.key) for board, row in live],
+        cap=policy.cap,
     )
-    return [BoardStanding(board, row, rank) for (board, row), rank in zip(live, found, strict=True)]
+    return [
+        BoardStanding(board, row, rank) for (board, row), rank in zip(live, ranked, strict=True)
+    ]
+
+
+MAX_GROUP = 100
+"""Most ids one group board names (one BatchGetItem)."""
+MAX_GROUP_RANKED = 20
+"""Most ids a group board with each one's board rank names (the ranks' reads grow with them)."""
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    group_rank: int
+    entry: Entry
+    rank: Rank | None
+    """The board rank, where asked for."""
+
+
+async def group_board(
+    *,
+    standings: StandingStore,
+    ranks: RankReader,
+    policy: ReadPolicy,
+    board: Board,
+    retention: timedelta,
+    player_ids: Sequence[str],
+    with_rank: bool,
+    now: datetime,
+) -> list[GroupMember]:
+    """Those of ``player_ids`` (1..100 distinct ids; 1..20 ``with_rank``) on the board, in board
+    order, ranked among themselves; unknown ids are left out. One BatchGetItem (two where DynamoDB
+    leaves keys unprocessed), then, ``with_rank``, one round trip for the ranks together."""
+    limit = MAX_GROUP_RANKED if with_rank else MAX_GROUP
+    if not 1 <= len(player_ids) <= limit:
+        raise InvalidInput(
+            f"name 1 to {limit} players in ids" + (" with withRank=true" if with_rank else ""),
+            errors=[{"field": "ids", "message": f"must name 1 to {limit} players"}],
+        )
+    if board_is_expired(board, now=now, retention=retention):
+        return []
+    rows = await standings.standings_on_board(board.board_id, player_ids)
+    rows = [r for r in rows if r.expires_at is None or r.expires_at > now.timestamp()]
+    rows.sort(key=lambda r: r.entry.key.order)
+    found: list[Rank | None] = [None] * len(rows)
+    if with_rank and rows:
+        found = list(
+            await rank_many(
+                ranks,
+                policy.layout,
+                [RankQuery(board.board_id, r.entry.key) for r in rows],
+                cap=policy.cap,
+            )
+        )
+    return [
+        GroupMember(i, row.entry, rank)
+        for i, (row, rank) in enumerate(zip(rows, found, strict=True), start=1)
+    ]

@@ -28,12 +28,14 @@ import json
 import random
 import uuid
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
 import structlog
 
 from app import telemetry
 from app.domain.clock import from_ms
+from app.domain.definitions import BoardDefinition, TotalTooLarge, move
 from app.domain.keys import RankKey
 from app.domain.models import (
     BoardOutcome,
@@ -106,6 +108,7 @@ async def submit_score(
     in_flight: KeysInFlight,
     leases: SeenLeases,
     policy: SubmitPolicy,
+    definition: BoardDefinition,
     client: str,
     idempotency_key: str,
     request_hash: str,
@@ -115,12 +118,12 @@ async def submit_score(
     """Submit one score; see the module docstring for its round trips (docs/architecture.md walks
     through every call)."""
     achieved_ms = _checked_achieved_at(submission, policy, now_ms)
-    key = RankKey(submission.score, achieved_ms, submission.player_id)
+    key = RankKey(submission.score, achieved_ms, submission.player_id, definition.order)
     key.encode()  # refuses anything the index could not order
     moment = from_ms(achieved_ms)
     boards = [
         Board(submission.game, submission.variant, Period.containing(kind, moment))
-        for kind in policy.periods
+        for kind in definition.periods
     ]
     record_id = f"idem#{client}#{idempotency_key}"
     with in_flight.claim(record_id):
@@ -130,8 +133,9 @@ async def submit_score(
             registrar=registrar,
             leases=leases,
             policy=policy,
+            definition=definition,
             submission=submission,
-            key=key,
+            achieved_ms=achieved_ms,
             boards=boards,
             record_id=record_id,
             request_hash=request_hash,
@@ -149,8 +153,9 @@ class _Writer:
         registrar: BoardRegistrar,
         leases: SeenLeases,
         policy: SubmitPolicy,
+        definition: BoardDefinition,
         submission: Submission,
-        key: RankKey,
+        achieved_ms: int,
         boards: list[Board],
         record_id: str,
         request_hash: str,
@@ -161,8 +166,9 @@ class _Writer:
         self._registrar = registrar
         self._leases = leases
         self._policy = policy
+        self._definition = definition
         self._submission = submission
-        self._key = key
+        self._achieved_ms = achieved_ms
         self._boards = boards
         self._record_id = record_id
         self._request_hash = request_hash
@@ -207,7 +213,7 @@ class _Writer:
                     self._submissions.commit_submission(
                         write, token=self._token(state, attempt), now_ms=self._now_ms
                     ),
-                    _register_quietly(self._registrar, self._boards),
+                    _register_quietly(self._registrar, self._boards, self._definition.retention),
                 )
             except TransactionCancelled as cancelled:
                 telemetry.transaction_cancelled("submission", cancelled.kind)
@@ -257,34 +263,42 @@ class _Writer:
         return hashlib.sha256(text.encode()).hexdigest()[:36]
 
     def _plan(self, board: Board, standing: Standing | None) -> _Planned:
-        layout = self._policy.layout
-        sub, new, now_ms = self._submission, self._key, self._now_ms
-        expires = board.period.expires_at(self._policy.retention)
+        layout, sub, now_ms = self._policy.layout, self._submission, self._now_ms
+        previous = None if standing is None else standing.entry.key
+        try:
+            moved = move(
+                self._definition,
+                previous,
+                score=sub.score,
+                achieved_at_ms=self._achieved_ms,
+                player_id=sub.player_id,
+            )
+        except TotalTooLarge as exc:
+            raise InvalidInput(
+                f"board {board.board_id}: {exc}; nothing was written",
+                errors=[{"field": "score", "message": "the total would reach the ceiling"}],
+            ) from None
+        expires = board.period.expires_at(self._definition.retention)
         expires_s = None if expires is None else int(expires.timestamp())
-        counters: tuple[CounterDelta, ...]
+        counters: tuple[CounterDelta, ...] = ()
         if standing is None:
-            improved, previous_best, key, previous_key = True, None, new, None
-            counters = (CounterDelta(*layout.fine_of(new.score), 1),)
-            entry = Entry(new, sub.display_name, sub.country, now_ms)
+            counters = (CounterDelta(*layout.fine_of(moved.key.score), 1),)
+            entry = Entry(moved.key, sub.display_name, sub.country, now_ms)
         else:
             old = standing.entry
-            previous_best, previous_key = old.score, old.key
-            improved = new.order < old.key.order
             last_played = max(now_ms, old.last_played_at_ms or 0)
-            if improved:
-                key = new
+            if moved.changed:
                 counters = (
                     CounterDelta(*layout.fine_of(old.score), -1),
-                    CounterDelta(*layout.fine_of(new.score), 1),
+                    CounterDelta(*layout.fine_of(moved.key.score), 1),
                 )
                 entry = Entry(
-                    new,
+                    moved.key,
                     sub.display_name if sub.display_name is not None else old.display_name,
                     sub.country if sub.country is not None else old.country,
                     last_played,
                 )
             else:
-                key, counters = old.key, ()
                 entry = replace(old, last_played_at_ms=last_played)
         write = StandingWrite(
             board_id=board.board_id,
@@ -296,13 +310,17 @@ class _Writer:
             ),
             expected_version=None if standing is None else standing.version,
             counters=counters,
-            context_json=sub.context_json if improved else None,
+            context_json=sub.context_json if moved.changed else None,
             expires_at=expires_s,
         )
         outcome = BoardOutcome(
-            board.board_id, board.period.display, key.score, previous_best, improved
+            board.board_id,
+            board.period.display,
+            moved.key.score,
+            None if previous is None else previous.score,
+            moved.changed,
         )
-        return _Planned(write, outcome, key, previous_key)
+        return _Planned(write, outcome, moved.key, previous)
 
     async def _with_ranks(self, planned: list[_Planned]) -> list[_Planned]:
         """Add rankBefore/rankAfter where they are exact; leave them out where they are not.
@@ -355,12 +373,14 @@ def _exact(rank: Rank | None) -> int | None:
     return rank.rank if isinstance(rank, ExactRank) else None
 
 
-async def _register_quietly(registrar: BoardRegistrar, boards: list[Board]) -> None:
+async def _register_quietly(
+    registrar: BoardRegistrar, boards: list[Board], retention: timedelta
+) -> None:
     """Make the boards findable by the closed-period snapshot job (a conditional put the first time
     this process sees a board), beside the transaction. The scores do not depend on it: a failure
     is logged, and the next submission to the board tries again."""
     try:
-        await registrar.ensure_all(boards)
+        await registrar.ensure_all(boards, retention=retention)
     except LeaderboardError as exc:
         log.warning("board_registration_failed", detail=exc.detail)
 

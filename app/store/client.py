@@ -241,9 +241,17 @@ class Dynamo:
             await self._until_processed(what, chunk, send, unprocessed="UnprocessedItems")
 
     async def batch_get(
-        self, what: str, *, table: str, keys: Sequence[Item], projection: str | None = None
+        self,
+        what: str,
+        *,
+        table: str,
+        keys: Sequence[Item],
+        projection: str | None = None,
+        consistent: bool = True,
+        attempts: int | None = None,
     ) -> list[Item]:
-        """BatchGetItem (strongly consistent) in chunks of 100, resending unprocessed keys."""
+        """BatchGetItem in chunks of 100 (strongly consistent unless not ``consistent``), resending
+        unprocessed keys, at most ``attempts`` calls a chunk (``Unavailable`` past them)."""
 
         def send(items: dict[str, Any]) -> Awaitable[Any]:
             return self._client.batch_get_item(RequestItems=items, ReturnConsumedCapacity="TOTAL")
@@ -251,11 +259,11 @@ class Dynamo:
         found: list[Item] = []
         for first in range(0, len(keys), _BATCH_GET):
             request: dict[str, Any] = {"Keys": list(keys[first : first + _BATCH_GET])}
-            request["ConsistentRead"] = True
+            request["ConsistentRead"] = consistent
             if projection is not None:
                 request["ProjectionExpression"] = projection
             for answer in await self._until_processed(
-                what, {table: request}, send, unprocessed="UnprocessedKeys"
+                what, {table: request}, send, unprocessed="UnprocessedKeys", attempts=attempts
             ):
                 found.extend(answer.get("Responses", {}).get(table, []))
         return found
@@ -267,9 +275,10 @@ class Dynamo:
         send: Callable[[dict[str, Any]], Awaitable[Any]],
         *,
         unprocessed: str,
+        attempts: int | None = None,
     ) -> list[Any]:
         answers: list[Any] = []
-        for attempt in range(_BATCH_ATTEMPTS):
+        for attempt in range(attempts or _BATCH_ATTEMPTS):
             await _backoff(attempt)
             answer = await self.call(what, functools.partial(send, pending))
             answers.append(answer)

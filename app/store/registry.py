@@ -47,12 +47,17 @@ class RegistryItems:
             )
         )
 
-    async def registered_boards(self) -> list[RegisteredBoard]:
+    async def registered_boards(self, *, prefix: str = "") -> list[RegisteredBoard]:
+        condition = "playerId = :p"
+        values: dict[str, AttributeValueTypeDef] = {":p": s(REGISTRY_PK)}
+        if prefix:  # board ids start with their game and variant: one key condition
+            condition += " AND begins_with(leaderboardId, :prefix)"
+            values[":prefix"] = s(prefix)
         items = await self._dynamo.query_all(
             "reading the board registry",
             TableName=self._table,
-            KeyConditionExpression="playerId = :p",
-            ExpressionAttributeValues={":p": s(REGISTRY_PK)},
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=values,
             ConsistentRead=True,
         )
         return [

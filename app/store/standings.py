@@ -7,9 +7,10 @@ nothing now; seeding removes them).
 
 A row changes together with its counters, in one transaction: a submission's put (``row_put``, in
 the submission's transaction: ``app.store.submissions``) and an erasure's delete
-(``delete_standing``, which also checks that no seeding lease holds the board). A seeded row is one conditional UpdateItem: ``attribute_not_exists(playerId) OR rankKey >
-:new`` (a greater key is a worse entry); it bumps ``version`` and removes what the last submission
-left, which described the old score.
+(``delete_standing``, which also checks that no seeding lease holds the board). A seeded row is
+one UpdateItem, conditioned by the board's operator (``best``: only a better key; ``latest``: only
+a later ``achievedMs``; ``sum``: the seed sets the total); it bumps ``version`` and removes what
+the last submission left, which described the old value.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.domain.clock import iso_ms
+from app.domain.definitions import BoardDefinition, Operator
 from app.domain.models import CounterDelta, Standing, StandingWrite
 from app.domain.seed_file import SeedRow
 from app.errors import ConditionFailed, LeaseHeld
@@ -35,6 +37,17 @@ if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
 
 _LAST_WRITE_ATTRIBUTES = ("lastRequest", "lastImproved", "lastPreviousBest", "context")
+
+_SEED_CONDITIONS: dict[Operator, str | None] = {
+    # A rank key's string order is the board order: a greater key is a worse entry.
+    Operator.BEST: "attribute_not_exists(playerId) OR rankKey > :k",
+    # A later time replaces, up or down.
+    Operator.LATEST: (
+        "attribute_not_exists(playerId) OR attribute_not_exists(achievedMs) OR achievedMs < :ms"
+    ),
+    # A seeded total sets the total.
+    Operator.SUM: None,
+}
 
 
 class StandingItems:
@@ -117,17 +130,23 @@ class StandingItems:
             self._counters.after_cancel(planned, reasons[len(head) :])
             raise
 
-    async def put_row_if_better(
-        self, board_id: str, row: SeedRow, *, expires_at: int | None
+    async def put_seed_row(
+        self,
+        board_id: str,
+        row: SeedRow,
+        *,
+        definition: BoardDefinition,
+        expires_at: int | None,
     ) -> RowOutcome:
-        encoded = row.key.encode()
+        encoded = row.key_for(definition.order).encode()
         sets = ["rankKey = :k", "version = if_not_exists(version, :zero) + :one"]
-        sets.append("lastPlayedAt = :played")
+        sets += ["lastPlayedAt = :played", "achievedMs = :ms"]
         values: dict[str, AttributeValueTypeDef] = {
             ":k": s(encoded),
             ":zero": n(0),
             ":one": n(1),
             ":played": s(iso_ms(row.achieved_at_ms)),
+            ":ms": n(row.achieved_at_ms),
         }
         names: dict[str, str] = {}
         # Absent optional fields keep what the row holds, as a submission without them does.
@@ -142,13 +161,15 @@ class StandingItems:
             names["#ttl"] = TTL_ATTRIBUTE
             values[":e"] = n(expires_at)
         extra: dict[str, Any] = {"ExpressionAttributeNames": names} if names else {}
+        condition = _SEED_CONDITIONS[definition.operator]
+        if condition is not None:
+            extra["ConditionExpression"] = condition
         try:
             found = await self._dynamo.update_item(
                 "seeding a row",
                 TableName=self._table,
                 Key=key(row.player_id, board_id),
                 UpdateExpression=f"SET {', '.join(sets)} REMOVE {', '.join(_LAST_WRITE_ATTRIBUTES)}",
-                ConditionExpression="attribute_not_exists(playerId) OR rankKey > :k",
                 ExpressionAttributeValues=values,
                 ReturnValues="ALL_OLD",
                 **extra,
@@ -156,6 +177,18 @@ class StandingItems:
         except ConditionFailed:
             return "kept"
         return "replaced" if found else "created"
+
+    async def standings_on_board(self, board_id: str, player_ids: Sequence[str]) -> list[Standing]:
+        # Eventually consistent (half the units of a strong read), and one resend of what
+        # DynamoDB leaves unprocessed at most: a group board answers in two round trips or 503s.
+        found = await self._dynamo.batch_get(
+            "reading the group's rows",
+            table=self._table,
+            keys=[key(player, board_id) for player in player_ids],
+            consistent=False,
+            attempts=2,
+        )
+        return [standing_of(item) for item in found if "rankKey" in item]
 
     async def players_on_board(self, board_id: str, player_ids: Sequence[str]) -> set[str]:
         found = await self._dynamo.batch_get(
@@ -197,6 +230,7 @@ def _row_item(write: StandingWrite) -> dict[str, AttributeValueTypeDef]:
         row["context"] = s(write.context_json)
     if write.expires_at is not None:
         row[TTL_ATTRIBUTE] = n(write.expires_at)
+    row["achievedMs"] = n(entry.key.achieved_at_ms)  # what a later seed of a `latest` board checks
     return row
 
 

@@ -153,7 +153,8 @@ async def test_keys_are_checked_before_anything_is_written(
     [
         ("/v1/leaderboards/trivia/classic/alltime?limit=0", 422),
         ("/v1/leaderboards/trivia/classic/alltime?limit=101", 422),
-        ("/v1/leaderboards/trivia/classic/month", 422),
+        ("/v1/leaderboards/trivia/classic/year", 422),
+        ("/v1/leaderboards/trivia/classic/month:2026-13", 422),
         ("/v1/leaderboards/trivia/classic/day:2026-02-30", 422),
         ("/v1/leaderboards/trivia/classic/week:2026-W60", 422),
         ("/v1/leaderboards/trivia/classic/alltime:2026", 422),

@@ -81,8 +81,9 @@ async def _record(
 async def test_retry_while_the_first_is_in_flight_is_409_with_retry_after(
     service: Service,
 ) -> None:
-    """Within one process: the second request with a key whose first is still running is told to
-    wait, without a DynamoDB call, and nothing of it is written."""
+    """Within one process: the second request with a key whose first is still running (held in
+    its read of the player's items) is told to wait, without a DynamoDB call, and nothing of it is
+    written."""
     runtime = service.runtime
     reads = asyncio.Event()
     release = asyncio.Event()
@@ -91,7 +92,7 @@ async def test_retry_while_the_first_is_in_flight_is_409_with_retry_after(
     async def slow_first_read(request: Any, **_: Any) -> None:
         target = request.headers.get("X-Amz-Target", b"")
         calls.append(target.decode() if isinstance(target, bytes) else target)
-        if not reads.is_set():
+        if calls[-1].endswith(".BatchGetItem") and not reads.is_set():
             reads.set()
             await release.wait()
 

@@ -249,6 +249,54 @@ async def test_create_tables_turns_deletion_protection_on_for_tables_already_the
             await client.delete_table(TableName=name)
 
 
+async def test_boards_are_defined_listed_and_shown_from_the_command_line(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    empty = _run(dynamo_endpoint, table_names, "boards", "list", "kart")
+    assert empty.returncode == 0, empty.stderr
+    assert empty.stdout.split() == [
+        "VARIANT",
+        "ORDER",
+        "OPERATOR",
+        "PERIODS",
+        "RETENTION",
+        "DAYS",
+        "DEFINED",
+    ]
+    assert "follow the default (desc, best, alltime,day,week, 30 days)" in empty.stderr
+    defined = _run(
+        dynamo_endpoint,
+        table_names,
+        *("boards", "define", "kart", "time-trial", "--order", "asc"),
+        *("--periods", "alltime,month", "--retention-days", "90"),
+    )
+    assert defined.returncode == 0, defined.stderr
+    shown = json.loads(defined.stdout)
+    assert (shown["order"], shown["operator"], shown["periods"], shown["retentionDays"]) == (
+        "asc",
+        "best",
+        ["alltime", "month"],
+        90,
+    )
+    assert (
+        json.loads(
+            _run(dynamo_endpoint, table_names, "boards", "show", "kart", "time-trial").stdout
+        )
+        == shown
+    )
+    stored = await runtime.stores.definitions.get_definition("kart", "time-trial")
+    assert stored is not None
+    assert stored.definition.periods[1].value == "month"
+    listed = _run(dynamo_endpoint, table_names, "boards", "list", "kart").stdout.splitlines()
+    assert listed[1].split()[:5] == ["time-trial", "asc", "best", "alltime,month", "90"]
+    bad = _run(
+        dynamo_endpoint, table_names, "boards", "define", "kart", "x", "--periods", "day,year"
+    )
+    assert bad.returncode == 2
+    assert "periods" in bad.stderr
+    assert (await runtime.stores.definitions.get_definition("kart", "x")) is None
+
+
 def test_help_says_what_every_option_does_and_its_defaults() -> None:
     def help_of(*command: str) -> str:
         shown = subprocess.run(
@@ -271,6 +319,9 @@ def test_help_says_what_every_option_does_and_its_defaults() -> None:
         ("keys", "create"),
         ("keys", "list"),
         ("keys", "revoke"),
+        ("boards", "define"),
+        ("boards", "list"),
+        ("boards", "show"),
         ("seed",),
         ("reconcile",),
         ("snapshot",),

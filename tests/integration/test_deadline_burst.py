@@ -22,7 +22,8 @@ from tests.support import counter_total, now_ms, submit
 
 PLAYERS = 60
 IN_FLIGHT = 16
-RETRIES = 15
+RETRIES = 40
+"""Generous: under a loaded machine, moto itself is slow, and the point is the 409s, not the count."""
 
 
 async def test_a_burst_cut_by_the_deadline_ends_with_every_submission_written_once(

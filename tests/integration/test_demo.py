@@ -20,7 +20,7 @@ async def test_demo_boards_are_full_ordered_counted_and_agree_with_each_other(
 ) -> None:
     s = runtime.stores
     ports = SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
-    boards = await load_demo(ports=ports, retention=settings.retention, players=20)
+    boards = await load_demo(ports=ports, definitions=runtime.definitions, players=20)
     assert len(boards) == 6
     people: dict[str, tuple[str | None, str | None]] = {}
     best: dict[tuple[str, str], dict[str, int]] = {}

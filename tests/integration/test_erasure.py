@@ -20,9 +20,10 @@ from app.api.schemas import ErasureOut
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.clock import from_ms
+from app.domain.definitions import DEFAULT_PERIODS
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Standing, StandingWrite
-from app.domain.periods import Board, Period, PeriodKind
+from app.domain.periods import Board, Period
 from app.errors import BoardBeingSeeded, InvalidInput
 from app.services.erasure import ErasureReport, erase_player
 from app.services.ports import Snapshot
@@ -60,7 +61,7 @@ def boards_of(game: str, *moments_ms: int) -> set[str]:
     return {
         Board(game, "classic", Period.containing(kind, from_ms(ms))).board_id
         for ms in moments_ms
-        for kind in PeriodKind
+        for kind in DEFAULT_PERIODS
     }
 
 

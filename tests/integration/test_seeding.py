@@ -17,6 +17,7 @@ from app.bootstrap import Runtime, build_policies
 from app.cli import parse_seed_file
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
+from app.domain.definitions import BoardDefinition
 from app.domain.keys import RankKey
 from app.domain.periods import Board
 from app.domain.seed_file import SeedFile, parse_seed_text
@@ -205,7 +206,7 @@ def test_the_format_comes_from_the_suffix_of_a_file(tmp_path: Any) -> None:
     t = now_ms() - 60_000
     path = tmp_path / "scores.jsonl"
     path.write_text(f'{{"playerId": "a", "score": 5, "achievedAt": "{iso_ms(t)}"}}\n')
-    seed = parse_seed_file(path, board=BOARD, now=datetime.now(UTC))
+    seed = parse_seed_file(path, board=BOARD, now=datetime.now(UTC), definition=BoardDefinition())
     assert [(r.player_id, r.score) for r in seed.rows] == [("a", 5)]
 
 
@@ -556,7 +557,7 @@ async def test_a_seeded_board_is_registered_so_its_closed_period_is_snapshotted(
     report = await snapshot_closed_periods(
         ports=SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry),
         now=now,
-        retention=settings.retention,
+        definitions=runtime.definitions,
         settle=timedelta(seconds=settings.max_lateness_seconds),
     )
     assert [snapshot.board_id for snapshot in report.taken] == [board.board_id]

@@ -305,16 +305,18 @@ async def test_the_registrar_registers_each_board_once_per_process(
             calls.append(board_id)
             return await runtime.stores.registry.register_board(board_id, expires_at=expires_at)
 
-        async def registered_boards(self) -> list[RegisteredBoard]:
-            return await runtime.stores.registry.registered_boards()
+        async def registered_boards(self, *, prefix: str = "") -> list[RegisteredBoard]:
+            return await runtime.stores.registry.registered_boards(prefix=prefix)
 
-    registrar = BoardRegistrar(Counting(), retention=RETENTION, max_remembered=2)
+    registrar = BoardRegistrar(Counting(), max_remembered=2)
     day, week, alltime = board("day"), board("week"), board("alltime")
     for target in (day, week, alltime):
-        await registrar.ensure(target)
-    await registrar.ensure_all([week, alltime])
+        await registrar.ensure(target, retention=RETENTION)
+    await registrar.ensure_all([week, alltime], retention=RETENTION)
     assert sorted(calls) == sorted([day.board_id, week.board_id, alltime.board_id])
-    await registrar.ensure(day)  # the oldest was forgotten past the bound: asked again
+    await registrar.ensure(
+        day, retention=RETENTION
+    )  # the oldest was forgotten past the bound: asked again
     assert calls.count(day.board_id) == 2
     assert {r.board_id for r in await runtime.stores.registry.registered_boards()} == set(calls)
 
@@ -333,7 +335,7 @@ async def test_closed_periods_are_snapshotted_once(
 
     async def run() -> list[str]:
         report = await snapshot_closed_periods(
-            ports=archive, now=NOW, retention=RETENTION, settle=SETTLE
+            ports=archive, now=NOW, definitions=runtime.definitions, settle=SETTLE
         )
         assert report.failed == []
         assert report.expired == []
@@ -380,13 +382,13 @@ async def test_a_period_is_closed_only_after_the_lateness_allowed(
     await register_board(registry=archive.registry, board=yesterday, retention=RETENTION)
     half_hour_in = datetime(2026, 11, 30, 0, 30, tzinfo=UTC)
     early = await snapshot_closed_periods(
-        ports=archive, now=half_hour_in, retention=RETENTION, settle=SETTLE
+        ports=archive, now=half_hour_in, definitions=runtime.definitions, settle=SETTLE
     )
     assert early.taken == []
     later = await snapshot_closed_periods(
         ports=archive,
         now=half_hour_in + timedelta(hours=1),
-        retention=RETENTION,
+        definitions=runtime.definitions,
         settle=SETTLE,
     )
     assert [s.board_id for s in later.taken] == [yesterday.board_id]
@@ -399,7 +401,7 @@ async def test_a_closed_board_past_its_retention_is_reported_not_snapshotted(
     await fill(runtime, old, {"ann": 10})
     await register_board(registry=archive.registry, board=old, retention=RETENTION)
     report = await snapshot_closed_periods(
-        ports=archive, now=NOW, retention=RETENTION, settle=SETTLE
+        ports=archive, now=NOW, definitions=runtime.definitions, settle=SETTLE
     )
     assert (report.taken, report.expired) == ([], [old.board_id])
     assert await list_snapshots(snapshots=archive.snapshots, board=old) == []
@@ -412,8 +414,8 @@ async def test_a_board_seen_first_through_a_submission_is_closed_later(
     now = datetime.now(UTC)
     day = Board("trivia", "classic", Period.containing(PeriodKind.DAY, now - timedelta(days=2)))
     await fill(runtime, day, {"ann": 10})
-    await BoardRegistrar(archive.registry, retention=RETENTION).ensure(day)
+    await BoardRegistrar(archive.registry).ensure(day, retention=RETENTION)
     report = await snapshot_closed_periods(
-        ports=archive, now=now, retention=RETENTION, settle=SETTLE
+        ports=archive, now=now, definitions=runtime.definitions, settle=SETTLE
     )
     assert [s.board_id for s in report.taken] == [day.board_id]

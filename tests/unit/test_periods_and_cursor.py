@@ -37,6 +37,8 @@ def test_board_ids() -> None:
         ("day:2026-02-28", Period(PeriodKind.DAY, "2026-02-28")),
         ("week:2026-W48", Period(PeriodKind.WEEK, "2026-W48")),
         ("week:2020-W53", Period(PeriodKind.WEEK, "2020-W53")),
+        ("month", Period(PeriodKind.MONTH, "2026-11")),
+        ("month:2026-02", Period(PeriodKind.MONTH, "2026-02")),
     ],
 )
 def test_parse(text: str, expected: Period) -> None:
@@ -46,7 +48,11 @@ def test_parse(text: str, expected: Period) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "month",
+        "year",
+        "month:2026-13",
+        "month:2026-00",
+        "month:2026-1",
+        "month:9999-01",
         "day:",
         "day:2026-2-28",
         "day:2026-02-30",
@@ -63,12 +69,20 @@ def test_parse_refuses(text: str) -> None:
 @given(st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)))  # noqa: DTZ001
 def test_a_moment_lies_inside_its_day_and_week(moment: datetime) -> None:
     moment = moment.replace(tzinfo=UTC)
-    for kind in (PeriodKind.DAY, PeriodKind.WEEK):
+    for kind in (PeriodKind.DAY, PeriodKind.WEEK, PeriodKind.MONTH):
         period = Period.containing(kind, moment)
         end = period.end()
         assert end is not None
         assert period.start() <= moment < end
         assert Period.parse(period.display, now=NOW) == period
+
+
+@pytest.mark.parametrize(
+    ("label", "end"),
+    [("2026-11", datetime(2026, 12, 1, tzinfo=UTC)), ("2026-12", datetime(2027, 1, 1, tzinfo=UTC))],
+)
+def test_a_month_ends_where_the_next_begins(label: str, end: datetime) -> None:
+    assert Period(PeriodKind.MONTH, label).end() == end
 
 
 def test_expiry_is_period_end_plus_retention() -> None:
@@ -107,7 +121,11 @@ def test_periods_at_the_calendar_s_edges_are_refused(text: str) -> None:
 def test_every_period_that_parses_has_an_end_and_an_expiry_the_calendar_holds(
     year: int, month: int, day: int, week: int
 ) -> None:
-    for text in (f"day:{year:04d}-{month:02d}-{day:02d}", f"week:{year:04d}-W{week:02d}"):
+    for text in (
+        f"day:{year:04d}-{month:02d}-{day:02d}",
+        f"week:{year:04d}-W{week:02d}",
+        f"month:{year:04d}-{month:02d}",
+    ):
         try:
             period = Period.parse(text, now=NOW)
         except ValueError:
@@ -164,7 +182,8 @@ def test_an_operator_may_name_a_board_in_every_form_the_service_shows(
     [
         ("trivia", "GAME#VARIANT#PERIOD"),
         ("tri via#x#alltime", "GAME#VARIANT#PERIOD"),
-        ("trivia#x#month", "unknown period"),
+        ("trivia#x#year", "unknown period"),
+        ("trivia#x#month#2026-13", "not a month"),
         ("trivia#x#day#2026-02-30", "not a date"),
         ("trivia#x#day#9999-12-31", "outside the years"),
     ],

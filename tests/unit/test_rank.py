@@ -1,27 +1,34 @@
-"""The rank code against brute force on small boards: exact when it says so, and every range
-contains the truth, including the rank before an improvement asked for after it."""
+"""The rank code against brute force on small boards, where higher is better and where lower is:
+exact when it says so, and every range contains the truth, including the rank before an
+improvement asked for after it."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.domain.buckets import BucketLayout
-from app.domain.keys import RankKey
+from app.domain.keys import Order, RankKey
 from app.domain.ranks import EstimatedRank, ExactRank, rank_from_counts
 from app.services.rank import RankQuery, rank_of
 from tests.fakes import MemoryIndex
 
 LAYOUT = BucketLayout(coarse=8, fine=3)  # coarse enough that small boards crowd the buckets
 
-boards = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 5)), min_size=1, max_size=40).map(
-    lambda rows: [RankKey(score, t, f"p{i:02d}") for i, (score, t) in enumerate(rows)]
+boards = st.tuples(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 5)), min_size=1, max_size=40),
+    st.sampled_from(Order),
+).map(
+    lambda drawn: [
+        RankKey(score, t, f"p{i:02d}", drawn[1]) for i, (score, t) in enumerate(drawn[0])
+    ]
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(keys=boards, cap=st.integers(1, 6), data=st.data())
 async def test_rank_matches_brute_force(keys: list[RankKey], cap: int, data: st.DataObject) -> None:
     index = MemoryIndex(LAYOUT, keys)
@@ -36,13 +43,16 @@ async def test_rank_matches_brute_force(keys: list[RankKey], cap: int, data: st.
         assert lo <= rank.rank_estimate <= hi
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(keys=boards, cap=st.integers(1, 6), data=st.data())
 async def test_rank_before_an_improvement(
     keys: list[RankKey], cap: int, data: st.DataObject
 ) -> None:
     old = data.draw(st.sampled_from(keys))
-    better = RankKey(old.score + data.draw(st.integers(1, 30)), old.achieved_at_ms, old.player_id)
+    step = data.draw(st.integers(1, 30))
+    # Better is higher where higher is better, lower where lower is.
+    score = old.score + step if old.order_by is Order.DESC else max(0, old.score - step)
+    better = RankKey(score, max(0, old.achieved_at_ms - 1), old.player_id, old.order_by)
     before_board = MemoryIndex(LAYOUT, keys)
     after_board = MemoryIndex(LAYOUT, [better if k == old else k for k in keys])
     truth = before_board.true_rank(old)
@@ -53,8 +63,9 @@ async def test_rank_before_an_improvement(
         assert rank.rank_range[0] <= truth <= rank.rank_range[1]
 
 
-def test_a_big_cap_gives_exact_ranks_everywhere() -> None:
-    keys = [RankKey(score % 7, score, f"p{score}") for score in range(50)]
+@pytest.mark.parametrize("order", list(Order))
+def test_a_big_cap_gives_exact_ranks_everywhere(order: Order) -> None:
+    keys = [RankKey(score % 7, score, f"p{score}", order) for score in range(50)]
     index = MemoryIndex(LAYOUT, keys)
 
     async def all_ranks() -> list[int]:
@@ -65,7 +76,11 @@ def test_a_big_cap_gives_exact_ranks_everywhere() -> None:
             out.append(rank.rank)
         return out
 
-    assert sorted(asyncio.run(all_ranks())) == list(range(1, 51))
+    ranks = asyncio.run(all_ranks())
+    assert sorted(ranks) == list(range(1, 51))
+    assert [k.player_id for _, k in sorted(zip(ranks, keys, strict=True))] == [
+        k.player_id for k in sorted(keys, key=lambda k: k.order)
+    ]
 
 
 def test_estimates_never_claim_a_rank() -> None:

@@ -1,0 +1,106 @@
+"""How a board ranks: its order and operator, the periods a score fans out to, how long period
+boards live; and what one submission makes of a player's place under those rules.
+
+A definition belongs to a ``(game, variant)`` and applies to every period board of it. Ties always
+go to whoever reached the value first: the earlier ``achievedAt`` (for ``sum``, the time of the
+increment that made the total), then the smaller player id: the rank key carries exactly that.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import timedelta
+
+from app.domain.keys import SCORE_CEILING, Order, RankKey
+from app.domain.periods import PeriodKind
+
+
+class Operator(enum.StrEnum):
+    """What a submission does to the player's value on a board."""
+
+    BEST = "best"
+    """Keep the best score (by the board's order)."""
+    LATEST = "latest"
+    """The submission with the latest ``achievedAt`` replaces the value, up or down."""
+    SUM = "sum"
+    """Each accepted submission adds its score to the player's total."""
+
+
+DEFAULT_PERIODS = (PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK)
+MAX_RETENTION_DAYS = 3650
+
+
+@dataclass(frozen=True)
+class BoardDefinition:
+    order: Order = Order.DESC
+    operator: Operator = Operator.BEST
+    periods: tuple[PeriodKind, ...] = DEFAULT_PERIODS
+    retention_days: int = 30
+
+    def __post_init__(self) -> None:
+        if not self.periods:
+            raise ValueError("a definition needs at least one period")
+        if len(set(self.periods)) != len(self.periods):
+            raise ValueError("each period may be named once")
+        if not 1 <= self.retention_days <= MAX_RETENTION_DAYS:
+            raise ValueError(f"retentionDays must be in 1..{MAX_RETENTION_DAYS}")
+
+    @property
+    def retention(self) -> timedelta:
+        return timedelta(days=self.retention_days)
+
+    def ranks_like(self, other: BoardDefinition) -> bool:
+        """Whether boards of this definition order their entries as ``other``'s do: changing the
+        order or the operator of boards that hold entries would reorder their history."""
+        return (self.order, self.operator) == (other.order, other.operator)
+
+
+class TotalTooLarge(ValueError):
+    """A ``sum`` total would reach the score ceiling."""
+
+
+@dataclass(frozen=True)
+class Move:
+    """What a submission does to a player's place on one board."""
+
+    key: RankKey
+    """Where the player stands after it."""
+    previous: RankKey | None
+    """Where they stood before it (``None``: not on the board)."""
+    changed: bool
+    """The board's value for the player is this submission's doing: a better score (``best``),
+    a later one (``latest``), an added one (``sum``), or the player's first."""
+
+
+def move(
+    definition: BoardDefinition,
+    previous: RankKey | None,
+    *,
+    score: int,
+    achieved_at_ms: int,
+    player_id: str,
+) -> Move:
+    """The player's place after a submission of ``score`` at ``achieved_at_ms``, by the board's
+    rules. Raises ``TotalTooLarge`` where a ``sum`` total would reach the ceiling."""
+    order = definition.order
+    submitted = RankKey(score, achieved_at_ms, player_id, order)
+    if previous is None:
+        return Move(submitted, None, changed=True)
+    if definition.operator is Operator.BEST:
+        better = submitted.better_than(previous)
+        return Move(submitted if better else previous, previous, changed=better)
+    if definition.operator is Operator.LATEST:
+        later = achieved_at_ms > previous.achieved_at_ms
+        return Move(submitted if later else previous, previous, changed=later)
+    if score == 0:
+        return Move(previous, previous, changed=False)
+    total = previous.score + score
+    if total >= SCORE_CEILING:
+        raise TotalTooLarge(
+            f"the total would be {total}, past the largest a board can hold ({SCORE_CEILING - 1})"
+        )
+    # The total was reached by this increment: its time breaks ties, but never moves a total's
+    # time back (an increment achieved earlier, arriving late, did not make this total first).
+    reached = max(previous.achieved_at_ms, achieved_at_ms)
+    return Move(RankKey(total, reached, player_id, order), previous, changed=True)

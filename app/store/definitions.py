@@ -1,0 +1,77 @@
+"""Board definitions (the ``DefinitionStore`` port): ``definition#<game>`` / ``<variant>``, with
+``order``, ``operator``, ``periods`` (a list), ``retentionDays`` and ``definedAt``. Keyed by game,
+so a game's variants are one Query; the partition key holds ``#``, which no player id can."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from app.domain.clock import iso_ms, to_ms
+from app.domain.definitions import BoardDefinition, Operator
+from app.domain.keys import Order
+from app.domain.periods import PeriodKind
+from app.services.ports import StoredDefinition
+from app.store.client import Dynamo
+from app.store.items import Item, get_n, get_s, key, n, s
+
+if TYPE_CHECKING:
+    from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
+
+
+def _partition(game: str) -> str:
+    return f"definition#{game}"
+
+
+class DefinitionItems:
+    def __init__(self, dynamo: Dynamo, *, table: str) -> None:
+        self._dynamo = dynamo
+        self._table = table
+
+    async def get_definition(self, game: str, variant: str) -> StoredDefinition | None:
+        item = await self._dynamo.get_item(
+            "reading the board definition", table=self._table, key=key(_partition(game), variant)
+        )
+        return None if item is None else _stored(game, item)
+
+    async def definitions_of(self, game: str) -> list[StoredDefinition]:
+        items = await self._dynamo.query_all(
+            "reading the game's board definitions",
+            TableName=self._table,
+            KeyConditionExpression="playerId = :p",
+            ExpressionAttributeValues={":p": s(_partition(game))},
+            ConsistentRead=True,
+        )
+        return [_stored(game, item) for item in items]
+
+    async def put_definition(
+        self, game: str, variant: str, definition: BoardDefinition
+    ) -> StoredDefinition:
+        defined_at = iso_ms(to_ms(datetime.now(UTC)))
+        item: dict[str, AttributeValueTypeDef] = {
+            **key(_partition(game), variant),
+            "order": s(definition.order.value),
+            "operator": s(definition.operator.value),
+            "periods": {"L": [s(p.value) for p in definition.periods]},
+            "retentionDays": n(definition.retention_days),
+            "definedAt": s(defined_at),
+        }
+        await self._dynamo.put_item(
+            "storing the board definition", TableName=self._table, Item=item
+        )
+        return StoredDefinition(game, variant, definition, defined_at)
+
+
+def _stored(game: str, item: Item) -> StoredDefinition:
+    periods = tuple(PeriodKind(p["S"]) for p in item.get("periods", {}).get("L", []) if "S" in p)
+    return StoredDefinition(
+        game=game,
+        variant=get_s(item, "leaderboardId") or "",
+        definition=BoardDefinition(
+            order=Order(get_s(item, "order") or "desc"),
+            operator=Operator(get_s(item, "operator") or "best"),
+            periods=periods,
+            retention_days=get_n(item, "retentionDays") or 30,
+        ),
+        defined_at=get_s(item, "definedAt") or "",
+    )
