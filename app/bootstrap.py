@@ -26,7 +26,7 @@ from app.services.caches import KeysInFlight, SeenLeases
 from app.services.keys import digest_of
 from app.services.policies import Policies, ReadPolicy, SeedPolicy, SubmitPolicy
 from app.services.ports import KeyLookup, Stores
-from app.services.registry import BoardRegistrar
+from app.services.registry import BoardRegistrar, RegisteredBoards
 from app.settings import Settings
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
@@ -150,6 +150,7 @@ class Runtime:
     keys_in_flight: KeysInFlight
     seen_leases: SeenLeases
     player_counts: PlayerCounts
+    registered_boards: RegisteredBoards
     endpoint: str | None
     """The DynamoDB endpoint in use (``None``: AWS's own for the region)."""
     client: DynamoDBClient
@@ -189,6 +190,7 @@ async def open_runtime(
             keys_in_flight=KeysInFlight(hold_s=settings.request_deadline_seconds),
             seen_leases=SeenLeases(ttl_s=settings.lease_cache_seconds),
             player_counts=PlayerCounts(ttl_s=settings.player_count_cache_seconds),
+            registered_boards=RegisteredBoards(ttl_s=settings.board_list_cache_seconds),
             endpoint=endpoint,
             client=client,
             tables=table_names(settings),

@@ -37,6 +37,7 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
         keys_in_flight=runtime.keys_in_flight,
         seen_leases=runtime.seen_leases,
         player_counts=runtime.player_counts,
+        registered_boards=runtime.registered_boards,
         write_limits=RateLimiter(
             RatePolicy(settings.write_rate_per_second, settings.write_burst),
             max_buckets=settings.rate_limit_max_buckets,

@@ -1,5 +1,5 @@
-"""Reading boards (public, rate limited per client address): the top, a player's rank, the players
-around them, and a player's standings on every board."""
+"""Reading boards (public, rate limited per client address): which boards there are, the top, a
+player's rank, the players around them, and a player's standings on every board."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from app.api.deps import (
 from app.api.schemas import (
     AroundEntryOut,
     AroundOut,
+    BoardListOut,
     BoardPageOut,
     BoardStandingOut,
     EntryOut,
@@ -29,9 +30,28 @@ from app.api.schemas import (
 )
 from app.domain.ranks import ExactRank
 from app.services.boards import read_board
+from app.services.registry import live_boards
 from app.services.standings import around_player, player_rank, player_standings
 
 router = APIRouter(dependencies=[Depends(limit_reads)])
+
+
+@router.get(
+    "/v1/boards",
+    response_model=BoardListOut,
+    responses=problem_responses(422, 429),
+    summary="The games and variants that have boards, and each one's live periods",
+)
+async def get_boards(
+    state: StateDep, stores: StoresDep, policies: PoliciesDep, now: NowDep
+) -> BoardListOut:
+    listing = await live_boards(
+        registry=stores.registry,
+        cache=state.registered_boards,
+        now=now,
+        retention=policies.reads.retention,
+    )
+    return BoardListOut.of(listing)
 
 
 @router.get(

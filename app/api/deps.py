@@ -36,7 +36,7 @@ from app.services.boards import PlayerCounts
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.policies import Policies
 from app.services.ports import Stores
-from app.services.registry import BoardRegistrar
+from app.services.registry import BoardRegistrar, RegisteredBoards
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,7 @@ class AppState:
     keys_in_flight: KeysInFlight
     seen_leases: SeenLeases
     player_counts: PlayerCounts
+    registered_boards: RegisteredBoards
     write_limits: RateLimiter
     read_limits: RateLimiter
     max_body_bytes: int
