@@ -20,6 +20,7 @@ from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
 from app.api.readiness import StartupJobs
+from app.api.viewer import install_viewer
 from app.bootstrap import Runtime, open_service_runtime
 from app.services.demo import load_demo
 from app.services.seeding import SeedPorts
@@ -124,6 +125,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     )
     install_problem_handlers(app)
     install_docs(app)
+    install_viewer(app)
     for module in (scores, health, boards, admin, snapshots):
         app.include_router(module.router)
     return app
