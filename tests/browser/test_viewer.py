@@ -306,6 +306,14 @@ def test_an_unknown_or_malformed_player_is_said_so(page: Page, service: str) -> 
     message = page.text_content("#player-message") or ""
     assert message.startswith("“two words” is not a player id")
 
+    # A link naming a malformed id says so too, and asks the API nothing about it.
+    page.goto("about:blank")  # a new document, not a same-page jump to another fragment
+    with page.expect_request(lambda r: "/v1/leaderboards/" in r.url) as asked:
+        _open(page, service, "trivia/alltopics/alltime", player="two%20words")
+    assert "/players/" not in asked.value.url
+    page.wait_for_selector("#top tbody tr")
+    assert (page.text_content("#player-message") or "").startswith("“two words” is not a player id")
+
 
 def test_an_earlier_day_is_offered_and_an_empty_board_is_said_so(
     page: Page, service: str, api: httpx.Client

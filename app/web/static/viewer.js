@@ -382,6 +382,8 @@
     refresh();
   }
 
+  const notAnId = (id) => `“${id}” is not a player id: ids are 1 to 64 letters, digits, “_”, “.”, “:” or “-”.`;
+
   function openPlayer(id) {
     const wanted = (id || "").trim();
     $("player").value = wanted;
@@ -391,7 +393,7 @@
       view.player = null;
       $("player-found").hidden = true;
       $("player-heading").textContent = "Player";
-      say("player-message", `“${wanted}” is not a player id: ids are 1 to 64 letters, digits, “_”, “.”, “:” or “-”.`, true);
+      say("player-message", notAnId(wanted), true);
       changed({ player: true }); // no player is highlighted any more
       return;
     }
@@ -429,11 +431,12 @@
   document.addEventListener("DOMContentLoaded", () => {
     const want = fromHash();
     Object.assign(view, { game: want.game, variant: want.variant, period: want.period });
-    if (want.player && ID_RULE.test(want.player)) {
-      view.player = want.player;
+    if (want.player) {
       $("player").value = want.player;
       $("player-panel").hidden = false;
       $("player-heading").textContent = want.player;
+      if (ID_RULE.test(want.player)) view.player = want.player;
+      else say("player-message", notAnId(want.player), true);
     }
     $("game").addEventListener("change", () => {
       choose({ game: $("game").value });
