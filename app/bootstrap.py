@@ -28,7 +28,7 @@ from app.services.definitions import Definitions
 from app.services.keys import digest_of
 from app.services.policies import Policies, ReadPolicy, SeedPolicy, SubmitPolicy
 from app.services.ports import KeyLookup, Stores
-from app.services.registry import BoardRegistrar
+from app.services.registry import BoardRegistrar, RegisteredBoards
 from app.settings import Settings
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
@@ -159,6 +159,7 @@ class Runtime:
     seen_leases: SeenLeases
     player_counts: PlayerCounts
     definitions: Definitions
+    registered_boards: RegisteredBoards
     endpoint: str | None
     """The DynamoDB endpoint in use (``None``: AWS's own for the region)."""
     client: DynamoDBClient
@@ -204,6 +205,7 @@ async def open_runtime(
                 undefined=settings.undefined_boards,
                 ttl_s=settings.definition_cache_seconds,
             ),
+            registered_boards=RegisteredBoards(ttl_s=settings.board_list_cache_seconds),
             endpoint=endpoint,
             client=client,
             tables=table_names(settings),

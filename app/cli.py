@@ -56,7 +56,9 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     def announce(urls: list[str]) -> None:
         print(
-            f"leaderboard: listening on {', '.join(urls)} (OpenAPI at {urls[0]}/docs)", flush=True
+            f"leaderboard: listening on {', '.join(urls)} (the board viewer at {urls[0]}/, "
+            f"OpenAPI at {urls[0]}/docs)",
+            flush=True,
         )
         runtime = getattr(app.state, "runtime", None)
         if settings.uses_embedded_backend and runtime is not None:

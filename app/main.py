@@ -20,6 +20,7 @@ from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
 from app.api.readiness import StartupJobs
+from app.api.viewer import install_viewer
 from app.bootstrap import Runtime, open_service_runtime
 from app.services.demo import load_demo
 from app.services.seeding import SeedPorts
@@ -38,6 +39,7 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
         seen_leases=runtime.seen_leases,
         player_counts=runtime.player_counts,
         definitions=runtime.definitions,
+        registered_boards=runtime.registered_boards,
         write_limits=RateLimiter(
             RatePolicy(settings.write_rate_per_second, settings.write_burst),
             max_buckets=settings.rate_limit_max_buckets,
@@ -124,6 +126,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     )
     install_problem_handlers(app)
     install_docs(app)
+    install_viewer(app)
     for module in (scores, health, boards, definitions, admin, snapshots):
         app.include_router(module.router)
     return app

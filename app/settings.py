@@ -128,6 +128,13 @@ class Settings(BaseSettings):
         description="a page's `playerCount` is read from the counters at most this often per "
         "board and task (0: every page)",
     )
+    board_list_cache_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        le=300,
+        description="`GET /v1/boards` reads the board registry at most this often per task (0: "
+        "every request); a new board is listed within it",
+    )
     lease_cache_seconds: float = Field(
         default=1.0,
         ge=0,

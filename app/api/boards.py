@@ -1,5 +1,5 @@
-"""Reading boards (public, rate limited per client address): the top, a player's rank, the players
-around them, and a player's standings on every board."""
+"""Reading boards (public, rate limited per client address): which boards there are, the top, a
+player's rank, the players around them, and a player's standings on every board."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from app.api.patterns import GROUP_IDS_PATTERN
 from app.api.schemas import (
     AroundEntryOut,
     AroundOut,
+    BoardListOut,
     BoardPageOut,
     BoardStandingOut,
     EntryOut,
@@ -33,6 +34,7 @@ from app.api.schemas import (
 )
 from app.domain.ranks import ExactRank
 from app.services.boards import read_board
+from app.services.registry import live_boards
 from app.services.standings import (
     MAX_GROUP,
     MAX_GROUP_RANKED,
@@ -43,6 +45,22 @@ from app.services.standings import (
 )
 
 router = APIRouter(dependencies=[Depends(limit_reads)])
+
+
+@router.get(
+    "/v1/boards",
+    response_model=BoardListOut,
+    responses=problem_responses(422, 429),
+    summary="The games and variants that have boards, and each one's live periods",
+)
+async def get_boards(state: StateDep, stores: StoresDep, now: NowDep) -> BoardListOut:
+    listing = await live_boards(
+        registry=stores.registry,
+        cache=state.registered_boards,
+        now=now,
+        definitions=state.definitions,
+    )
+    return BoardListOut.of(listing)
 
 
 @router.get(

@@ -38,7 +38,7 @@ from app.services.caches import KeysInFlight, SeenLeases
 from app.services.definitions import Definitions
 from app.services.policies import Policies
 from app.services.ports import Stores
-from app.services.registry import BoardRegistrar
+from app.services.registry import BoardRegistrar, RegisteredBoards
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class AppState:
     seen_leases: SeenLeases
     player_counts: PlayerCounts
     definitions: Definitions
+    registered_boards: RegisteredBoards
     write_limits: RateLimiter
     read_limits: RateLimiter
     max_body_bytes: int

@@ -28,6 +28,7 @@ from app.domain.ranks import ExactRank, Rank
 from app.services.erasure import ErasureReport
 from app.services.ports import Snapshot, SnapshotSummary
 from app.services.reconcile import CounterCell, CounterDifference, ReconcileReport
+from app.services.registry import BoardListing
 from app.services.seeding import SeedReport
 
 Id = Annotated[str, Field(pattern=ID_PATTERN, examples=["player_123"])]
@@ -152,6 +153,46 @@ class BoardPageOut(_Model):
     player_count: int
     entries: list[EntryOut]
     next_cursor: str | None
+
+
+class VariantBoardsOut(_Model):
+    variant: str
+    periods: list[str] = Field(
+        description="the variant's live boards, in the path's form: alltime, then each kind's "
+        "periods newest first (day:2026-12-01, ..., week:2026-W49, ...)",
+        examples=[["alltime", "day:2026-12-01", "day:2026-11-30", "week:2026-W49"]],
+    )
+
+
+class GameBoardsOut(_Model):
+    game: str
+    variants: list[VariantBoardsOut]
+
+
+class BoardListOut(_Model):
+    """The games and variants that have boards, from the board registry."""
+
+    games: list[GameBoardsOut]
+    current_periods: list[str] = Field(
+        description="the dated periods the current ones (day, week) name now",
+        examples=[["day:2026-12-01", "week:2026-W49"]],
+    )
+
+    @classmethod
+    def of(cls, listing: BoardListing) -> BoardListOut:
+        return cls(
+            games=[
+                GameBoardsOut(
+                    game=game.game,
+                    variants=[
+                        VariantBoardsOut(variant=v.variant, periods=[p.display for p in v.periods])
+                        for v in game.variants
+                    ],
+                )
+                for game in listing.games
+            ],
+            current_periods=[p.display for p in listing.current],
+        )
 
 
 class ExactRankOut(_Model):

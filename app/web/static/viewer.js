@@ -1,0 +1,482 @@
+// The board viewer at /: the boards the registry lists, the top of one board page by page, and one
+// player's rank and neighbours, refreshed every few seconds. It reads the public API only
+// (GET /v1/boards and /v1/leaderboards/...), exactly as any client would, and shows what the API
+// answers: ranks, ranges and scores are never computed here.
+"use strict";
+
+(() => {
+  const REFRESH_MS = 5000;
+  const PAGE_SIZE = 25;
+  const AROUND = 5;
+  // The registry gains a board each new day and week: read the list again about once a minute.
+  const LISTING_EVERY = 12;
+  // The API's id rule (app/domain/keys.py); checked here so that an id with a "/" or a space is
+  // refused with a reason instead of being sent as a different path.
+  const ID_RULE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+  const $ = (id) => document.getElementById(id);
+
+  const view = {
+    listing: null, // the last answer of GET /v1/boards
+    game: null,
+    variant: null,
+    period: null,
+    cursors: [null], // cursors[i] opens page i; page 0 needs none
+    page: 0,
+    nextCursor: null,
+    player: null, // the open player's id
+    // playerId -> rank (or a range's first rank) as last shown in each table, to mark movers.
+    shown: { top: null, around: null },
+    generation: 0, // bumped by every change of view: answers for an older view are dropped
+    timer: null,
+    refreshes: 0,
+    controller: null,
+  };
+
+  class ApiError extends Error {
+    constructor(status, problem, retryAfter) {
+      super(problem && problem.detail ? problem.detail : `HTTP ${status}`);
+      this.status = status;
+      this.problem = problem || {};
+      this.retryAfter = retryAfter;
+    }
+  }
+
+  async function api(path, signal) {
+    let response;
+    try {
+      response = await fetch(path, { headers: { Accept: "application/json" }, signal });
+    } catch (error) {
+      if (error.name === "AbortError") throw error;
+      throw new ApiError(0, null, null); // no answer at all: the service is down or unreachable
+    }
+    const body = await response.json().catch(() => null);
+    if (!response.ok) {
+      const retryAfter = Number(response.headers.get("Retry-After")) || null;
+      throw new ApiError(response.status, body, retryAfter);
+    }
+    return body;
+  }
+
+  // Every error state in words: what is wrong, and what the page does next.
+  function describe(error) {
+    const again = $("auto").checked ? " Trying again in a few seconds." : "";
+    if (error.status === 0) return `The service does not answer (is it running?).${again}`;
+    if (error.status === 429) {
+      return `Too many requests from this address: the service asks to wait ${error.retryAfter || "a few"} s.${again}`;
+    }
+    const problem = error.problem;
+    const title = problem.title || "an error";
+    return `The service answered ${error.status} (${title}): ${problem.detail || "no detail given"}.${error.status >= 500 ? again : ""}`;
+  }
+
+  // Each message area is a polite live region (role=status in the page): a screen reader reads
+  // what changed once it is idle; errors are also styled as such.
+  function say(id, text, isError) {
+    const element = $(id);
+    element.textContent = text || "";
+    element.classList.toggle("error", Boolean(isError));
+  }
+
+  const boardPath = () => `/v1/leaderboards/${[view.game, view.variant, view.period].map(encodeURIComponent).join("/")}`;
+
+  // ---- the board list ------------------------------------------------------------------------
+
+  function periodName(period) {
+    if (period === "alltime") return "All time";
+    const [kind, label] = period.split(":");
+    if (!view.listing.currentPeriods.includes(period)) return label || kind;
+    const names = { day: "Today", week: "This week" };
+    return `${names[kind] || `This ${kind}`} (${label})`;
+  }
+
+  // A variant's periods as the API lists them, plus the current period of each kind it has
+  // (today's board exists as soon as anyone plays today; until then it is an empty board).
+  function periodsOf(variant) {
+    const periods = [...variant.periods];
+    for (const current of view.listing.currentPeriods) {
+      const kind = current.split(":")[0];
+      if (!periods.includes(current) && periods.some((p) => p.startsWith(`${kind}:`))) {
+        const at = periods.findIndex((p) => p.startsWith(`${kind}:`));
+        periods.splice(at, 0, current);
+      }
+    }
+    return periods;
+  }
+
+  function fill(select, values, chosen, name) {
+    const groups = new Map(); // optgroups by period kind, in the order the API gives them
+    const options = values.map((value) => {
+      const option = new Option(name(value), value, false, value === chosen);
+      const kind = value.includes(":") ? value.split(":")[0] : null;
+      if (select.id === "period" && kind) {
+        if (!groups.has(kind)) {
+          const group = document.createElement("optgroup");
+          group.label = `${kind[0].toUpperCase()}${kind.slice(1)}s`;
+          groups.set(kind, group);
+        }
+        groups.get(kind).append(option);
+        return groups.get(kind);
+      }
+      return option;
+    });
+    select.replaceChildren(...new Set(options));
+    select.disabled = values.length === 0;
+    if (!values.includes(chosen) && values.length) select.value = values[0];
+    return select.value || null;
+  }
+
+  // Fill the three choices from the listing, keeping what is chosen where it still exists.
+  function choose(want) {
+    const games = view.listing.games;
+    const game = games.find((g) => g.game === want.game) || games[0];
+    view.game = fill($("game"), games.map((g) => g.game), game.game, String);
+    const variant = game.variants.find((v) => v.variant === want.variant) || game.variants[0];
+    view.variant = fill($("variant"), game.variants.map((v) => v.variant), variant.variant, String);
+    const periods = periodsOf(variant);
+    const period = periods.includes(want.period) ? want.period : periods.includes("alltime") ? "alltime" : periods[0];
+    view.period = fill($("period"), periods, period, periodName);
+  }
+
+  async function loadListing() {
+    const listing = await api("/v1/boards");
+    view.listing = listing;
+    if (!listing.games.length) {
+      ["game", "variant", "period"].forEach((id) => fill($(id), [], null, String));
+      return false;
+    }
+    choose({ game: view.game, variant: view.variant, period: view.period });
+    return true;
+  }
+
+  // ---- tables --------------------------------------------------------------------------------
+
+  const rankText = (entry) => (entry.rank != null ? String(entry.rank) : entry.rankRange ? `${entry.rankRange[0]}–${entry.rankRange[1]}` : "?");
+  const rankNumber = (entry) => (entry.rank != null ? entry.rank : entry.rankRange ? entry.rankRange[0] : null);
+
+  function cell(row, className, content) {
+    const td = document.createElement("td");
+    td.className = className;
+    if (content instanceof Node) td.append(content);
+    else td.textContent = content;
+    row.append(td);
+    return td;
+  }
+
+  function hidden(text) {
+    const span = document.createElement("span");
+    span.className = "visually-hidden";
+    span.textContent = text;
+    return span;
+  }
+
+  const countryNames = typeof Intl.DisplayNames === "function" ? new Intl.DisplayNames(["en"], { type: "region" }) : null;
+
+  function whenCell(iso) {
+    const time = document.createElement("time");
+    time.dateTime = iso;
+    time.title = iso;
+    const date = document.createElement("span");
+    date.textContent = iso.slice(0, 10);
+    const clock = document.createElement("span");
+    clock.className = "clock";
+    clock.textContent = ` ${iso.slice(11, 16)}`;
+    time.append(date, clock);
+    return time;
+  }
+
+  function playerLink(entry) {
+    const link = document.createElement("a");
+    link.href = `#${hashOf({ player: entry.playerId })}`;
+    link.textContent = entry.displayName || entry.playerId;
+    const fragment = document.createDocumentFragment();
+    fragment.append(link);
+    if (entry.displayName) {
+      const id = document.createElement("span");
+      id.className = "id";
+      id.textContent = entry.playerId;
+      fragment.append(" ", id);
+    }
+    return fragment;
+  }
+
+  // One table's rows, with the rows that moved since this table was last drawn for the same view
+  // marked (by text as well as colour), and the open player's row highlighted.
+  function drawRows(table, which, entries) {
+    const before = view.shown[which];
+    const now = new Map();
+    const rows = entries.map((entry) => {
+      const row = document.createElement("tr");
+      row.dataset.playerId = entry.playerId;
+      const rank = rankNumber(entry);
+      now.set(entry.playerId, rank);
+      const move = cell(row, "move", "");
+      if (before) {
+        const was = before.get(entry.playerId);
+        if (was === undefined) {
+          row.classList.add("moved");
+          move.append("new", hidden(" on this page since the last refresh"));
+        } else if (was !== rank && was != null && rank != null) {
+          const up = rank < was;
+          row.classList.add("moved");
+          move.append(`${up ? "▲" : "▼"}${Math.abs(was - rank)}`, hidden(` ${up ? "up" : "down"} since the last refresh`));
+        }
+      }
+      const rankCell = cell(row, "rank", rankText(entry));
+      if (entry.rank == null && entry.rankRange) {
+        rankCell.classList.add("estimated");
+        rankCell.title = "estimated: the true rank is within this range";
+        rankCell.append(hidden(" (estimated range)"));
+      }
+      cell(row, "name", playerLink(entry));
+      const country = cell(row, "country", entry.country || "");
+      if (entry.country && countryNames) country.title = countryNames.of(entry.country) || "";
+      cell(row, "score", String(entry.score)); // as the API gives it
+      cell(row, "when", whenCell(entry.achievedAt));
+      if (entry.playerId === view.player) {
+        row.classList.add("open");
+        row.setAttribute("aria-current", "true");
+        row.querySelector(".name").append(hidden(" (the player you looked up)"));
+      }
+      return row;
+    });
+    table.tBodies[0].replaceChildren(...rows);
+    view.shown[which] = now;
+  }
+
+  // ---- one refresh: the page of the board and, if one is open, the player ------------------------
+
+  function drawBoard(page) {
+    const count = page.playerCount;
+    $("board-heading").textContent = `Top of ${view.game} / ${view.variant} / ${periodName(view.period)}`;
+    $("board-count").textContent = `${count} player${count === 1 ? "" : "s"}`;
+    const entries = page.entries;
+    $("top").hidden = entries.length === 0;
+    if (!entries.length) {
+      say("board-message", view.page === 0 ? "This board is empty: nobody has a score on it yet." : "No more entries on this page.");
+    } else {
+      say("board-message", "");
+    }
+    drawRows($("top"), "top", entries);
+    view.nextCursor = page.nextCursor;
+    $("prev").disabled = view.page === 0;
+    $("next").disabled = !page.nextCursor;
+    $("page-label").textContent = entries.length
+      ? `Page ${view.page + 1}: ranks ${entries[0].rank}–${entries[entries.length - 1].rank}`
+      : `Page ${view.page + 1}`;
+  }
+
+  function drawPlayer(found, around) {
+    const entry = found.entry;
+    const rank = found.rank;
+    $("player-heading").textContent = entry.displayName ? `${entry.displayName} (${entry.playerId})` : entry.playerId;
+    const line = $("player-rank");
+    line.replaceChildren();
+    const strong = document.createElement("strong");
+    if (rank.kind === "exact") {
+      strong.textContent = `Rank ${rank.rank}`;
+      line.append(strong, ` · top ${rank.topPercent}% · score ${entry.score}`);
+    } else {
+      // An estimate is shown as the range it is, never as one number.
+      strong.textContent = `Rank ${rank.rankRange[0]} to ${rank.rankRange[1]}`;
+      const badge = document.createElement("span");
+      badge.className = "badge";
+      badge.textContent = "estimated";
+      line.append(strong, " ", badge, ` · top ${rank.topPercentRange[0]}%–${rank.topPercentRange[1]}% · score ${entry.score}`);
+      const why = document.createElement("span");
+      why.className = "why";
+      why.textContent = "Too many players share this score for the service to count the exact place; the true rank is within the range.";
+      line.append(why);
+    }
+    line.dataset.kind = rank.kind;
+    say("player-message", "");
+    $("player-found").hidden = false;
+    drawRows($("around"), "around", around.entries);
+  }
+
+  function playerError(error) {
+    $("player-found").hidden = true;
+    view.shown.around = null;
+    $("player-heading").textContent = view.player;
+    if (error.status === 404 && error.problem.type === "/problems/not-found") {
+      say("player-message", `No player “${view.player}” on this board (${view.game} / ${view.variant} / ${periodName(view.period)}). Check the id, or choose another board.`, true);
+    } else {
+      say("player-message", describe(error), true);
+    }
+  }
+
+  async function refresh() {
+    clearTimeout(view.timer);
+    view.timer = null;
+    if (view.controller) view.controller.abort();
+    const controller = new AbortController();
+    view.controller = controller;
+    const generation = view.generation;
+    let wait = REFRESH_MS;
+    try {
+      if (view.listing === null || view.refreshes % LISTING_EVERY === 0) {
+        if (!(await loadListing())) {
+          say("message", "No boards yet: a board appears here once a score is submitted to it (POST /v1/scores) or it is seeded.");
+          $("board").hidden = true;
+          return;
+        }
+        $("board").hidden = false;
+        say("message", "");
+      }
+      const path = boardPath();
+      const cursor = view.cursors[view.page];
+      const query = `?limit=${PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const player = view.player && encodeURIComponent(view.player);
+      const [page, found, around] = await Promise.allSettled([
+        api(path + query, controller.signal),
+        player ? api(`${path}/players/${player}`, controller.signal) : null,
+        player ? api(`${path}/players/${player}/around?before=${AROUND}&after=${AROUND}`, controller.signal) : null,
+      ]);
+      if (generation !== view.generation) return; // the view changed while these were out
+      const scroll = [window.scrollX, window.scrollY];
+      if (page.status === "fulfilled") drawBoard(page.value);
+      else throw page.reason;
+      if (player) {
+        if (found.status === "fulfilled" && around.status === "fulfilled") drawPlayer(found.value, around.value);
+        else playerError(found.status === "rejected" ? found.reason : around.reason);
+      }
+      window.scrollTo(...scroll); // redrawn rows of the same height: the reader stays where they were
+      $("updated").textContent = `Updated ${new Date().toLocaleTimeString()}`;
+      view.refreshes += 1;
+    } catch (error) {
+      if (error.name === "AbortError") return;
+      const target = view.listing === null ? "message" : "board-message";
+      say(target, (view.listing === null ? "Could not list the boards. " : "Could not refresh the board; it shows the last answer. ") + describe(error), true);
+      if (error.retryAfter) wait = error.retryAfter * 1000; // as the service asks (429, 503)
+    } finally {
+      // The next refresh is scheduled only once this one is done, so they never overlap.
+      if (generation === view.generation && view.controller === controller && $("auto").checked) {
+        view.timer = setTimeout(refresh, wait);
+      }
+    }
+  }
+
+  // ---- what is chosen, and the address bar -------------------------------------------------------
+
+  function hashOf(change) {
+    const state = { game: view.game, variant: view.variant, period: view.period, player: view.player, ...change };
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(state)) if (value) params.set(key, value);
+    return params.toString();
+  }
+
+  function remember() {
+    history.replaceState(null, "", `#${hashOf({})}`);
+  }
+
+  // A new board, page or player: forget what the tables showed (nothing "moved" on a first view).
+  function changed({ board = false, player = false } = {}) {
+    view.generation += 1;
+    if (board) {
+      view.cursors = [null];
+      view.page = 0;
+      view.shown.top = null;
+    }
+    if (board || player) view.shown.around = null;
+    remember();
+    refresh();
+  }
+
+  const notAnId = (id) => `“${id}” is not a player id: ids are 1 to 64 letters, digits, “_”, “.”, “:” or “-”.`;
+
+  function openPlayer(id) {
+    const wanted = (id || "").trim();
+    $("player").value = wanted;
+    if (!wanted) return closePlayer();
+    $("player-panel").hidden = false;
+    if (!ID_RULE.test(wanted)) {
+      view.player = null;
+      $("player-found").hidden = true;
+      $("player-heading").textContent = "Player";
+      say("player-message", notAnId(wanted), true);
+      changed({ player: true }); // no player is highlighted any more
+      return;
+    }
+    view.player = wanted;
+    $("player-heading").textContent = wanted;
+    say("player-message", "Looking the player up…");
+    changed({ player: true });
+  }
+
+  function closePlayer() {
+    view.player = null;
+    $("player").value = "";
+    $("player-panel").hidden = true;
+    changed({ player: true });
+  }
+
+  function fromHash() {
+    const params = new URLSearchParams(location.hash.slice(1));
+    return { game: params.get("game"), variant: params.get("variant"), period: params.get("period"), player: params.get("player") };
+  }
+
+  function applyHash() {
+    const want = fromHash();
+    const board = ["game", "variant", "period"].some((key) => want[key] && want[key] !== view[key]);
+    if (want.game) view.game = want.game;
+    if (want.variant) view.variant = want.variant;
+    if (want.period) view.period = want.period;
+    if (view.listing && view.listing.games.length) choose(want);
+    if (want.player && want.player !== view.player) {
+      if (board) changed({ board: true });
+      openPlayer(want.player);
+    } else if (board) changed({ board: true });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const want = fromHash();
+    Object.assign(view, { game: want.game, variant: want.variant, period: want.period });
+    if (want.player) {
+      $("player").value = want.player;
+      $("player-panel").hidden = false;
+      $("player-heading").textContent = want.player;
+      if (ID_RULE.test(want.player)) view.player = want.player;
+      else say("player-message", notAnId(want.player), true);
+    }
+    $("game").addEventListener("change", () => {
+      choose({ game: $("game").value });
+      changed({ board: true });
+    });
+    $("variant").addEventListener("change", () => {
+      choose({ game: view.game, variant: $("variant").value, period: view.period });
+      changed({ board: true });
+    });
+    $("period").addEventListener("change", () => {
+      view.period = $("period").value;
+      changed({ board: true });
+    });
+    $("board-form").addEventListener("submit", (event) => event.preventDefault());
+    $("player-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      openPlayer($("player").value);
+    });
+    $("close-player").addEventListener("click", () => {
+      closePlayer();
+      $("player").focus();
+    });
+    $("next").addEventListener("click", () => {
+      if (!view.nextCursor) return;
+      view.cursors[view.page + 1] = view.nextCursor; // the API's cursor, as issued
+      view.page += 1;
+      view.shown.top = null;
+      changed();
+    });
+    $("prev").addEventListener("click", () => {
+      if (view.page === 0) return;
+      view.page -= 1;
+      view.shown.top = null;
+      changed();
+    });
+    $("auto").addEventListener("change", () => {
+      if ($("auto").checked) refresh();
+      else clearTimeout(view.timer);
+    });
+    window.addEventListener("hashchange", applyHash);
+    refresh();
+  });
+})();
