@@ -44,9 +44,9 @@ def test_write_units_standard_transactional_and_index() -> None:
 
 
 def test_read_units_round_per_query_and_per_batch_item() -> None:
-    entry = {"leaderboardId": {"S": "b"}, "rankKey": {"S": "k" * 163}}  # 1 + 1 + 7 + 163 = 172
-    assert units.item_size(entry) == 172
-    # 24 entries = 4,128 B: two 4 KB blocks; eventually consistent half a unit each.
+    entry = {"leaderboardId": {"S": "b"}, "rankKey": {"S": "k" * 163}}  # 13 + 1 + 7 + 163
+    assert units.item_size(entry) == 184
+    # 24 entries = 4,416 B: two 4 KB blocks; eventually consistent half a unit each.
     assert units.query_units([entry] * 24, consistent=False) == 1.0
     assert units.query_units([], consistent=False) == 0.5  # an empty Query costs the minimum
     assert units.batch_get_units([entry, entry], 3, consistent=True) == 5.0
