@@ -186,7 +186,8 @@ def _bursts_over_http(url: str, key: str, scale: Scale) -> list[dict[str, Any]]:
     return rows
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def run(args: argparse.Namespace, partial: Path | None = None) -> dict[str, Any]:  # noqa: PLR0915 - one block a part, in order
+    """Every part asked for; after each, what is known so far is saved to ``partial``."""
     scale = QUICK if args.quick else FULL
     parts = set(args.parts.split(",")) if args.parts else set(PARTS)
     unknown = parts - set(PARTS)
@@ -217,6 +218,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             print("calls and critical path", flush=True)
             scenarios = asyncio.run(calls.run_calls(endpoint, latency_s=LATENCY_S))
             results["calls"] = [s.summary() for s in scenarios]
+        _save(results, partial)
         if "cost" in parts:
             print("cost of a session", flush=True)
             by_name = {s["name"]: s for s in results["calls"]}
@@ -231,16 +233,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 )
             results["session"] = [r.summary() for r in rows]
             results["prices"] = session.PRICES
+        _save(results, partial)
         if "cpu" in parts:
             print("service CPU beside a bare replay", flush=True)
             measured = overhead.run_overhead(endpoint, workdir, n=scale.cpu_requests)
             results["overhead"] = [o.summary() for o in measured]
+        _save(results, partial)
         if "memory" in parts:
             print("service memory", flush=True)
             m = memory.run_memory(
                 endpoint, workdir, distinct=scale.distinct, burst=scale.burst_players
             )
             results["memory"] = m.summary()
+        _save(results, partial)
         if "burst" in parts:
             print("burst ladder", flush=True)
             if args.base_url:
@@ -259,6 +264,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "injected as it raises them; the board and its counters checked after."
                 )
                 results["bursts"] = _bursts_in_process(endpoint, scale)
+        _save(results, partial)
         if "propagation" in parts:
             print("propagation", flush=True)
             with _base_url(args, endpoint, workdir) as (url, key, admin, piece):
@@ -279,6 +285,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 results["propagation"] = shown
     results["run"]["minutes"] = (time.perf_counter() - began) / 60
     return results
+
+
+def _save(results: dict[str, Any], path: Path | None) -> None:
+    if path is not None:
+        path.write_text(json.dumps(results, indent=1, default=str) + "\n")
 
 
 def write(results: dict[str, Any], out: Path, doc: Path) -> None:
@@ -315,7 +326,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     configure_logging(json=True, level=30, cache=False)
     structlog.contextvars.clear_contextvars()
-    results = json.loads(args.render.read_text()) if args.render else run(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    partial = args.out / "results.partial.json"
+    results = json.loads(args.render.read_text()) if args.render else run(args, partial)
+    partial.unlink(missing_ok=True)
     write(results, args.out, args.doc)
     print(f"wrote {args.out}/ and {args.doc} in {results['run']['minutes']:.1f} minutes")
     return 0

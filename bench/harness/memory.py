@@ -100,7 +100,12 @@ async def _distinct(
             async def worker(q: Any = queue) -> None:
                 for i in q:
                     method, path, headers, body = make(i)
-                    await http.request(method, path, headers=headers, json=body)
+                    for _ in range(3):  # a keep-alive connection the server just closed: resend
+                        try:
+                            await http.request(method, path, headers=headers, json=body)
+                            break
+                        except httpx.TransportError:
+                            await asyncio.sleep(0.05)
 
             await asyncio.gather(*(worker() for _ in range(concurrency)))
             series.append((min(total, first + every), memory_kib(pid)["VmRSS"]))
