@@ -1,0 +1,127 @@
+"""The service as a process of its own on loopback (``bench.harness.served``), and what Linux says
+about a process: CPU seconds used and resident set (``/proc``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from app.local.embedded import free_port
+from app.settings import Settings
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of the process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def memory_kib(pid: int) -> dict[str, int]:
+    """``VmRSS`` (resident now) and ``VmHWM`` (the peak resident so far), in KiB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in {"VmRSS", "VmHWM"}:
+            out[name] = int(value.split()[0])
+    return out
+
+
+def environment(settings: Settings) -> dict[str, str]:
+    """``settings`` as the service reads them from its environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEADERBOARD_")}
+    for name, dumped in settings.model_dump(mode="json").items():
+        if dumped is None:
+            continue
+        # Secrets dump masked: the service gets the real value.
+        value = (
+            getattr(settings, name).get_secret_value()
+            if name.endswith(("secret", "key"))
+            else dumped
+        )
+        env[f"LEADERBOARD_{name.upper()}"] = (
+            json.dumps(value) if isinstance(value, list | dict) else str(value)
+        )
+    return env
+
+
+@dataclass
+class ServedService:
+    """``with ServedService(settings, workdir) as served: served.url, served.pid``."""
+
+    settings: Settings
+    workdir: Path
+    record: bool = False
+    name: str = "service"
+
+    def __post_init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._process: subprocess.Popen[bytes] | None = None
+        self.record_path = self.workdir / f"{self.name}-calls.json"
+        self.stats_path = self.workdir / f"{self.name}-stats.json"
+        self.log_path = self.workdir / f"{self.name}.log"
+
+    @property
+    def pid(self) -> int:
+        if self._process is None:
+            raise RuntimeError("not started")
+        return self._process.pid
+
+    def start(self) -> ServedService:
+        command = [sys.executable, "-m", "bench.harness.served", "--port", str(self.port)]
+        command += ["--stats", str(self.stats_path)]
+        if self.record:
+            command += ["--record", str(self.record_path)]
+        with self.log_path.open("wb") as log:
+            self._process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=environment(self.settings)
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"the service exited: see {self.log_path}")
+            try:
+                # Our own URL: http on loopback.
+                with urllib.request.urlopen(f"{self.url}/readyz", timeout=2):  # noqa: S310
+                    return self
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("the service did not become ready within 60 s")
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+    def stats(self) -> dict[str, int]:
+        stats: dict[str, int] = json.loads(self.stats_path.read_text())
+        return stats
+
+    def __enter__(self) -> ServedService:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

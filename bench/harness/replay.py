@@ -1,0 +1,94 @@
+"""A bare aiobotocore script making the calls the service made: the same operations with the same
+parameters (their table names swapped for a twin pair of tables in the same state), issued together
+where the service issued them together, one request after another. Its CPU time is the floor the
+service's own is compared with.
+
+``python -m bench.harness.replay PLAN.json --endpoint URL`` prints ``{label: cpu seconds}``; the plan
+is ``{"tables": {old: new}, "requests": [{"label", "timed", "levels": [[{operation, params}]]}]}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+import uvloop
+from aiobotocore.config import AioConfig
+from aiobotocore.session import get_session
+from botocore import xform_name
+
+
+def renamed(value: Any, tables: Mapping[str, str]) -> Any:
+    """``value`` with every ``TableName`` (and every ``RequestItems`` key) swapped."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if k == "TableName" and isinstance(v, str):
+                out[k] = tables.get(v, v)
+            elif k == "RequestItems" and isinstance(v, dict):
+                out[k] = {tables.get(t, t): renamed(r, tables) for t, r in v.items()}
+            else:
+                out[k] = renamed(v, tables)
+        return out
+    if isinstance(value, list):
+        return [renamed(v, tables) for v in value]
+    return value
+
+
+async def replay(plan: dict[str, Any], endpoint: str) -> dict[str, Any]:
+    tables = plan["tables"]
+    # The service's own client settings (app/store/client.py:client_config).
+    config = AioConfig(
+        retries={"mode": "standard", "max_attempts": 3},
+        connect_timeout=2.0,
+        read_timeout=5.0,
+        max_pool_connections=64,
+    )
+    cpu: dict[str, float] = defaultdict(float)
+    count: dict[str, int] = defaultdict(int)
+    errors = 0
+    async with get_session().create_client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",  # noqa: S106 - moto and DynamoDB Local take any
+        config=config,
+    ) as client:
+        requests = [
+            {**r, "levels": [[renamed(c, tables) for c in level] for level in r["levels"]]}
+            for r in plan["requests"]
+        ]
+        for request in requests:
+            started = time.process_time()
+            for level in request["levels"]:
+                found = await asyncio.gather(
+                    *(getattr(client, xform_name(c["operation"]))(**c["params"]) for c in level),
+                    return_exceptions=True,
+                )
+                errors += sum(isinstance(f, Exception) for f in found)
+            if request["timed"]:
+                cpu[request["label"]] += time.process_time() - started
+                count[request["label"]] += 1
+    return {"cpu_seconds": dict(cpu), "requests": dict(count), "errors": errors}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("plan")
+    parser.add_argument("--endpoint", required=True)
+    args = parser.parse_args()
+    with open(args.plan) as source:
+        plan = json.load(source)
+    result = uvloop.run(replay(plan, args.endpoint))
+    json.dump(result, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

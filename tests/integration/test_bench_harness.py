@@ -1,0 +1,121 @@
+"""The benchmark harness's pieces on a tiny scale, so it cannot rot silently: the traced calls and
+round trips of a new player and a rank read are what docs/architecture.md says, the unit
+arithmetic holds on known items, the seeds' arithmetic gives their 29 write units, and the page
+renders from a run's results. The full run is ``python -m bench`` (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.harness import calls, document, plots, report, session, units
+from bench.harness.trace import Call, round_trip_levels
+
+
+def test_item_sizes_follow_dynamodbs_rules() -> None:
+    # Names count; a String is its UTF-8 bytes; a Number 1 byte per two significant digits + 1.
+    item = {"playerId": {"S": "ada"}, "n": {"N": "12345"}, "é": {"S": "ü"}}
+    assert units.item_size(item) == (8 + 3) + (1 + 4) + (2 + 2)
+    assert units.number_size("1000") == 2  # trailing zeros trimmed: "1"
+    assert units.number_size("-0.00120") == 2  # "12"
+    assert units.value_size({"M": {"a": {"N": "1"}}}) == 3 + (1 + 2 + 1)
+    assert units.value_size({"L": [{"S": "xy"}, {"BOOL": True}]}) == 3 + (2 + 1) + (1 + 1)
+
+
+def test_write_units_standard_transactional_and_index() -> None:
+    row = {
+        "playerId": {"S": "ada"},
+        "leaderboardId": {"S": "trivia#classic#alltime"},
+        "rankKey": {"S": "0999999995000#1790000000000#ada"},
+        "lastPlayedAt": {"S": "2026-12-01T00:00:00.000Z"},
+    }
+    moved = {**row, "rankKey": {"S": "0999999994000#1790000000000#ada"}}
+    big = {**row, "context": {"S": "x" * 1500}}
+    assert units.item_write_units(None, row, transactional=False) == units.WriteUnits(1, 1)
+    assert units.item_write_units(None, row, transactional=True) == units.WriteUnits(2, 1)
+    assert units.item_write_units(row, moved, transactional=True) == units.WriteUnits(2, 2)
+    assert units.item_write_units(row, dict(row), transactional=True) == units.WriteUnits(2, 0)
+    assert units.item_write_units(row, big, transactional=True).table == 4  # 2 KB, in a transaction
+    assert units.item_write_units(None, None, transactional=True, checked_only=True).table == 2
+    counter = {"playerId": {"S": "hist#b#c0"}, "leaderboardId": {"S": "0039"}, "n": {"N": "1"}}
+    assert units.item_write_units(None, counter, transactional=True) == units.WriteUnits(2, 0)
+
+
+def test_read_units_round_per_query_and_per_batch_item() -> None:
+    entry = {"leaderboardId": {"S": "b"}, "rankKey": {"S": "k" * 163}}  # 13 + 1 + 7 + 163
+    assert units.item_size(entry) == 184
+    # 24 entries = 4,416 B: two 4 KB blocks; eventually consistent half a unit each.
+    assert units.query_units([entry] * 24, consistent=False) == 1.0
+    assert units.query_units([], consistent=False) == 0.5  # an empty Query costs the minimum
+    assert units.batch_get_units([entry, entry], 3, consistent=True) == 5.0
+
+
+def _call(seq: int, start: float, end: float) -> Call:
+    return Call(seq, "GetItem", {}, start, None, end=end)
+
+
+def test_round_trips_are_the_longest_chain_of_calls_that_do_not_overlap() -> None:
+    # a; then b and c together; then d after both; e overlapping d.
+    traced = [
+        _call(0, 0, 1),
+        _call(1, 1.1, 2),
+        _call(2, 1.2, 2.5),
+        _call(3, 2.6, 3),
+        _call(4, 2.7, 3),
+    ]
+    assert round_trip_levels(traced) == [1, 2, 2, 3, 3]
+    assert round_trip_levels([_call(0, 0, 1), _call(1, 0.5, 1.5)]) == [1, 1]
+
+
+def test_the_seeds_new_player_costs_their_29_write_units() -> None:
+    assert session.seeds_write_units() == 29
+    # Past the top 2,000 their rank read is a 2,000-entry COUNT and their counter row.
+    assert session.seeds_rank_units(5_000, 1_513) == pytest.approx(42.0)
+
+
+async def test_a_new_player_and_a_rank_read_trace_as_docs_architecture_says(
+    dynamo_endpoint: str,
+) -> None:
+    scenarios = {s.name: s for s in await calls.run_calls(dynamo_endpoint, latency_s=0.02)}
+    new = scenarios["new player"]
+    assert (len(new.calls), new.round_trips) == (14, 3)
+    assert new.calls[0].operation == "BatchGetItem"
+    assert new.calls[-1].operation == "TransactWriteItems"
+    # The record (in the player's partition), three rows and six counter items, in a transaction
+    # (2 units a KB), the record and rows sized by the rules; 3 index entries.
+    assert new.write_units == 23
+    assert new.index_write_units == 3
+    first = scenarios["new player, first time the task sees its boards"]
+    # Also the variant's definition (a round trip before the rest) and the registry (beside).
+    assert (len(first.calls), first.round_trips) == (18, 4)
+    assert first.calls[0].operation == "GetItem"
+    rank = scenarios["rank read"]
+    assert (len(rank.calls), rank.round_trips) == (5, 2)
+    assert len(scenarios["409 (same key in flight, same task)"].calls) == 0
+    replay = scenarios["replay"]
+    assert (len(replay.calls), replay.round_trips, replay.write_units) == (1, 1, 0)
+
+    # The page and its plots render from these results.
+    results: dict[str, Any] = {
+        "run": {
+            "command": "test",
+            "machine": "test",
+            "started": "now",
+            "minutes": 0.0,
+            "commit": "x",
+            "dynamodb": "embedded",
+            "base_url": "-",
+            "latency_ms": 20,
+        },
+        "calls": [s.summary() for s in scenarios.values()],
+    }
+    text = document.render(results, report.kept_notes(Path("/nonexistent")))
+    assert "| new player | 200 | 14 in 3 | 30 in 4 |" in text
+
+
+def test_the_plots_render(tmp_path: Path) -> None:
+    scenario = calls.Scenario("new player", 200)
+    results: dict[str, Any] = {"calls": [scenario.summary()]}
+    assert plots.all_plots(results, tmp_path) == ["calls.png", "timeline-new-player.png"]
