@@ -81,11 +81,19 @@ def build_policies(settings: Settings) -> Policies:
         # taken (or remembers so, for up to the lease cache's time) is done, or cut off, by then.
         seed=SeedPolicy(
             layout=LAYOUT,
+            tie_group=tie_group(settings),
             grace_s=settings.request_deadline_seconds + settings.lease_cache_seconds,
         ),
         layout=LAYOUT,
+        tie_group=tie_group(settings),
         settle=timedelta(seconds=settings.max_lateness_seconds),
     )
+
+
+def tie_group(settings: Settings) -> int:
+    """Tie counters keep each chunk of a crowded slot to half the COUNT cap when built, so a rank
+    inside it stays exact while it grows to twice that."""
+    return max(1, settings.rank_count_cap // 2)
 
 
 def default_definition(settings: Settings) -> BoardDefinition:

@@ -232,6 +232,8 @@ async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
         layout=runtime.policies.layout,
         retention=definition.retention,
         apply=args.apply,
+        tie_group=runtime.policies.tie_group,
+        standings=runtime.stores.standings,
         progress=progress,
     )
     progress.finish()
@@ -250,6 +252,17 @@ async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
         f"{len(report.differences)} differences, {len(report.repaired)} repaired, "
         f"{len(report.skipped)} skipped (changed meanwhile)"
     )
+    for tie in report.ties:
+        state = "to build" if tie.built and not report.applied else "built" if tie.built else "kept"
+        print(
+            f"  tie counters of bucket {tie.bucket} slot {tie.slot} ({tie.entries} players, grain "
+            f"{tie.grain}, {state}): {tie.differences} differences, {tie.unmarked} rows unmarked"
+            + (
+                f"; {tie.repaired} repaired, {tie.marked} marked, {tie.skipped} skipped"
+                if report.applied
+                else ""
+            )
+        )
     return 0
 
 

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 from app.domain.buckets import SEEDS_LAYOUT, BucketLayout
 from app.domain.keys import SCORE_CEILING, RankKey, key_just_below, score_prefix
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, rank_from_counts
+from app.services.ports import TieCounts
 from app.services.rank import RankQuery, rank_of
 
 IntArray = NDArray[np.int64]
@@ -612,6 +613,11 @@ class SimRankReader:
         self.cost.half_units += query_half_units(scanned * INDEX_ENTRY_BYTES)
         await self._end()
         return min(count, limit), count >= limit
+
+    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+        """No slot of a simulated board has tie counters in this model (its queries carry no
+        grain, so this is never asked)."""
+        raise NotImplementedError("the simulated boards have no tie counters")
 
     async def seeds_histogram(self, board_id: str) -> Mapping[int, int]:
         """The seeds' one metadata row (a GetItem): all 128 bucket counters."""

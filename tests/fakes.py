@@ -7,15 +7,31 @@ from collections.abc import Mapping
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey
+from app.domain.ties import tie_counts
+from app.services.ports import TieCounts
 
 
 class MemoryIndex:
-    def __init__(self, layout: BucketLayout, keys: list[RankKey], board_id: str = "b") -> None:
+    """``grains``: the crowded slots' tie grains; their tie counters hold every key of the slot,
+    except those in ``uncounted`` (rows from before the slot was built)."""
+
+    def __init__(
+        self,
+        layout: BucketLayout,
+        keys: list[RankKey],
+        board_id: str = "b",
+        *,
+        grains: Mapping[tuple[int, int], int] | None = None,
+        uncounted: frozenset[str] = frozenset(),
+    ) -> None:
         self.layout = layout
         self.board_id = board_id
         self.keys = sorted(keys, key=lambda k: k.encode())
         self._encoded = [k.encode() for k in self.keys]
         self._fine = Counter(layout.fine_of(k.score) for k in keys)
+        self.grains = dict(grains or {})
+        self._uncounted = uncounted
+        self.tie_reads = 0
 
     def true_rank(self, key: RankKey) -> int:
         """1 + the number of entries strictly ahead of ``key`` (other than its own player)."""
@@ -41,3 +57,16 @@ class MemoryIndex:
             if low <= encoded <= high and k.player_id != exclude_player
         ]
         return min(len(matching), limit), len(matching) >= limit
+
+    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+        self.tie_reads += 1
+        grain = self.grains.get((bucket, slot))
+        if grain is None:
+            return TieCounts({}, {})
+        in_slot = [
+            k
+            for k in self.keys
+            if self.layout.fine_of(k.score) == (bucket, slot) and k.player_id not in self._uncounted
+        ]
+        a, b = tie_counts(in_slot, grain)
+        return TieCounts(a, {k: n for k, n in b.items() if k.startswith(b_prefix)})

@@ -16,7 +16,7 @@ from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.item_locks import ItemLocks
 from app.store.standings import row_put
-from tests.conftest import SUBMIT_KEY
+from tests.conftest import ADMIN_KEY, SUBMIT_KEY
 
 
 def now_ms() -> int:
@@ -43,6 +43,23 @@ async def submit(
     if key is not None:
         headers["Authorization"] = f"Bearer {key}"
     return await http.post("/v1/scores", json=body, headers=headers)
+
+
+async def seed_csv(
+    http: httpx.AsyncClient, board_path: str, rows: list[tuple[str, int, int]]
+) -> dict[str, Any]:
+    """Seed ``board_path`` (``/v1/leaderboards/...``) with ``(playerId, score, achievedAt ms)``
+    rows as CSV, with no grace period; the report."""
+    text = "playerId,score,achievedAt\n" + "".join(f"{p},{s},{iso_ms(t)}\n" for p, s, t in rows)
+    response = await http.post(
+        f"{board_path}/seed",
+        params={"graceSeconds": 0},
+        content=text,
+        headers={"Authorization": f"Bearer {ADMIN_KEY}", "Content-Type": "text/csv"},
+    )
+    assert response.status_code == 200, response.text
+    report: dict[str, Any] = response.json()
+    return report
 
 
 async def scores_items(runtime: Runtime) -> list[dict[str, Any]]:

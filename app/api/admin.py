@@ -112,6 +112,8 @@ async def post_reconcile(
         layout=state.policies.layout,
         retention=definition.retention,
         apply=apply,
+        tie_group=state.policies.tie_group,
+        standings=state.stores.standings,
     )
     return ReconcileReportOut.of(report)
 

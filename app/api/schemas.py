@@ -30,6 +30,7 @@ from app.services.ports import Snapshot, SnapshotSummary
 from app.services.reconcile import CounterCell, CounterDifference, ReconcileReport
 from app.services.registry import BoardListing
 from app.services.seeding import SeedReport
+from app.services.ties import TieReport
 
 Id = Annotated[str, Field(pattern=ID_PATTERN, examples=["player_123"])]
 RESERVED_GAMES = frozenset({"idem", "snap", "hist", "seedlock", "registry", "apikey"})
@@ -388,6 +389,25 @@ class CounterDifferenceOut(_Model):
         )
 
 
+class TieSlotOut(_Model):
+    """A crowded slot's tie counters as the reconciler found (and, applied, left) them."""
+
+    bucket: int
+    slot: int
+    grain: int = Field(description="its chunks are 2**grain ms of one score")
+    entries: int
+    built: bool = Field(description="the slot had no tie counters before this run")
+    differences: int
+    unmarked: int = Field(description="rows not yet marked as counted in them")
+    repaired: int
+    marked: int
+    skipped: int
+
+    @classmethod
+    def of(cls, report: TieReport) -> TieSlotOut:
+        return cls(**dataclasses.asdict(report))
+
+
 class ReconcileReportOut(_Model):
     board_id: str
     applied: bool
@@ -396,6 +416,11 @@ class ReconcileReportOut(_Model):
     unsettled: list[CounterCellOut]
     repaired: list[CounterDifferenceOut]
     skipped: list[CounterDifferenceOut]
+    tie_slots: list[TieSlotOut] = Field(
+        default_factory=list,
+        description="crowded slots (more entries than half the rank count cap) and their tie "
+        "counters",
+    )
 
     @classmethod
     def of(cls, report: ReconcileReport) -> ReconcileReportOut:
@@ -407,6 +432,7 @@ class ReconcileReportOut(_Model):
             unsettled=[CounterCellOut.of(c) for c in report.unsettled],
             repaired=[CounterDifferenceOut.of(d) for d in report.repaired],
             skipped=[CounterDifferenceOut.of(d) for d in report.skipped],
+            tie_slots=[TieSlotOut.of(t) for t in report.ties],
         )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.keys import RankKey
+from app.domain.ties import TiePlace
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class Standing:
     version: int
     """Bumped by every write; 0 for a row from before versions were kept."""
     expires_at: int | None = None
+    tie_grain: int | None = None
+    """The grain its slot's tie counters count it at (``app.domain.ties``); ``None``: not in
+    any."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,8 @@ class CounterDelta:
     bucket: int
     slot: int
     delta: int
+    tie: TiePlace | None = None
+    """Where in the slot's tie counters the change goes too (a crowded slot's), if anywhere."""
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from app import telemetry
 from app.domain.buckets import BucketLayout
 from app.domain.keys import is_valid_id
 from app.domain.models import CounterDelta, Standing
+from app.domain.ties import TiePlace
 from app.errors import (
     BoardBeingSeeded,
     ConditionFailed,
@@ -217,9 +218,11 @@ class _Eraser:
             if current is None:
                 return False  # gone meanwhile (another erasure, or its TTL)
             bucket, slot = self._layout.fine_of(current.entry.score)
+            grain = current.tie_grain
+            tie = None if grain is None else TiePlace.of(current.entry.key, grain)
             try:
                 await self._ports.standings.delete_standing(
-                    current, counters=(CounterDelta(bucket, slot, -1),), now_s=self._now_s
+                    current, counters=(CounterDelta(bucket, slot, -1, tie),), now_s=self._now_s
                 )
             except LeaseHeld:
                 raise BoardBeingSeeded(

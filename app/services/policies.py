@@ -49,6 +49,9 @@ class SeedPolicy:
     settle_attempts: int = 10
     settle_delay_s: float = 1.0
     """Recounting waits for RankIndex to show every row written (it lags the table)."""
+    tie_group: int | None = None
+    """A slot holding more entries than this gets tie counters (``app.domain.ties``); ``None``:
+    none are built."""
 
     def __post_init__(self) -> None:
         if self.lease_ttl_s < 1 or self.grace_s < 0 or self.concurrency < 1:
@@ -67,5 +70,8 @@ class Policies:
     reads: ReadPolicy
     seed: SeedPolicy
     layout: BucketLayout
+    tie_group: int | None
+    """A slot holding more entries than this gets tie counters when the reconciler or a seed
+    walks its board."""
     settle: timedelta
     """How long after a period ends it counts as closed (the lateness a submission may have)."""

@@ -10,7 +10,7 @@ Every method may raise ``Unavailable`` (or ``Throttled``) when DynamoDB does not
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from app.domain.definitions import BoardDefinition
@@ -50,6 +50,10 @@ class RequestStore(Protocol):
 # ---- a submission, read and written whole -------------------------------------------------------
 
 
+SlotAddress = tuple[str, int, int]
+"""A fine slot: board id, coarse bucket, slot."""
+
+
 @dataclass(frozen=True)
 class SubmissionState:
     """Everything a submission decides on, read strongly in one call: its idempotency record, the
@@ -62,6 +66,8 @@ class SubmissionState:
     """By board id, for the boards whose lease was read."""
     erasing_until: int | None
     """Epoch seconds an erasure of the player holds them until, if one is running."""
+    grains: Mapping[SlotAddress, int] = field(default_factory=dict)
+    """The tie grains of the slots asked for that have one (crowded slots)."""
 
 
 @dataclass(frozen=True)
@@ -86,9 +92,13 @@ class SubmissionStore(Protocol):
         board_ids: Sequence[str],
         *,
         lease_board_ids: Sequence[str],
+        grain_slots: Sequence[SlotAddress] = (),
     ) -> SubmissionState:
         """The record, the rows of ``board_ids``, the leases of ``lease_board_ids`` (the others
-        are known), the erasure mark: one call."""
+        are known), the erasure mark, the tie grains of ``grain_slots``: one call."""
+
+    async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, int]:
+        """The tie grains of those of ``slots`` that have one: one call."""
 
     async def commit_submission(self, write: SubmissionWrite, *, token: str, now_ms: int) -> None:
         """One transaction: the record (only where none is live), every row conditioned on the
@@ -173,6 +183,10 @@ class StandingStore(Protocol):
         """The rows of those of ``player_ids`` (at most 100) on the board, in no order: one
         BatchGetItem, two where DynamoDB leaves keys unprocessed."""
 
+    async def mark_tie_grain(self, board_id: str, key: RankKey, grain: int) -> bool:
+        """Mark the player's row as counted in its slot's tie counters at ``grain`` (bumping its
+        version), if it still holds ``key``; ``False`` if it does not."""
+
     async def players_on_board(self, board_id: str, player_ids: Sequence[str]) -> set[str]:
         """Which of these players have a row on the board now, strongly consistent."""
 
@@ -197,6 +211,17 @@ class RankReader(Protocol):
         """Count index entries with ``low <= rankKey <= high`` (not ``exclude_player``'s), stopping
         at ``limit``; returns the count and whether it stopped there."""
 
+    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+        """A crowded slot's level-A counts, and its level-B counts under ``b_prefix``."""
+
+
+@dataclass(frozen=True)
+class IndexedKey:
+    """A key as a walk of RankIndex finds it, with the tie grain its row is counted at, if any."""
+
+    key: RankKey
+    tie_grain: int | None = None
+
 
 class BoardIndex(Protocol):
     """RankIndex: a board in rank order (eventually consistent, as every GSI read)."""
@@ -210,8 +235,8 @@ class BoardIndex(Protocol):
     ) -> list[Entry]:
         """Up to ``limit`` entries just ahead of (or behind) ``key``, nearest first."""
 
-    def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[RankKey]]:
-        """The board's rank keys, in pages, best first."""
+    def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[IndexedKey]]:
+        """The board's rank keys (each with its row's tie grain), in pages, best first."""
 
 
 @dataclass(frozen=True)
@@ -230,7 +255,35 @@ class FineItem:
     slot: int
 
 
-CounterItem = CoarseItem | FineItem
+@dataclass(frozen=True)
+class TieItem:
+    """One tie counter item of a crowded slot: level A or B, by its sort key
+    (``app.domain.ties.TiePlace``)."""
+
+    bucket: int
+    slot: int
+    sort_key: str
+
+
+CounterItem = CoarseItem | FineItem | TieItem
+
+
+@dataclass(frozen=True)
+class TieCounts:
+    """What a rank in a crowded slot reads: every level-A count of the slot, and the level-B
+    counts of one A chunk, by sort key."""
+
+    a: Mapping[str, int]
+    b: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class StoredTies:
+    """A slot's tie counters as a builder reads them (strongly): the grain, if the slot has one,
+    and every level-A and level-B count by sort key."""
+
+    grain: int | None
+    counts: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -273,6 +326,15 @@ class CounterStore(Protocol):
     ) -> None:
         """Set one counter item to ``n`` (delete it when ``n`` is 0) if it still holds
         ``expected`` (``None``: absent); else ``ConditionFailed``."""
+
+    async def read_ties(self, board_id: str, bucket: int, slot: int) -> StoredTies:
+        """A slot's grain and tie counts, strongly."""
+
+    async def set_grain(
+        self, board_id: str, bucket: int, slot: int, grain: int, *, expires_at: int | None
+    ) -> bool:
+        """Give the slot its grain, unless it has one (``False``): from then on, submissions to
+        the slot count it in its tie counters."""
 
 
 # ---- seeding leases -----------------------------------------------------------------------------

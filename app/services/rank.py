@@ -2,7 +2,11 @@
 
 The entries ahead of a key are the players in higher coarse buckets, plus those in higher fine
 slots of its coarse bucket (both from counter items), plus the entries ahead of it inside its own
-fine slot, counted on the index up to the cap. All the reads go out together: one round trip, and
+fine slot, counted on the index up to the cap. In a crowded slot with tie counters
+(``app.domain.ties``), those last are the tie counts of the chunks before the key's, plus a COUNT
+inside its own chunk only; where the tie counts do not add up to the slot's counter (being built,
+or a row from before), the answer is the slot's honest range. All the reads go out together: one
+round trip, and
 when several keys are ranked at once (a submission's rank before and after on each board) each
 counter is read once. The layout and this read were chosen by simulation: docs/rank-simulation.md.
 """
@@ -17,7 +21,8 @@ from app import telemetry
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey, key_just_below, score_prefix
 from app.domain.ranks import Rank, rank_from_counts
-from app.services.ports import RankReader
+from app.domain.ties import TiePlace
+from app.services.ports import RankReader, TieCounts
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,8 @@ class RankQuery:
     key: RankKey
     counted_at: RankKey | None = None
     on_board: bool = True
+    tie_grain: int | None = None
+    """The grain ``key`` is (or will be) counted at in its slot's tie counters, if it is."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,7 @@ class _Plan:
     last: int
     low: str
     high: str
+    tie: TiePlace | None = None
 
 
 async def rank_of(reader: RankReader, layout: BucketLayout, query: RankQuery, *, cap: int) -> Rank:
@@ -69,14 +77,23 @@ async def rank_many(
         )
         for p in plans
     ]
-    coarse_found, fine_found, counted = await asyncio.gather(
-        asyncio.gather(*coarse_reads), asyncio.gather(*fine_reads), asyncio.gather(*count_reads)
+    tie_reads = [
+        _no_ties()
+        if p.tie is None
+        else reader.tie_counts(p.query.board_id, p.bucket, p.slot, p.tie.b_prefix)
+        for p in plans
+    ]
+    coarse_found, fine_found, counted, ties = await asyncio.gather(
+        asyncio.gather(*coarse_reads),
+        asyncio.gather(*fine_reads),
+        asyncio.gather(*count_reads),
+        asyncio.gather(*tie_reads),
     )
     coarse = dict(zip(boards, coarse_found, strict=True))
     fine = dict(zip(spans, fine_found, strict=True))
     ranks = [
-        _rank(layout, p, coarse[p.query.board_id], fine[_span_of(p, spans)], count)
-        for p, count in zip(plans, counted, strict=True)
+        _rank(layout, p, coarse[p.query.board_id], fine[_span_of(p, spans)], count, tie)
+        for p, count, tie in zip(plans, counted, ties, strict=True)
     ]
     for rank in ranks:
         telemetry.rank_answered(rank.kind)
@@ -107,6 +124,10 @@ def _span_of(plan: _Plan, spans: Sequence[_Span]) -> _Span:
     )
 
 
+async def _no_ties() -> TieCounts | None:
+    return None
+
+
 def _plan(layout: BucketLayout, query: RankQuery) -> _Plan:
     key = query.key
     ascending = key.order_by is Order.ASC
@@ -122,7 +143,11 @@ def _plan(layout: BucketLayout, query: RankQuery) -> _Plan:
     first, last = (slot, slices - 1) if reads_up else (0, slot)
     # The slot's best key comes first on the index: its lowest score where lower is better.
     low = score_prefix(slot_lo if ascending else slot_hi - 1, key.order_by)
-    return _Plan(query, bucket, slot, read_ahead, first, last, low, key_just_below(key.encode()))
+    tie = None if query.tie_grain is None else TiePlace.of(key, query.tie_grain)
+    if tie is not None:
+        low = tie.chunk_keys()[0]  # the tie counts say how many are ahead of the chunk
+    high = key_just_below(key.encode())
+    return _Plan(query, bucket, slot, read_ahead, first, last, low, high, tie)
 
 
 def _excluded(query: RankQuery) -> str | None:
@@ -142,6 +167,7 @@ def _rank(
     coarse: Mapping[int, int],
     fine: Mapping[int, int],
     counted: tuple[int, bool],
+    ties: TieCounts | None = None,
 ) -> Rank:
     query, bucket, slot = plan.query, plan.bucket, plan.slot
     order = query.key.order_by
@@ -165,10 +191,71 @@ def _rank(
             ahead -= 1
         if now != (bucket, slot):
             slot_size += 1
+    if plan.tie is not None and ties is not None:
+        return _rank_in_chunk(
+            layout, plan, plan.tie, ties, fine.get(slot, 0), max(0, ahead), counted, player_count
+        )
     return rank_from_counts(
         ahead_in_higher_buckets=max(0, ahead),
         ahead_in_bucket=ahead_in_slot,
         bucket_capped=capped,
         bucket_size=slot_size,
+        player_count=player_count,
+    )
+
+
+def _rank_in_chunk(
+    layout: BucketLayout,
+    plan: _Plan,
+    tie: TiePlace,
+    ties: TieCounts,
+    slot_count: int,
+    ahead: int,
+    counted: tuple[int, bool],
+    player_count: int,
+) -> Rank:
+    """The rank of a key in a crowded slot: the tie counts of the chunks ahead of its own, then
+    the COUNT inside its chunk. Where the counts do not add up to the slot's counter (and the A
+    chunk's level-B counts to its level-A count), the slot's honest range instead."""
+    query = plan.query
+    a_key, b_key = tie.a_sort_key, tie.b_sort_key
+    consistent = sum(ties.a.values()) == slot_count and sum(ties.b.values()) == ties.a.get(a_key, 0)
+    slot_size = slot_count
+    chunk_size = ties.b.get(b_key, 0)
+    was: TiePlace | None = None  # where the player is counted in these tie counts, if elsewhere
+    moved = query.on_board and query.counted_at is not None and query.counted_at != query.key
+    if (
+        moved
+        and query.counted_at is not None
+        and layout.fine_of(query.counted_at.score) == (plan.bucket, plan.slot)
+    ):
+        was = TiePlace.of(query.counted_at, tie.grain)
+    if not query.on_board or (moved and was is None):
+        slot_size += 1  # the player is counted elsewhere now, or nowhere: not in these counts
+        chunk_size += 1
+    if not consistent:
+        return rank_from_counts(
+            ahead_in_higher_buckets=ahead,
+            ahead_in_bucket=0,
+            bucket_capped=True,
+            bucket_size=slot_size,
+            player_count=player_count,
+        )
+    ahead += sum(n for k, n in ties.a.items() if k < a_key)
+    ahead += sum(n for k, n in ties.b.items() if k < b_key)
+    if was is not None:
+        # Counted at ``counted_at`` in this slot's tie counts: ahead of the chunk, or in it (where
+        # the COUNT leaves them out) and so in its size.
+        if (was.a_sort_key, was.b_sort_key) < (a_key, b_key) and was.b_sort_key != b_key:
+            ahead -= 1
+            chunk_size += 1
+        elif was.b_sort_key != b_key:
+            chunk_size += 1
+    ahead_in_chunk, capped = counted
+    return rank_from_counts(
+        ahead_in_higher_buckets=max(0, ahead),
+        ahead_in_bucket=ahead_in_chunk,
+        bucket_capped=capped,
+        bucket_size=chunk_size,
         player_count=player_count,
     )

@@ -32,10 +32,13 @@ from app.services.ports import (
     CounterItem,
     CounterStore,
     FineItem,
+    IndexedKey,
     LeaseStore,
+    StandingStore,
     StoredCounters,
 )
 from app.services.progress import Progress
+from app.services.ties import TieReport, reconcile_ties
 
 log = structlog.get_logger(__name__)
 
@@ -78,6 +81,9 @@ class BoardCount:
     fine: dict[tuple[int, int], int]
     total: int
     missing: int = 0
+    crowded: dict[tuple[int, int], list[IndexedKey]] = field(default_factory=dict)
+    """The entries of every slot holding more than the ``tie_group`` asked for, in board order
+    (what the tie counters are built from: ``app.services.ties``)."""
 
     def agrees_with(self, other: BoardCount) -> bool:
         return self.coarse == other.coarse and self.fine == other.fine
@@ -92,27 +98,44 @@ async def count_board(
     page_size: int = PAGE_SIZE,
     progress: Progress | None = None,
     size_hint: int | None = None,
+    tie_group: int | None = None,
 ) -> BoardCount:
     """Count a board's entries per bucket and slot from one full read of RankIndex; ``expect`` holds
     encoded rank keys that should be there (``missing`` says how many were not). ``progress``
-    hears of each page (``size_hint``: the entries expected, from an earlier pass)."""
+    hears of each page (``size_hint``: the entries expected, from an earlier pass). With
+    ``tie_group``, the entries of each slot holding more than that are kept (``crowded``): a slot's
+    entries are consecutive on the index, so at most one slot's are held that are not kept."""
     if progress is not None:
         progress("recounting", 0, size_hint)
     coarse: dict[int, int] = defaultdict(int)
     fine: dict[tuple[int, int], int] = defaultdict(int)
+    crowded: dict[tuple[int, int], list[IndexedKey]] = {}
+    current: tuple[tuple[int, int], list[IndexedKey]] | None = None
     total = seen = 0
     wanted = set(expect)
+
+    def close(held: tuple[tuple[int, int], list[IndexedKey]] | None) -> None:
+        if held is not None and tie_group is not None and len(held[1]) > tie_group:
+            crowded[held[0]] = held[1]
+
     async for page in index.board_keys(board_id, page_size=page_size):
-        for key in page:
+        for found in page:
+            key = found.key
             bucket, slot = layout.fine_of(key.score)
             coarse[bucket] += 1
             fine[(bucket, slot)] += 1
             total += 1
             if wanted and key.encode() in wanted:
                 seen += 1
+            if tie_group is not None:
+                if current is None or current[0] != (bucket, slot):
+                    close(current)
+                    current = ((bucket, slot), [])
+                current[1].append(found)
         if progress is not None:
             progress("recounting", total, size_hint)
-    return BoardCount(dict(coarse), dict(fine), total, len(wanted) - seen)
+    close(current)
+    return BoardCount(dict(coarse), dict(fine), total, len(wanted) - seen, crowded)
 
 
 async def settled_count(
@@ -124,6 +147,7 @@ async def settled_count(
     attempts: int = 10,
     delay_s: float = 1.0,
     progress: Progress | None = None,
+    tie_group: int | None = None,
 ) -> BoardCount:
     """Count until two passes in a row agree and every expected key is in the index.
 
@@ -141,6 +165,7 @@ async def settled_count(
             expect=expect,
             progress=progress,
             size_hint=None if previous is None else previous.total,
+            tie_group=tie_group,
         )
         if previous is not None and count.missing == 0 and count.agrees_with(previous):
             return count
@@ -178,6 +203,8 @@ class ReconcileReport:
     repaired: list[CounterDifference] = field(default_factory=list)
     skipped: list[CounterDifference] = field(default_factory=list)
     """Repairs not written because a counter changed after it was read (a submission landed)."""
+    ties: list[TieReport] = field(default_factory=list)
+    """Every crowded slot both passes agree on, and its tie counters (``app.services.ties``)."""
 
 
 async def reconcile_board(
@@ -189,6 +216,8 @@ async def reconcile_board(
     layout: BucketLayout,
     retention: timedelta,
     apply: bool,
+    tie_group: int | None = None,
+    standings: StandingStore | None = None,
     pass_gap_s: float = 1.0,
     clock: Callable[[], float] = time.time,
     progress: Progress | None = None,
@@ -199,7 +228,10 @@ async def reconcile_board(
     ``pass_gap_s`` separates the counter read from the second pass, so that a submission committed
     just before the read, not yet in the index (RankIndex lags its table), shows up in the second
     pass as a disagreement instead of as a false difference. Refuses to apply (``BoardBeingSeeded``)
-    while a seeding lease holds the board: the seeder rebuilds the counters itself."""
+    while a seeding lease holds the board: the seeder rebuilds the counters itself.
+
+    With ``tie_group`` (and ``standings``, whose rows it marks), every slot holding more than that
+    gets its tie counters compared too, and with ``apply`` built or repaired, after the counters."""
     board_id = board.board_id
     if apply:
         lease = await leases.read_lease(board_id)
@@ -209,12 +241,13 @@ async def reconcile_board(
                 "counters: reconcile after it finishes",
                 retry_after=max(1, int(lease.expires_at - clock()) + 1),
             )
-    first = await count_board(index, board_id, layout=layout, progress=progress)
+    ties = tie_group if standings is not None else None
+    first = await count_board(index, board_id, layout=layout, progress=progress, tie_group=ties)
     stored = await _read_counters(counters, board_id, layout=layout, progress=progress)
     if pass_gap_s > 0:
         await asyncio.sleep(pass_gap_s)
     second = await count_board(
-        index, board_id, layout=layout, progress=progress, size_hint=first.total
+        index, board_id, layout=layout, progress=progress, size_hint=first.total, tie_group=ties
     )
     differences, unsettled = compare_counts(first, second, stored)
     report = ReconcileReport(
@@ -233,6 +266,23 @@ async def reconcile_board(
         results = await _bounded(writes, progress=progress)
         for difference, done in zip(differences, results, strict=True):
             (report.repaired if done else report.skipped).append(difference)
+    if ties is not None and standings is not None:
+        agreed = {
+            slot: entries
+            for slot, entries in second.crowded.items()
+            if [e.key for e in first.crowded.get(slot, [])] == [e.key for e in entries]
+        }
+        report.ties.extend(
+            await reconcile_ties(
+                counters=counters,
+                standings=standings,
+                board_id=board_id,
+                crowded=agreed,
+                group=ties,
+                apply=apply,
+                expires_at=_counter_expiry(board, retention),
+            )
+        )
     log.info(
         "reconciled",
         board=board_id,

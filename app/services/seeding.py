@@ -43,6 +43,7 @@ from app.services.ports import (
 from app.services.progress import Progress
 from app.services.reconcile import BoardCount, RebuildOutcome, rebuild_counters, settled_count
 from app.services.registry import register_board
+from app.services.ties import reconcile_ties
 
 log = structlog.get_logger(__name__)
 
@@ -188,6 +189,7 @@ async def _fill(
         attempts=policy.settle_attempts,
         delay_s=policy.settle_delay_s,
         progress=progress,
+        tie_group=policy.tie_group,
     )
     rebuilt = await rebuild_counters(
         counters=ports.counters,
@@ -197,6 +199,17 @@ async def _fill(
         retention=definition.retention,
         progress=progress,
     )
+    if policy.tie_group is not None and count.crowded:
+        # Nothing else writes under the lease: the settled count is the board.
+        await reconcile_ties(
+            counters=ports.counters,
+            standings=ports.standings,
+            board_id=board.board_id,
+            crowded=count.crowded,
+            group=policy.tie_group,
+            apply=True,
+            expires_at=expires_at,
+        )
     return tally, count, rebuilt
 
 

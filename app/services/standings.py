@@ -64,7 +64,10 @@ async def player_rank(
     one for the rank's reads."""
     standing = await _standing(standings, board, retention, player_id, now)
     rank = await rank_of(
-        ranks, policy.layout, RankQuery(board.board_id, standing.entry.key), cap=policy.cap
+        ranks,
+        policy.layout,
+        RankQuery(board.board_id, standing.entry.key, tie_grain=standing.tie_grain),
+        cap=policy.cap,
     )
     return PlayerRank(board, standing.entry, rank)
 
@@ -99,7 +102,10 @@ async def around_player(
     key = standing.entry.key.encode()
     rank, ahead, behind = await asyncio.gather(
         rank_of(
-            ranks, policy.layout, RankQuery(board.board_id, standing.entry.key), cap=policy.cap
+            ranks,
+            policy.layout,
+            RankQuery(board.board_id, standing.entry.key, tie_grain=standing.tie_grain),
+            cap=policy.cap,
         ),
         index.query_neighbours(board.board_id, key, ahead=True, limit=before),
         index.query_neighbours(board.board_id, key, ahead=False, limit=after),
@@ -145,7 +151,7 @@ async def player_standings(
     ranked = await rank_many(
         ranks,
         policy.layout,
-        [RankQuery(board.board_id, row.entry.key) for board, row in live],
+        [RankQuery(board.board_id, row.entry.key, tie_grain=row.tie_grain) for board, row in live],
         cap=policy.cap,
     )
     return [
@@ -198,7 +204,7 @@ async def group_board(
             await rank_many(
                 ranks,
                 policy.layout,
-                [RankQuery(board.board_id, r.entry.key) for r in rows],
+                [RankQuery(board.board_id, r.entry.key, tie_grain=r.tie_grain) for r in rows],
                 cap=policy.cap,
             )
         )

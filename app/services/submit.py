@@ -27,6 +27,7 @@ import hashlib
 import json
 import random
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -35,7 +36,7 @@ import structlog
 
 from app import telemetry
 from app.domain.clock import from_ms
-from app.domain.definitions import BoardDefinition, TotalTooLarge, move
+from app.domain.definitions import BoardDefinition, Move, TotalTooLarge, move
 from app.domain.keys import RankKey
 from app.domain.models import (
     BoardOutcome,
@@ -47,6 +48,7 @@ from app.domain.models import (
 )
 from app.domain.periods import Board, Period
 from app.domain.ranks import ExactRank, Rank
+from app.domain.ties import TiePlace
 from app.errors import (
     BoardBeingSeeded,
     IdempotencyKeyReused,
@@ -62,6 +64,7 @@ from app.services.policies import SubmitPolicy
 from app.services.ports import (
     RankReader,
     RequestRecord,
+    SlotAddress,
     SubmissionState,
     SubmissionStore,
     SubmissionWrite,
@@ -177,6 +180,10 @@ class _Writer:
         # same request to DynamoDB; another request with the same key never is.
         self._nonce = uuid.uuid4().hex
         self._expires_at = (now_ms + int(policy.idempotency_ttl.total_seconds() * 1000)) // 1000
+        # Where the submitted score lands on each board: its slot's tie grain is read with the
+        # state (where the board's value is the submitted score: every board but a running sum).
+        submitted = RankKey(submission.score, achieved_ms, submission.player_id, definition.order)
+        self._grain_slots = [self._slot(board, submitted) for board in boards]
 
     async def run(self) -> SubmitResult:
         board_ids = [board.board_id for board in self._boards]
@@ -187,7 +194,11 @@ class _Writer:
                 await asyncio.sleep(random.uniform(0, delay))
             unknown = self._leases.unknown(board_ids)
             state = await self._submissions.read_submission(
-                self._record_id, player, board_ids, lease_board_ids=unknown
+                self._record_id,
+                player,
+                board_ids,
+                lease_board_ids=unknown,
+                grain_slots=self._grain_slots,
             )
             for board_id in unknown:
                 self._leases.remember(board_id, state.leases[board_id])
@@ -196,7 +207,16 @@ class _Writer:
                 telemetry.idempotent("replayed")
                 return replayed
             self._refuse_held(state)
-            planned = [self._plan(board, state.rows[board.board_id]) for board in self._boards]
+            moves = [
+                (board, self._move(board, state.rows[board.board_id])) for board in self._boards
+            ]
+            grains = await self._grains(state, moves)
+            planned = [
+                self._plan(
+                    board, state.rows[board.board_id], m, grains.get(self._slot(board, m.key))
+                )
+                for board, m in moves
+            ]
             if self._submission.rank_delta:
                 planned = await self._with_ranks(planned)
             outcome = SubmitOutcome(player, [p.outcome for p in planned])
@@ -262,36 +282,64 @@ class _Writer:
         text = f"{self._record_id}|{self._nonce}|{versions}|{attempt}"
         return hashlib.sha256(text.encode()).hexdigest()[:36]
 
-    def _plan(self, board: Board, standing: Standing | None) -> _Planned:
-        layout, sub, now_ms = self._policy.layout, self._submission, self._now_ms
+    def _move(self, board: Board, standing: Standing | None) -> Move:
         previous = None if standing is None else standing.entry.key
         try:
-            moved = move(
+            return move(
                 self._definition,
                 previous,
-                score=sub.score,
+                score=self._submission.score,
                 achieved_at_ms=self._achieved_ms,
-                player_id=sub.player_id,
+                player_id=self._submission.player_id,
             )
         except TotalTooLarge as exc:
             raise InvalidInput(
                 f"board {board.board_id}: {exc}; nothing was written",
                 errors=[{"field": "score", "message": "the total would reach the ceiling"}],
             ) from None
+
+    def _slot(self, board: Board, key: RankKey) -> SlotAddress:
+        return (board.board_id, *self._policy.layout.fine_of(key.score))
+
+    async def _grains(
+        self, state: SubmissionState, moves: list[tuple[Board, Move]]
+    ) -> Mapping[SlotAddress, int]:
+        """The tie grains of the slots the moves land in: read with the state, except where the
+        move lands elsewhere than the submitted score (a ``sum`` board's new total): one more call
+        for those."""
+        asked = set(self._grain_slots)
+        missing = [
+            self._slot(board, m.key) for board, m in moves if self._slot(board, m.key) not in asked
+        ]
+        if not missing:
+            return state.grains
+        return {**state.grains, **(await self._submissions.read_grains(missing))}
+
+    def _plan(
+        self, board: Board, standing: Standing | None, moved: Move, grain: int | None
+    ) -> _Planned:
+        """``grain``: the tie grain of the slot the player lands in (a crowded slot's), if any:
+        the row is then counted in its tie counters too."""
+        layout, sub, now_ms = self._policy.layout, self._submission, self._now_ms
+        previous = None if standing is None else standing.entry.key
         expires = board.period.expires_at(self._definition.retention)
         expires_s = None if expires is None else int(expires.timestamp())
         counters: tuple[CounterDelta, ...] = ()
+        tie_grain = None if standing is None else standing.tie_grain
+        if moved.changed:
+            added = None if grain is None else TiePlace.of(moved.key, grain)
+            counters = (CounterDelta(*layout.fine_of(moved.key.score), 1, added),)
+            tie_grain = grain
         if standing is None:
-            counters = (CounterDelta(*layout.fine_of(moved.key.score), 1),)
             entry = Entry(moved.key, sub.display_name, sub.country, now_ms)
         else:
             old = standing.entry
             last_played = max(now_ms, old.last_played_at_ms or 0)
             if moved.changed:
-                counters = (
-                    CounterDelta(*layout.fine_of(old.score), -1),
-                    CounterDelta(*layout.fine_of(moved.key.score), 1),
+                removed = (
+                    None if standing.tie_grain is None else TiePlace.of(old.key, standing.tie_grain)
                 )
+                counters = (CounterDelta(*layout.fine_of(old.score), -1, removed), *counters)
                 entry = Entry(
                     moved.key,
                     sub.display_name if sub.display_name is not None else old.display_name,
@@ -307,6 +355,7 @@ class _Writer:
                 entry,
                 version=(standing.version + 1) if standing else 1,
                 expires_at=expires_s,
+                tie_grain=tie_grain,
             ),
             expected_version=None if standing is None else standing.version,
             counters=counters,
@@ -320,7 +369,14 @@ class _Writer:
             None if previous is None else previous.score,
             moved.changed,
         )
-        return _Planned(write, outcome, moved.key, previous)
+        return _Planned(
+            write,
+            outcome,
+            moved.key,
+            previous,
+            tie_grain,
+            None if standing is None else standing.tie_grain,
+        )
 
     async def _with_ranks(self, planned: list[_Planned]) -> list[_Planned]:
         """Add rankBefore/rankAfter where they are exact; leave them out where they are not.
@@ -330,12 +386,14 @@ class _Writer:
         for p in planned:
             board_id = p.outcome.board_id
             if p.previous_key is None:
-                queries.append(RankQuery(board_id, p.key, on_board=False))
+                queries.append(RankQuery(board_id, p.key, on_board=False, tie_grain=p.tie_grain))
             elif p.previous_key == p.key:
-                queries.append(RankQuery(board_id, p.key))
+                queries.append(RankQuery(board_id, p.key, tie_grain=p.previous_tie_grain))
             else:
-                queries.append(RankQuery(board_id, p.key, counted_at=p.previous_key))
-                queries.append(RankQuery(board_id, p.previous_key))
+                queries.append(
+                    RankQuery(board_id, p.key, counted_at=p.previous_key, tie_grain=p.tie_grain)
+                )
+                queries.append(RankQuery(board_id, p.previous_key, tie_grain=p.previous_tie_grain))
         found = iter(
             await rank_many(self._ranks, self._policy.layout, queries, cap=self._policy.rank_cap)
         )
@@ -367,6 +425,9 @@ class _Planned:
     """Where the player stands on the board after the submission."""
     previous_key: RankKey | None
     """Where they stood before it (``None``: not on the board)."""
+    tie_grain: int | None = None
+    """The tie grain ``key`` is counted at (a crowded slot's), if any."""
+    previous_tie_grain: int | None = None
 
 
 def _exact(rank: Rank | None) -> int | None:

@@ -4,7 +4,10 @@
   coarse counters are spread over shards (several partition keys, so they do not cap a board's
   writes), each write picks a shard of its process's share (``item_locks.ItemLocks``), and a count
   is the sum over shards;
-- a fine counter: ``hist#<board>#f<bucket:04d>`` / ``<slot:04d>``, attribute ``n``.
+- a fine counter: ``hist#<board>#f<bucket:04d>`` / ``<slot:04d>``, attribute ``n``;
+- a crowded slot's tie counters (``app.domain.ties``): ``hist#<board>#t<bucket:04d>#<slot:04d>``,
+  holding its grain (``grain``, attribute ``g``) and its level-A and level-B counts (``A#...``,
+  ``B#...``, attribute ``n``), all one partition, so a rank reads them in one or two Queries.
 
 Counters change by relative updates (``ADD n``) inside the transaction that changes a row
 (``CounterChanges``, used by the standings module for submissions and erasures alike), and are set
@@ -22,7 +25,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.domain.models import CounterDelta
-from app.services.ports import CoarseItem, CounterItem, StoredCounters
+from app.services.ports import (
+    CoarseItem,
+    CounterItem,
+    FineItem,
+    StoredCounters,
+    StoredTies,
+    TieCounts,
+)
 from app.store.client import Dynamo
 from app.store.item_locks import ItemLocks
 from app.store.items import get_n, get_s, key, n, s
@@ -42,6 +52,18 @@ def coarse_pk(board_id: str, shard: int) -> str:
 
 def fine_pk(board_id: str, bucket: int) -> str:
     return f"hist#{board_id}#f{bucket:04d}"
+
+
+def tie_pk(board_id: str, bucket: int, slot: int) -> str:
+    return f"hist#{board_id}#t{bucket:04d}#{slot:04d}"
+
+
+GRAIN_SORT_KEY = "grain"
+
+
+def grain_key(board_id: str, bucket: int, slot: int) -> dict[str, AttributeValueTypeDef]:
+    """The item whose presence makes a slot's tie counters live, holding their grain."""
+    return key(tie_pk(board_id, bucket, slot), GRAIN_SORT_KEY)
 
 
 @dataclass
@@ -89,6 +111,13 @@ class CounterItems:
                 pk, sk = chosen.split("|")
                 keys.append((pk, sk, delta))
         keys += [(fine_pk(board_id, b), f"{slot:04d}", d) for (b, slot), d in fine.items() if d]
+        ties: dict[tuple[str, str], int] = defaultdict(int)
+        for change in deltas:
+            if change.tie is not None:
+                pk = tie_pk(board_id, change.bucket, change.slot)
+                ties[(pk, change.tie.a_sort_key)] += change.delta
+                ties[(pk, change.tie.b_sort_key)] += change.delta
+        keys += [(pk, sk, d) for (pk, sk), d in ties.items() if d]
         for pk, sk, delta in keys:
             values: dict[str, AttributeValueTypeDef] = {":d": n(delta)}
             expression = "ADD n :d"
@@ -192,6 +221,58 @@ class CounterItems:
         }
         return StoredCounters(coarse=coarse, fine=fine)
 
+    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+        pk = tie_pk(board_id, bucket, slot)
+        a, b = await asyncio.gather(self._ties(pk, "A#"), self._ties(pk, b_prefix))
+        return TieCounts(a, b)
+
+    async def _ties(self, pk: str, prefix: str, *, consistent: bool = False) -> dict[str, int]:
+        items = await self._dynamo.query_all(
+            "reading the tie counters",
+            TableName=self._table,
+            KeyConditionExpression="playerId = :p AND begins_with(leaderboardId, :prefix)",
+            ExpressionAttributeValues={":p": s(pk), ":prefix": s(prefix)},
+            ConsistentRead=consistent,
+        )
+        return {get_s(item, "leaderboardId") or "": get_n(item, "n") or 0 for item in items}
+
+    async def read_ties(self, board_id: str, bucket: int, slot: int) -> StoredTies:
+        items = await self._dynamo.query_all(
+            "reading the tie counters",
+            TableName=self._table,
+            KeyConditionExpression="playerId = :p",
+            ExpressionAttributeValues={":p": s(tie_pk(board_id, bucket, slot))},
+            ConsistentRead=True,
+        )
+        grain = None
+        counts: dict[str, int] = {}
+        for item in items:
+            sort_key = get_s(item, "leaderboardId") or ""
+            if sort_key == GRAIN_SORT_KEY:
+                grain = get_n(item, "g")
+            else:
+                counts[sort_key] = get_n(item, "n") or 0
+        return StoredTies(grain, counts)
+
+    async def set_grain(
+        self, board_id: str, bucket: int, slot: int, grain: int, *, expires_at: int | None
+    ) -> bool:
+        values: dict[str, AttributeValueTypeDef] = {":g": _n(grain)}
+        expression = "SET g = :g"
+        if expires_at is not None:
+            expression += ", expiresAt = :e"
+            values[":e"] = _n(expires_at)
+        return await self._dynamo.applied(
+            self._dynamo.update_item(
+                "giving the slot its tie grain",
+                TableName=self._table,
+                Key=grain_key(board_id, bucket, slot),
+                UpdateExpression=expression,
+                ConditionExpression="attribute_not_exists(g)",
+                ExpressionAttributeValues=values,
+            )
+        )
+
     # ---- setting one outright -----------------------------------------------------------------
 
     def _key(self, board_id: str, item: CounterItem) -> dict[str, AttributeValueTypeDef]:
@@ -199,7 +280,9 @@ class CounterItems:
             if not 0 <= item.shard < self._shards:
                 raise ValueError(f"no counter shard {item.shard} (shards: {self._shards})")
             return key(coarse_pk(board_id, item.shard), f"{item.bucket:04d}")
-        return key(fine_pk(board_id, item.bucket), f"{item.slot:04d}")
+        if isinstance(item, FineItem):
+            return key(fine_pk(board_id, item.bucket), f"{item.slot:04d}")
+        return key(tie_pk(board_id, item.bucket, item.slot), item.sort_key)
 
     async def set_counter(
         self,

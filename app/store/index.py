@@ -14,10 +14,11 @@ from typing import Any
 from app.domain.clock import parse_iso_ms
 from app.domain.keys import RankKey
 from app.domain.models import Entry, Page
+from app.services.ports import IndexedKey, TieCounts
 from app.store.client import Dynamo
 from app.store.counters import CounterItems
-from app.store.items import Item, get_s, s
-from app.store.tables import RANK_INDEX
+from app.store.items import Item, get_n, get_s, s
+from app.store.tables import RANK_INDEX, TIE_GRAIN_ATTRIBUTE
 
 
 def entry_of(item: Item) -> Entry:
@@ -74,14 +75,19 @@ class IndexReads:
         )
         return [entry_of(item) for item in page.get("Items", [])]
 
-    async def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[RankKey]]:
+    async def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[IndexedKey]]:
         kwargs = self._board(board_id) | {
-            "ProjectionExpression": "rankKey",
+            "ProjectionExpression": f"rankKey, {TIE_GRAIN_ATTRIBUTE}",
             "ScanIndexForward": True,
             "Limit": page_size,
         }
         async for page in self._dynamo.query_pages("reading the whole board", **kwargs):
-            yield [RankKey.decode(get_s(item, "rankKey") or "") for item in page.get("Items", [])]
+            yield [
+                IndexedKey(
+                    RankKey.decode(get_s(item, "rankKey") or ""), get_n(item, TIE_GRAIN_ATTRIBUTE)
+                )
+                for item in page.get("Items", [])
+            ]
 
     async def count_keys(
         self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
@@ -126,3 +132,6 @@ class RankReads:
         return await self._index.count_keys(
             board_id, low, high, limit=limit, exclude_player=exclude_player
         )
+
+    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+        return await self._counters.tie_counts(board_id, bucket, slot, b_prefix)

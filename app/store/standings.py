@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.domain.clock import iso_ms
 from app.domain.definitions import BoardDefinition, Operator
+from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Standing, StandingWrite
 from app.domain.seed_file import SeedRow
 from app.errors import ConditionFailed, LeaseHeld
@@ -28,10 +29,11 @@ from app.store.client import Dynamo, TransactionItemsCancelled
 from app.store.counters import CounterItems
 from app.store.index import entry_of
 from app.store.items import Item, get_n, get_s, key, n, s
+from app.store.items import key as item_key
 from app.store.leases import no_live_lease
 from app.store.requests import RECORD_PREFIX, record_of
 from app.store.snapshots import MEMBERSHIP_PREFIX, parse_membership_sk
-from app.store.tables import TTL_ATTRIBUTE
+from app.store.tables import TIE_GRAIN_ATTRIBUTE, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
@@ -169,7 +171,10 @@ class StandingItems:
                 "seeding a row",
                 TableName=self._table,
                 Key=key(row.player_id, board_id),
-                UpdateExpression=f"SET {', '.join(sets)} REMOVE {', '.join(_LAST_WRITE_ATTRIBUTES)}",
+                # A seeded row's tie counting is the seed's to redo (it marks the crowded slots'
+                # rows again after rebuilding their counters).
+                UpdateExpression=f"SET {', '.join(sets)} REMOVE "
+                + ", ".join([*_LAST_WRITE_ATTRIBUTES, TIE_GRAIN_ATTRIBUTE]),
                 ExpressionAttributeValues=values,
                 ReturnValues="ALL_OLD",
                 **extra,
@@ -189,6 +194,19 @@ class StandingItems:
             attempts=2,
         )
         return [standing_of(item) for item in found if "rankKey" in item]
+
+    async def mark_tie_grain(self, board_id: str, key: RankKey, grain: int) -> bool:
+        return await self._dynamo.applied(
+            self._dynamo.update_item(
+                "marking a row with its slot's tie grain",
+                TableName=self._table,
+                Key=item_key(key.player_id, board_id),
+                UpdateExpression="SET #g = :g ADD version :one",
+                ConditionExpression="rankKey = :k",
+                ExpressionAttributeNames={"#g": TIE_GRAIN_ATTRIBUTE},
+                ExpressionAttributeValues={":g": n(grain), ":one": n(1), ":k": s(key.encode())},
+            )
+        )
 
     async def players_on_board(self, board_id: str, player_ids: Sequence[str]) -> set[str]:
         found = await self._dynamo.batch_get(
@@ -231,6 +249,8 @@ def _row_item(write: StandingWrite) -> dict[str, AttributeValueTypeDef]:
     if write.expires_at is not None:
         row[TTL_ATTRIBUTE] = n(write.expires_at)
     row["achievedMs"] = n(entry.key.achieved_at_ms)  # what a later seed of a `latest` board checks
+    if write.standing.tie_grain is not None:
+        row[TIE_GRAIN_ATTRIBUTE] = n(write.standing.tie_grain)
     return row
 
 
@@ -240,6 +260,7 @@ def standing_of(item: Item) -> Standing:
         entry=entry_of(item),
         version=get_n(item, "version") or 0,
         expires_at=get_n(item, TTL_ATTRIBUTE),
+        tie_grain=get_n(item, TIE_GRAIN_ATTRIBUTE),
     )
 
 

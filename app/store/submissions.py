@@ -12,12 +12,12 @@ no key is ever left reserved, no board written without the others.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.services.ports import Lease, SubmissionState, SubmissionWrite
+from app.services.ports import Lease, SlotAddress, SubmissionState, SubmissionWrite
 from app.store.client import Dynamo, TransactionItemsCancelled
-from app.store.counters import CounterChanges, CounterItems
+from app.store.counters import CounterChanges, CounterItems, grain_key
 from app.store.items import Item, get_n, get_s, key
 from app.store.leases import lease_key
 from app.store.requests import record_of, record_put
@@ -27,6 +27,15 @@ from app.store.tables import TTL_ATTRIBUTE
 
 def _address(item: Item) -> tuple[str, str]:
     return get_s(item, "playerId") or "", get_s(item, "leaderboardId") or ""
+
+
+def _grains(items: Mapping[SlotAddress, Item | None]) -> dict[SlotAddress, int]:
+    grains = {}
+    for slot, item in items.items():
+        grain = None if item is None else get_n(item, "g")
+        if grain is not None:
+            grains[slot] = grain
+    return grains
 
 
 def _lease(item: Item | None) -> Lease | None:
@@ -48,17 +57,19 @@ class SubmissionItems:
         board_ids: Sequence[str],
         *,
         lease_board_ids: Sequence[str],
+        grain_slots: Sequence[SlotAddress] = (),
     ) -> SubmissionState:
         record = key(player_id, record_id)
         rows = {board: key(player_id, board) for board in board_ids}
         leases = {board: lease_key(board) for board in lease_board_ids}
+        grains = {slot: grain_key(*slot) for slot in dict.fromkeys(grain_slots)}
         mark = erasing_key(player_id)
         found = {
             _address(item): item
             for item in await self._dynamo.batch_get(
                 "reading the submission's state",
                 table=self._table,
-                keys=[record, *rows.values(), *leases.values(), mark],
+                keys=[record, *rows.values(), *leases.values(), *grains.values(), mark],
             )
         }
 
@@ -75,7 +86,20 @@ class SubmissionItems:
             },
             leases={board: _lease(at(k)) for board, k in leases.items()},
             erasing_until=None if mark_item is None else get_n(mark_item, TTL_ATTRIBUTE),
+            grains=_grains({slot: at(k) for slot, k in grains.items()}),
         )
+
+    async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, int]:
+        wanted = {slot: grain_key(*slot) for slot in dict.fromkeys(slots)}
+        if not wanted:
+            return {}
+        found = {
+            _address(item): item
+            for item in await self._dynamo.batch_get(
+                "reading the slots' tie grains", table=self._table, keys=list(wanted.values())
+            )
+        }
+        return _grains({slot: found.get(_address(k)) for slot, k in wanted.items()})
 
     async def commit_submission(self, write: SubmissionWrite, *, token: str, now_ms: int) -> None:
         items: list[dict[str, Any]] = [

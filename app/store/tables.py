@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
 
 RANK_INDEX = "RankIndex"
-RANK_INDEX_PROJECTED = ("displayName", "country", "lastPlayedAt")
+TIE_GRAIN_ATTRIBUTE = "tieGrain"
+"""On a row counted in its slot's tie counters: their grain (``app.domain.ties``)."""
+RANK_INDEX_PROJECTED = ("displayName", "country", "lastPlayedAt", TIE_GRAIN_ATTRIBUTE)
 TTL_ATTRIBUTE = "expiresAt"
 
 

@@ -12,7 +12,7 @@ import pytest
 from app.domain.clock import iso_ms, to_ms
 from app.services.snapshots import SnapshotPorts, snapshot_closed_periods
 from tests.conftest import ADMIN_KEY, Service
-from tests.support import counter_total, now_ms, submit
+from tests.support import counter_total, now_ms, seed_csv, submit
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 BOARD = "/v1/leaderboards/trivia/classic/alltime"
@@ -32,19 +32,6 @@ async def _board(service: Service) -> list[tuple[str, int]]:
     response = await service.http.get(BOARD, params={"limit": 100})
     assert response.status_code == 200, response.text
     return [(e["playerId"], e["score"]) for e in response.json()["entries"]]
-
-
-async def _seed(service: Service, rows: list[tuple[str, int, int]]) -> dict[str, int]:
-    text = "playerId,score,achievedAt\n" + "".join(f"{p},{s},{iso_ms(t)}\n" for p, s, t in rows)
-    response = await service.http.post(
-        f"{BOARD}/seed",
-        params={"graceSeconds": 0},
-        content=text,
-        headers={**ADMIN, "Content-Type": "text/csv"},
-    )
-    assert response.status_code == 200, response.text
-    report: dict[str, int] = response.json()
-    return report
 
 
 # Before the seed: ann 50 (t), bob 30 (t+1). The seed: ann 40 at t+2, bob 35 at t-5 and bob 20
@@ -75,8 +62,10 @@ async def test_seed_reconcile_snapshot_and_erase_follow_the_board_s_rule(
     for player, score, at in (("ann", 50, t), ("bob", 30, t + 1)):
         response = await submit(service.http, player=player, score=score, achieved_ms=at)
         assert response.status_code == 200, response.text
-    report = await _seed(
-        service, [("ann", 40, t + 2), ("bob", 35, t - 5), ("bob", 20, t + 3), ("cat", 45, t + 4)]
+    report = await seed_csv(
+        service.http,
+        BOARD,
+        [("ann", 40, t + 2), ("bob", 35, t - 5), ("bob", 20, t + 3), ("cat", 45, t + 4)],
     )
     assert report["duplicates"] == 1
     assert await _board(service) == seeded

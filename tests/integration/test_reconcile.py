@@ -14,12 +14,18 @@ import pytest
 
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
-from app.domain.keys import RankKey
 from app.domain.models import Entry, Page
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.errors import BoardBeingSeeded
-from app.services.ports import BoardIndex, CounterItem, CounterStore, StoredCounters
+from app.services.ports import (
+    BoardIndex,
+    CounterItem,
+    CounterStore,
+    IndexedKey,
+    StoredCounters,
+    StoredTies,
+)
 from app.services.progress import Stage
 from app.services.reconcile import (
     CounterCell,
@@ -146,11 +152,11 @@ class _FirstPassMisses:
     ) -> list[Entry]:
         return await self._index.query_neighbours(board_id, key, ahead=ahead, limit=limit)
 
-    async def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[RankKey]]:
+    async def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[IndexedKey]]:
         self._passes += 1
         async for page in self._index.board_keys(board_id, page_size=page_size):
             hidden = self._hidden if self._passes == 1 else None
-            yield [key for key in page if key.player_id != hidden]
+            yield [found for found in page if found.key.player_id != hidden]
 
 
 async def test_where_the_passes_disagree_nothing_is_compared_or_repaired(
@@ -207,6 +213,14 @@ class _WritesAfterTheRead:
         await self._counters.set_counter(
             board_id, item, n=n, expected=expected, expires_at=expires_at
         )
+
+    async def read_ties(self, board_id: str, bucket: int, slot: int) -> StoredTies:
+        return await self._counters.read_ties(board_id, bucket, slot)
+
+    async def set_grain(
+        self, board_id: str, bucket: int, slot: int, grain: int, *, expires_at: int | None
+    ) -> bool:
+        return await self._counters.set_grain(board_id, bucket, slot, grain, expires_at=expires_at)
 
     async def read_counters(self, board_id: str, *, buckets: Iterable[int]) -> StoredCounters:
         read = await self._counters.read_counters(board_id, buckets=buckets)

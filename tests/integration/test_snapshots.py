@@ -19,7 +19,7 @@ from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing, StandingWrite
 from app.domain.periods import Board, Period, PeriodKind
 from app.errors import Conflict, InvalidInput, NotFound
-from app.services.ports import BoardIndex, RegisteredBoard, SnapshotEntry
+from app.services.ports import BoardIndex, IndexedKey, RegisteredBoard, SnapshotEntry
 from app.services.registry import BoardRegistrar, register_board
 from app.services.snapshots import (
     SnapshotPorts,
@@ -252,7 +252,7 @@ class _IndexThatLags:
     ) -> list[Entry]:
         return await self._index.query_neighbours(board_id, key, ahead=ahead, limit=limit)
 
-    def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[RankKey]]:
+    def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[IndexedKey]]:
         return self._index.board_keys(board_id, page_size=page_size)
 
 

@@ -1,0 +1,153 @@
+"""Building and repairing a board's tie counters (``app.domain.ties``) from a walk of its index.
+
+The reconciler and the seeder walk every entry of a board anyway; for each crowded slot they find
+(more than ``group`` entries), ``reconcile_ties`` makes the slot's tie counters what the walk saw:
+
+1. the grain: the slot's own if it has one (a grain never changes, so rows counted at it stay
+   right), else the largest that leaves no chunk over ``group`` entries;
+2. each level-A and level-B count, set conditioned on the value read (a submission landing
+   meanwhile is never overwritten: that item is reported as skipped);
+3. every row of the slot not yet marked with the grain is marked (and its version bumped, so a
+   submission that read it before is retried, reading the mark);
+4. last, the slot's grain item, if it had none: from then on submissions count the slot's rows in
+   its tie counters as they change them.
+
+Rank reads trust a slot's tie counts only where they add up to its fine counter, so a build that a
+submission overtakes (between steps 2 and 4) leaves an honest range for that slot until the next
+run, never a wrong rank. Without ``apply`` nothing is written: the report says what would be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from dataclasses import dataclass, replace
+
+import structlog
+
+from app.domain.ties import choose_grain, tie_counts
+from app.errors import ConditionFailed
+from app.services.ports import CounterStore, IndexedKey, StandingStore, TieItem
+
+log = structlog.get_logger(__name__)
+
+WRITE_CONCURRENCY = 16
+
+
+@dataclass(frozen=True)
+class TieReport:
+    """One crowded slot's tie counters: what differed from the walk, and what was done."""
+
+    bucket: int
+    slot: int
+    grain: int
+    entries: int
+    built: bool
+    """The slot had no grain: this run chose it (and, with apply, gave it)."""
+    differences: int
+    """Tie counter items whose stored value is not the walk's."""
+    unmarked: int
+    """Rows of the slot not marked with its grain."""
+    repaired: int = 0
+    marked: int = 0
+    skipped: int = 0
+    """Items or rows that changed between the read and the write: left for the next run."""
+
+
+async def reconcile_ties(
+    *,
+    counters: CounterStore,
+    standings: StandingStore,
+    board_id: str,
+    crowded: dict[tuple[int, int], list[IndexedKey]],
+    group: int,
+    apply: bool,
+    expires_at: int | None,
+) -> list[TieReport]:
+    """Compare (and, with ``apply``, make) each crowded slot's tie counters with the walk that
+    found ``crowded`` (pass only slots both of the caller's passes agree on)."""
+    gate = asyncio.Semaphore(WRITE_CONCURRENCY)
+    reports = []
+    for (bucket, slot), entries in sorted(crowded.items()):
+        stored = await counters.read_ties(board_id, bucket, slot)
+        keys = [e.key for e in entries]
+        grain = stored.grain if stored.grain is not None else choose_grain(keys, group=group)
+        a, b = tie_counts(keys, grain)
+        wanted = {**a, **b}
+        differing = sorted(
+            sk
+            for sk in set(wanted) | set(stored.counts)
+            if stored.counts.get(sk, 0) != wanted.get(sk, 0)
+        )
+        unmarked = [e for e in entries if e.tie_grain != grain]
+        report = TieReport(
+            bucket,
+            slot,
+            grain,
+            len(entries),
+            built=stored.grain is None,
+            differences=len(differing),
+            unmarked=len(unmarked),
+        )
+        if apply:
+            repaired = await asyncio.gather(
+                *(
+                    _gated(
+                        gate,
+                        _set(
+                            counters,
+                            board_id,
+                            TieItem(bucket, slot, sk),
+                            n=wanted.get(sk, 0),
+                            expected=stored.counts.get(sk),
+                            expires_at=expires_at,
+                        ),
+                    )
+                    for sk in differing
+                )
+            )
+            marked = await asyncio.gather(
+                *(_gated(gate, standings.mark_tie_grain(board_id, e.key, grain)) for e in unmarked)
+            )
+            if stored.grain is None:
+                await counters.set_grain(board_id, bucket, slot, grain, expires_at=expires_at)
+            report = replace(
+                report,
+                repaired=sum(repaired),
+                marked=sum(marked),
+                skipped=len(repaired) - sum(repaired) + len(marked) - sum(marked),
+            )
+        reports.append(report)
+    if reports:
+        log.info(
+            "tie_counters_reconciled",
+            board=board_id,
+            applied=apply,
+            slots=len(reports),
+            built=sum(r.built for r in reports),
+            differences=sum(r.differences for r in reports),
+            unmarked=sum(r.unmarked for r in reports),
+        )
+    return reports
+
+
+async def _gated(gate: asyncio.Semaphore, work: Awaitable[bool]) -> bool:
+    async with gate:
+        return await work
+
+
+async def _set(
+    counters: CounterStore,
+    board_id: str,
+    item: TieItem,
+    *,
+    n: int,
+    expected: int | None,
+    expires_at: int | None,
+) -> bool:
+    """One tie counter set to ``n`` if it still holds what was read; ``False`` if it changed."""
+    try:
+        await counters.set_counter(board_id, item, n=n, expected=expected, expires_at=expires_at)
+    except ConditionFailed:
+        return False
+    return True
