@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from app.domain import ties
 from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition
 from app.domain.principal import Principal
@@ -91,9 +92,8 @@ def build_policies(settings: Settings) -> Policies:
 
 
 def tie_group(settings: Settings) -> int:
-    """Tie counters keep each chunk of a crowded slot to half the COUNT cap when built, so a rank
-    inside it stays exact while it grows to twice that."""
-    return max(1, settings.rank_count_cap // 2)
+    """The most entries a builder leaves in one tie chunk (``app.domain.ties.tie_group``)."""
+    return ties.tie_group(settings.rank_count_cap)
 
 
 def default_definition(settings: Settings) -> BoardDefinition:

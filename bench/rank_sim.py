@@ -34,8 +34,10 @@ from numpy.typing import NDArray
 from app.domain.buckets import SEEDS_LAYOUT, BucketLayout
 from app.domain.keys import SCORE_CEILING, RankKey, key_just_below, score_prefix
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, rank_from_counts
+from app.domain.ties import FANOUT_BITS, MAX_GRAIN, TiePlace, tie_group
 from app.services.ports import TieCounts
 from app.services.rank import RankQuery, rank_of
+from app.store.counters import tie_pk
 
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
@@ -155,6 +157,9 @@ class Distribution:
     name: str
     description: str
     draw: Callable[[np.random.Generator, int], IntArray]
+    moment: int = 0
+    """Players (at random) whose achievedAt is one and the same millisecond, as a round's results
+    stamped at once; all of them on a smaller board. 0: every achievedAt is distinct."""
 
 
 def _trivia(rng: np.random.Generator, n: int) -> IntArray:
@@ -176,6 +181,17 @@ def _uniform(rng: np.random.Generator, n: int) -> IntArray:
     return rng.integers(0, 1_000_000, n, dtype=np.int64)
 
 
+def _coarse(rng: np.random.Generator, n: int) -> IntArray:
+    return (np.rint(_trivia(rng, n) / 100.0) * 100).astype(np.int64)
+
+
+def _stars(rng: np.random.Generator, n: int) -> IntArray:
+    return rng.integers(0, 31, n, dtype=np.int64)
+
+
+MOMENT_PLAYERS: Final = 50_000
+
+
 DISTRIBUTIONS: Final = (
     Distribution(
         "trivia",
@@ -194,12 +210,30 @@ DISTRIBUTIONS: Final = (
         _lognormal,
     ),
     Distribution("uniform", "uniform integers in [0, 1,000,000)", _uniform),
+    Distribution(
+        "coarse",
+        "trivia rounded to the nearest multiple of 100 (after its clip at 0): 101 distinct "
+        "scores within 3.3 sd of the mean, about 120 in all on the larger boards",
+        _coarse,
+    ),
+    Distribution("stars", "uniform integers 0..30", _stars),
+    Distribution(
+        "same-moment",
+        f"trivia scores; {MOMENT_PLAYERS:,} players at random (all of them on a smaller board) "
+        "share one achievedAt millisecond, as a round's results stamped at once, ordered by "
+        "playerId among equal scores; the rest spread as on the other boards",
+        _trivia,
+        moment=MOMENT_PLAYERS,
+    ),
 )
 
 
 @dataclass(frozen=True)
 class Board:
-    """One board's players in board order (best first), so index ``i`` holds rank ``i + 1``."""
+    """One board's players in board order (best first), so index ``i`` holds rank ``i + 1``: score
+    descending, then achievedAt ascending, then player id ascending, as the rank key sorts
+    (``<score part>#<13-digit ms>#<playerId>``; ids are ``p`` and 9 digits, so their string order
+    is their number's)."""
 
     distribution: Distribution
     score: IntArray
@@ -218,7 +252,8 @@ class Board:
 
 
 def build_board(distribution: Distribution, size: int, rng: np.random.Generator) -> Board:
-    """Draw ``size`` players; every achievedAt is distinct, so ties of score are ordered by it."""
+    """Draw ``size`` players. Achievements are a second apart in a random order (plus a random
+    millisecond), so achievedAt is distinct, except for the distribution's ``moment`` players."""
     if not 0 < size <= 1 << 24:
         raise ValueError("boards of 1 to 2**24 players")
     score = distribution.draw(rng, size)
@@ -226,10 +261,22 @@ def build_board(distribution: Distribution, size: int, rng: np.random.Generator)
     achieved = BASE_MS + when * 1_000 + rng.integers(0, 1_000, size, dtype=np.int64)
     player = rng.permutation(size).astype(np.int64)
     shard = rng.integers(0, SHARDS, size, dtype=np.int64)
-    # Board order is (score descending, achievedAt ascending); inverted scores stay below 2**40.
-    inverted = (SCORE_CEILING - score).astype(np.uint64)
-    order = np.argsort((inverted << np.uint64(24)) | when.astype(np.uint64), kind="stable")
-    return Board(distribution, score[order], achieved[order], player[order], shard[order])
+    if distribution.moment:
+        together = rng.choice(size, min(distribution.moment, size), replace=False)
+        achieved[together] = BASE_MS + (size // 2) * 1_000 + 500
+    return board_of(distribution, score, achieved, player, shard)
+
+
+def board_of(
+    distribution: Distribution,
+    score: IntArray,
+    achieved_ms: IntArray,
+    player: IntArray,
+    shard: IntArray,
+) -> Board:
+    """The players put in board order: score descending, achievedAt ascending, player ascending."""
+    order = np.lexsort((player, achieved_ms, -score))
+    return Board(distribution, score[order], achieved_ms[order], player[order], shard[order])
 
 
 def tie_ceiling(board: Board) -> float:
@@ -243,6 +290,36 @@ def tie_ceiling(board: Board) -> float:
 
 
 @dataclass(frozen=True)
+class Ties:
+    """The service's tie counters (``app.domain.ties``) in the fine slots that hold more than
+    ``group`` entries (crowded slots).
+
+    A builder that walks the whole index (the reconciler, or seeding) picks for each crowded slot a
+    grain ``L``: the largest in ``0..MAX_GRAIN`` such that every ``(score, achievedAt_ms >> L)``
+    group of the slot holds at most ``group`` entries, or 0 when even that fails (more than
+    ``group`` entries of one score in one millisecond). Two counter levels per crowded slot:
+    level A per ``(score, ms >> (L + fan_bits))``, level B per ``(score, ms >> L)``. A rank in a
+    crowded slot is the players in better buckets and slots (as today), plus the level-A counts of
+    the slot's chunks ahead of the player's, plus the level-B counts ahead of theirs inside their A
+    chunk, plus a capped COUNT of the index inside their own B chunk, from the chunk's start.
+    """
+
+    group: int = tie_group(CAP)
+    fan_bits: int = FANOUT_BITS
+    """Level-B chunks per level-A chunk: ``2**fan_bits``."""
+    cap: int = CAP
+    """The COUNT cap (the service's one cap; smaller only in unit tests)."""
+
+    @property
+    def fan_out(self) -> int:
+        return 1 << self.fan_bits
+
+    @property
+    def name(self) -> str:
+        return f"ties below the score (G {self.group:,}, fan-out {self.fan_out})"
+
+
+@dataclass(frozen=True)
 class LayoutSpec:
     """A bucket layout to compare; ``seeds`` runs the seeds' algorithm over 128 log buckets."""
 
@@ -253,6 +330,8 @@ class LayoutSpec:
     """Read only the fine counters on the nearer side of the player's slot, as the service's
     ``rank_of`` does (at most half the bucket's fine items); otherwise every fine counter of the
     bucket, as ``rank_of_full_read`` here does."""
+    ties: Ties | None = None
+    """Tie counters in crowded slots (the proposed design); other slots answer as without."""
 
     @property
     def name(self) -> str:
@@ -260,7 +339,8 @@ class LayoutSpec:
             return "seeds (count 2,000, then 128 buckets)"
         if self.fine == 1:
             return f"{self.coarse}"
-        return f"{self.coarse} x {self.fine}" + (", nearer half" if self.nearer_half else "")
+        name = f"{self.coarse} x {self.fine}" + (", nearer half" if self.nearer_half else "")
+        return name if self.ties is None else f"{name}, {self.ties.name}"
 
     @property
     def layout(self) -> BucketLayout:
@@ -277,6 +357,8 @@ FULL_READ: Final = LayoutSpec(128, 512)
 """The first default: 128 x 512 with every fine counter of the bucket read."""
 DEFAULT: Final = LayoutSpec(128, 1_024, nearer_half=True)
 """The service's layout (``BucketLayout()``) and read (``app.services.rank.rank_of``)."""
+TIES: Final = LayoutSpec(128, 1_024, nearer_half=True, ties=Ties())
+"""The proposed design over the service's layout and read."""
 LAYOUTS: Final = (
     SEEDS,
     LayoutSpec(64, 1),
@@ -292,7 +374,11 @@ LAYOUTS: Final = (
     LayoutSpec(1_024, 64),
     LayoutSpec(128, 512, nearer_half=True),
     DEFAULT,
+    TIES,
 )
+TIE_LAYOUTS: Final = (SEEDS, DEFAULT, TIES)
+"""The seeds' scheme, the shipped layout without tie counters and with them: docs/rank-ties.md."""
+LAYOUT_SETS: Final = {"all": LAYOUTS, "ties": TIE_LAYOUTS}
 
 
 class SimulationError(Exception):
@@ -359,6 +445,8 @@ class Answers:
     """Read units, in halves (eventually consistent), of the counter and COUNT queries."""
     round_trips: IntArray
     """Sequential rounds of calls, after the read of the player's own row."""
+    calls: IntArray
+    """DynamoDB requests (a Query or GetItem each)."""
 
 
 @dataclass(frozen=True)
@@ -373,23 +461,28 @@ def _ranks(board: Board) -> IntArray:
     return np.arange(1, board.size + 1, dtype=np.int64)
 
 
-def model_two_level(board: Board, spec: LayoutSpec, placement: Placement) -> Answers:
-    """``rank_of`` for every player: counters for the slots above, a capped COUNT in the slot."""
+@dataclass(frozen=True)
+class HistogramReads:
+    """What the service's counter reads tell every player, and what they cost."""
+
+    ahead: IntArray
+    """Players in better coarse buckets and better fine slots."""
+    slot_size: IntArray
+    """The player's fine slot's counter."""
+    items: IntArray
+    nbytes: IntArray
+    half_units: IntArray
+    """Of the coarse and fine Queries."""
+
+
+def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> HistogramReads:
+    """The coarse counters (every item of the 4 shards) and the fine counters (the bucket's, or
+    the nearer half of them) that ``rank_of`` reads for every player."""
     layout = spec.layout
-    n = board.size
     bucket, slot = placement.bucket, placement.slot
     flat = bucket * layout.fine + slot
     counts = np.bincount(flat, minlength=layout.coarse * layout.fine).astype(np.int64)
-    above = n - np.cumsum(counts)
-    ahead, size = above[flat], counts[flat]
-    rank = _ranks(board)
-    in_slot = rank - 1 - ahead
-    if bool((in_slot < 0).any()) or bool((in_slot >= size).any()):
-        raise SimulationError(f"{spec.name}: the board order and the slots disagree")
-    capped = in_slot >= CAP
-    entries = np.minimum(in_slot, CAP)
-    lo = np.where(capped, ahead + CAP + 1, rank)
-    hi = np.where(capped, np.maximum(lo, ahead + size), rank)
+    above = board.size - np.cumsum(counts)
 
     coarse = np.bincount(bucket * SHARDS + board.shard, minlength=layout.coarse * SHARDS)
     coarse = coarse.astype(np.int64).reshape(layout.coarse, SHARDS)
@@ -424,16 +517,46 @@ def model_two_level(board: Board, spec: LayoutSpec, placement: Placement) -> Ans
         read_bytes = fine_sizes.sum(axis=1)[bucket]
         read_items = (fine > 0).sum(axis=1)[bucket]
     fine_half = np.maximum(1, -(-read_bytes // UNIT_BYTES))
-    entry_half = np.maximum(1, -(-(entries * INDEX_ENTRY_BYTES) // UNIT_BYTES))
+    return HistogramReads(
+        ahead=above[flat],
+        slot_size=counts[flat],
+        items=(coarse_items + read_items).astype(np.int64),
+        nbytes=(coarse_bytes + read_bytes).astype(np.int64),
+        half_units=(coarse_half + fine_half).astype(np.int64),
+    )
+
+
+def entry_half_units(entries: IntArray) -> IntArray:
+    """A COUNT Query's cost, in half units, for the entries it counted."""
+    return np.maximum(1, -(-(entries * INDEX_ENTRY_BYTES) // UNIT_BYTES)).astype(np.int64)
+
+
+def model_two_level(board: Board, spec: LayoutSpec, placement: Placement) -> Answers:
+    """``rank_of`` for every player: counters for the slots above, a capped COUNT in the slot."""
+    return _two_level(board, spec, histogram_reads(board, spec, placement))
+
+
+def _two_level(board: Board, spec: LayoutSpec, hist: HistogramReads) -> Answers:
+    n = board.size
+    ahead, size = hist.ahead, hist.slot_size
+    rank = _ranks(board)
+    in_slot = rank - 1 - ahead
+    if bool((in_slot < 0).any()) or bool((in_slot >= size).any()):
+        raise SimulationError(f"{spec.name}: the board order and the slots disagree")
+    capped = in_slot >= CAP
+    entries = np.minimum(in_slot, CAP)
+    lo = np.where(capped, ahead + CAP + 1, rank)
+    hi = np.where(capped, np.maximum(lo, ahead + size), rank)
     return Answers(
         exact=~capped,
         lo=lo,
         hi=hi,
         entries=entries,
-        counter_items=(coarse_items + read_items).astype(np.int64),
-        counter_bytes=(coarse_bytes + read_bytes).astype(np.int64),
-        half_units=(coarse_half + fine_half + entry_half).astype(np.int64),
+        counter_items=hist.items,
+        counter_bytes=hist.nbytes,
+        half_units=hist.half_units + entry_half_units(entries),
         round_trips=np.ones(n, dtype=np.int64),
+        calls=np.full(n, SHARDS + 2, dtype=np.int64),
     )
 
 
@@ -462,16 +585,267 @@ def model_seeds(board: Board, placement: Placement) -> Answers:
         counter_bytes=read_meta * meta,
         half_units=entry_half + read_meta * query_half_units(meta),
         round_trips=1 + read_meta,
+        calls=1 + read_meta,
+    )
+
+
+# ---- the proposed design: tie counters below the score ------------------------------------------
+
+
+def tie_a_key(score: int, chunk_a: int) -> str:
+    """A level-A item's sort key, as the service writes it (``TiePlace.a_sort_key``)."""
+    return TiePlace(0, score_prefix(score), chunk_a, 0).a_sort_key
+
+
+def tie_b_key(score: int, chunk_a: int, chunk_b: int) -> str:
+    """A level-B item's sort key (``TiePlace.b_sort_key``); an A chunk's B items share a prefix."""
+    return TiePlace(0, score_prefix(score), chunk_a, chunk_b).b_sort_key
+
+
+def tie_item_bytes(bucket: int, slot: int, sort_key: str, n: int) -> int:
+    return item_bytes(
+        {"playerId": tie_pk(BOARD_ID, bucket, slot), "leaderboardId": sort_key, "n": n}
+    )
+
+
+TIE_A_BASE: Final = tie_item_bytes(0, 0, tie_a_key(0, 0), 0) - number_bytes(0)
+TIE_B_BASE: Final = tie_item_bytes(0, 0, tie_b_key(0, 0, 0), 0) - number_bytes(0)
+"""Every key field is fixed-width, so an item's size is these plus its count's."""
+
+
+def bit_length(values: IntArray) -> IntArray:
+    """``int.bit_length`` over non-negative values below 2**53 (exact in a float's exponent)."""
+    _, exponent = np.frexp(values.astype(np.float64))
+    return exponent.astype(np.int64)
+
+
+def slot_grains(board: Board, flat: IntArray, ties: Ties, slots: int) -> IntArray:
+    """Every slot's grain ``L``, by the builder's rule.
+
+    A ``(score, ms >> L)`` group holds more than G entries exactly when some entry and the one G
+    places after it share the score and ``ms >> L`` (the board is in score, then time, order), and
+    ``a >> L == b >> L`` exactly when ``L >= bit_length(a ^ b)``. So the largest L that keeps
+    every such pair apart is the least ``bit_length(a ^ b) - 1`` over the slot's pairs; a pair in
+    one millisecond allows none, and the slot falls back to 0.
+    """
+    grains = np.full(slots, MAX_GRAIN, dtype=np.int64)
+    g = ties.group
+    if board.size > g:
+        pairs = np.flatnonzero(board.score[:-g] == board.score[g:])
+        apart = bit_length(board.achieved_ms[pairs] ^ board.achieved_ms[pairs + g]) - 1
+        np.minimum.at(grains, flat[pairs], apart)
+    return np.clip(grains, 0, MAX_GRAIN)
+
+
+@dataclass(frozen=True)
+class TieBuild:
+    """Where the builder put tie counters on a board, and what each player's read of them took."""
+
+    crowded_slot: BoolArray
+    """Per flat slot (``bucket * fine + slot``)."""
+    grain_of_slot: IntArray
+    crowded: BoolArray
+    """Per player: in a crowded slot."""
+    a_read: IntArray
+    b_read: IntArray
+    """Per player: level-A and level-B items their rank read returned (0 outside crowded slots)."""
+    a_items: int
+    b_items: int
+    """Tie counter items on the board."""
+
+    @property
+    def crowded_slots(self) -> int:
+        return int(self.crowded_slot.sum())
+
+
+def _runs(*keys: IntArray) -> BoolArray:
+    """Where a run of equal ``keys`` (taken together) starts."""
+    new = np.zeros(len(keys[0]), dtype=np.bool_)
+    new[:1] = True
+    for key in keys:
+        new[1:] |= key[1:] != key[:-1]
+    return new
+
+
+@dataclass(frozen=True)
+class _Chunks:
+    """The crowded slots' players (board indices ``idx``, in board order) and their chunks: each
+    slot, A chunk and B chunk is a run of them. Chunk ids number the board's A (or B) items in
+    board order."""
+
+    idx: IntArray
+    chunk_b: IntArray
+    a_id: IntArray
+    b_id: IntArray
+    a_size: IntArray
+    b_size: IntArray
+    a_first: IntArray
+    a_count: IntArray
+    """Per player: the id of their slot's first A item, and how many the slot has."""
+    b_first: IntArray
+    b_count: IntArray
+    """Per player: the id of their A chunk's first B item, and how many it has."""
+    b_start: IntArray
+    """Per player: the board index of their B chunk's first entry."""
+
+
+def _chunks(board: Board, idx: IntArray, flat: IntArray, grain: IntArray, ties: Ties) -> _Chunks:
+    score, t = board.score[idx], board.achieved_ms[idx]
+    chunk_b = t >> grain
+    new_slot, new_a = _runs(flat), _runs(flat, score, chunk_b >> ties.fan_bits)
+    new_b = new_a | _runs(chunk_b)
+    slot_id, a_id, b_id = (np.cumsum(new) - 1 for new in (new_slot, new_a, new_b))
+    a_size, b_size = np.bincount(a_id), np.bincount(b_id)
+    return _Chunks(
+        idx=idx,
+        chunk_b=chunk_b,
+        a_id=a_id,
+        b_id=b_id,
+        a_size=a_size,
+        b_size=b_size,
+        a_first=a_id[new_slot][slot_id],
+        a_count=np.diff(np.append(a_id[new_slot], len(a_size)))[slot_id],
+        b_first=b_id[new_a][a_id],
+        b_count=np.diff(np.append(b_id[new_a], len(b_size)))[a_id],
+        b_start=idx[new_b][b_id],
+    )
+
+
+@dataclass(frozen=True)
+class _TieRead:
+    """One counter level's read for every crowded-slot player."""
+
+    ahead: IntArray
+    """The level's counts ahead of the player's chunk, as the read turns them into."""
+    items: IntArray
+    nbytes: IntArray
+
+
+def _level_read(
+    own: IntArray, first: IntArray, count: IntArray, sizes: IntArray, base_bytes: int
+) -> _TieRead:
+    """Items ``first .. first + count - 1`` of one level (a slot's A items, or an A chunk's B
+    items): one ``begins_with`` Query, whose counts before ``own`` are those ahead."""
+    total = np.concatenate(([0], np.cumsum(sizes)))
+    nbytes = np.concatenate(([0], np.cumsum(base_bytes + number_bytes_array(sizes))))
+    return _TieRead(
+        ahead=total[own] - total[first],
+        items=count,
+        nbytes=nbytes[first + count] - nbytes[first],
+    )
+
+
+def model_ties(board: Board, spec: LayoutSpec, placement: Placement) -> tuple[Answers, TieBuild]:
+    """The service's rank read (``rank_of`` with the row's tie grain) for every player: as
+    without ties outside crowded slots; inside one, beside the same counter reads, every level-A
+    item of the slot (one Query), every level-B item of the player's A chunk (one Query), and a
+    COUNT from the start of the player's B chunk up to their key, all in the same round.
+    """
+    ties = spec.ties
+    if ties is None or not spec.nearer_half:
+        raise SimulationError("the tie model runs over the nearer-half read")
+    layout = spec.layout
+    hist = histogram_reads(board, spec, placement)
+    base = _two_level(board, spec, hist)
+    flat = placement.bucket * layout.fine + placement.slot
+    slots = layout.coarse * layout.fine
+    crowded_slot = np.bincount(flat, minlength=slots) > ties.group
+    grain_of_slot = slot_grains(board, flat, ties, slots)
+    crowded = crowded_slot[flat]
+    idx = np.flatnonzero(crowded)
+    a_read, b_read = np.zeros(board.size, dtype=np.int64), np.zeros(board.size, dtype=np.int64)
+    if not len(idx):
+        return base, TieBuild(crowded_slot, grain_of_slot, crowded, a_read, b_read, 0, 0)
+
+    grain = grain_of_slot[flat[idx]]
+    c = _chunks(board, idx, flat[idx], grain, ties)
+    level_a = _level_read(c.a_id, c.a_first, c.a_count, c.a_size, TIE_A_BASE)
+    level_b = _level_read(c.b_id, c.b_first, c.b_count, c.b_size, TIE_B_BASE)
+
+    # The COUNT reads the index itself: where the player's key sits in their B chunk.
+    own_b, in_chunk = c.b_size[c.b_id], idx - c.b_start
+    if bool((in_chunk < 0).any()) or bool((in_chunk >= own_b).any()):
+        raise SimulationError(f"{spec.name}: the board order and the tie chunks disagree")
+    counted = in_chunk
+    capped = counted >= ties.cap
+    before = hist.ahead[idx] + level_a.ahead + level_b.ahead
+    rank = before + counted + 1
+    lo = np.where(capped, before + ties.cap + 1, rank)
+    top = before + own_b
+
+    a_read[idx], b_read[idx] = level_a.items, level_b.items
+    answers = _replaced(
+        base,
+        idx,
+        exact=~capped,
+        lo=lo,
+        hi=np.where(capped, np.maximum(lo, top), rank),
+        entries=np.minimum(counted, ties.cap),
+        extra_items=level_a.items + level_b.items,
+        extra_bytes=level_a.nbytes + level_b.nbytes,
+        extra_half=np.maximum(1, -(-level_a.nbytes // UNIT_BYTES))
+        + np.maximum(1, -(-level_b.nbytes // UNIT_BYTES)),
+        hist_half=hist.half_units,
+    )
+    build = TieBuild(
+        crowded_slot, grain_of_slot, crowded, a_read, b_read, len(c.a_size), len(c.b_size)
+    )
+    return answers, build
+
+
+def _replaced(
+    base: Answers,
+    idx: IntArray,
+    *,
+    exact: BoolArray,
+    lo: IntArray,
+    hi: IntArray,
+    entries: IntArray,
+    extra_items: IntArray,
+    extra_bytes: IntArray,
+    extra_half: IntArray,
+    hist_half: IntArray,
+) -> Answers:
+    """``base`` with the crowded-slot players' answers, their COUNT and their tie reads."""
+    exact_all, lo_all, hi_all = base.exact.copy(), base.lo.copy(), base.hi.copy()
+    exact_all[idx], lo_all[idx], hi_all[idx] = exact, lo, hi
+    entries_all = base.entries.copy()
+    entries_all[idx] = entries
+    items, nbytes, half = base.counter_items.copy(), base.counter_bytes.copy(), hist_half.copy()
+    items[idx] += extra_items
+    nbytes[idx] += extra_bytes
+    half[idx] += extra_half
+    calls = base.calls.copy()
+    calls[idx] += 2  # the level-A and level-B Queries, in the same round
+    return Answers(
+        exact=exact_all,
+        lo=lo_all,
+        hi=hi_all,
+        entries=entries_all,
+        counter_items=items,
+        counter_bytes=nbytes,
+        half_units=half + entry_half_units(entries_all),
+        round_trips=base.round_trips,
+        calls=calls,
     )
 
 
 def model(board: Board, spec: LayoutSpec) -> tuple[Answers, Placement]:
+    answers, placement, _ = model_with_build(board, spec)
+    return answers, placement
+
+
+def model_with_build(board: Board, spec: LayoutSpec) -> tuple[Answers, Placement, TieBuild | None]:
+    """Every player's answer by ``spec``'s algorithm, and where it put tie counters, if any."""
     layout = spec.layout
     slot_map = verified_slot_map(layout.coarse, layout.fine)
     placement = Placement(*slot_map.place(board.score))
     if spec.seeds:
-        return model_seeds(board, placement), placement
-    return model_two_level(board, spec, placement), placement
+        return model_seeds(board, placement), placement, None
+    if spec.ties is not None:
+        answers, build = model_ties(board, spec, placement)
+        return answers, placement, build
+    return model_two_level(board, spec, placement), placement, None
 
 
 # ---- the in-memory index behind the RankReader port ------------------------------------------------
@@ -615,9 +989,8 @@ class SimRankReader:
         return min(count, limit), count >= limit
 
     async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
-        """No slot of a simulated board has tie counters in this model (its queries carry no
-        grain, so this is never asked)."""
-        raise NotImplementedError("the simulated boards have no tie counters")
+        """A layout without tie counters gives no query a grain, so this is never asked."""
+        raise SimulationError("this layout has no tie counters")
 
     async def seeds_histogram(self, board_id: str) -> Mapping[int, int]:
         """The seeds' one metadata row (a GetItem): all 128 bucket counters."""
@@ -688,17 +1061,111 @@ async def rank_of_full_read(
     )
 
 
+# ---- the tie counters behind the same port ------------------------------------------------------
+
+
+class SimTieReader(SimRankReader):
+    """``SimRankReader`` with the tie counters a builder would write for ``ties``.
+
+    Built from the board by the definition (each crowded slot's grain by trying ``L`` from
+    ``MAX_GRAIN`` down), not from the vectorised model's arrays, so that the cross-check tests
+    the model's build too.
+    """
+
+    def __init__(
+        self, board: Board, layout: BucketLayout, placement: Placement, ties: Ties
+    ) -> None:
+        super().__init__(board, layout, placement)
+        self._grains: dict[tuple[int, int], int] = {}
+        self._tie_keys: dict[tuple[int, int], list[str]] = {}
+        self._tie_counts: dict[tuple[int, int], dict[str, int]] = {}
+        flat = placement.bucket * layout.fine + placement.slot
+        bounds = np.flatnonzero(np.diff(flat)) + 1
+        starts = np.concatenate(([0], bounds)).tolist()
+        ends = np.concatenate((bounds, [board.size])).tolist()
+        for start, end in zip(starts, ends, strict=True):
+            if end - start > ties.group:
+                place = divmod(int(flat[start]), layout.fine)
+                self._build_slot(place, board.score[start:end], board.achieved_ms[start:end], ties)
+
+    def _build_slot(
+        self, place: tuple[int, int], score: IntArray, millis: IntArray, ties: Ties
+    ) -> None:
+        grain = next(
+            (
+                g
+                for g in range(MAX_GRAIN, -1, -1)
+                if _largest_group(score, millis >> g) <= ties.group
+            ),
+            0,
+        )
+        chunk_b = millis >> grain
+        groups_a, sizes_a = np.unique(
+            np.stack([score, chunk_b >> ties.fan_bits], axis=1), axis=0, return_counts=True
+        )
+        groups_b, sizes_b = np.unique(
+            np.stack([score, chunk_b], axis=1), axis=0, return_counts=True
+        )
+        counts = {
+            tie_a_key(s, a): n
+            for (s, a), n in zip(groups_a.tolist(), sizes_a.tolist(), strict=True)
+        }
+        counts.update(
+            {
+                tie_b_key(s, b >> ties.fan_bits, b): n
+                for (s, b), n in zip(groups_b.tolist(), sizes_b.tolist(), strict=True)
+            }
+        )
+        self._grains[place] = grain
+        self._tie_counts[place] = counts
+        self._tie_keys[place] = sorted(counts)
+
+    def grain_of(self, key: RankKey) -> int | None:
+        """The grain the player's row would carry (``tieGrain``): their slot's, if it has one."""
+        return self._grains.get(self._layout.fine_of(key.score))
+
+    def _items(self, bucket: int, slot: int, prefix: str) -> dict[str, int]:
+        """One ``begins_with`` Query of a slot's tie counters, charged as the adapter's is."""
+        keys = self._tie_keys.get((bucket, slot), [])
+        found = keys[bisect.bisect_left(keys, prefix) : bisect.bisect_left(keys, prefix + "\uffff")]
+        counts = self._tie_counts.get((bucket, slot), {})
+        items = {key: counts[key] for key in found}
+        nbytes = sum(tie_item_bytes(bucket, slot, key, n) for key, n in items.items())
+        self.cost.counter_items += len(items)
+        self.cost.counter_bytes += nbytes
+        self.cost.half_units += query_half_units(nbytes)
+        return items
+
+    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+        """The slot's level-A items and the level-B items under ``b_prefix``: two Queries sent
+        together, as ``CounterItems.tie_counts`` sends them."""
+        self._check_board(board_id)
+        self._begin(2)
+        counts = TieCounts(self._items(bucket, slot, "A#"), self._items(bucket, slot, b_prefix))
+        await self._end()
+        return counts
+
+
+def _largest_group(score: IntArray, chunk: IntArray) -> int:
+    """The most entries of one ``(score, chunk)`` group, the arrays in board order."""
+    starts = np.flatnonzero(_runs(score, chunk))
+    return int(np.diff(np.append(starts, len(score))).max())
+
+
 # ---- the cross-check ------------------------------------------------------------------------------
 
 
-def choose_sample(answers: Answers, size: int, rng: np.random.Generator) -> IntArray:
+def choose_sample(
+    answers: Answers, size: int, rng: np.random.Generator, *, focus: BoolArray | None = None
+) -> IntArray:
     """Players to run through the real code: the first and last, half at random, and the rest from
-    the two sides of the cap (the last exact answers and the first ranges of their slots)."""
+    the two sides of the cap (the last exact answers and the first ranges of their slots), or from
+    ``focus`` (the crowded slots' players, for the tie design) when given."""
     n = len(answers.exact)
     if size >= n:
         return np.arange(n, dtype=np.int64)
     picked = {0, n - 1}
-    edges = np.flatnonzero(answers.entries >= CAP - 1)
+    edges = np.flatnonzero(answers.entries >= CAP - 1 if focus is None else focus)
     if len(edges):
         picked.update(edges[rng.integers(0, len(edges), size // 2)].tolist())
     while len(picked) < size:
@@ -706,12 +1173,9 @@ def choose_sample(answers: Answers, size: int, rng: np.random.Generator) -> IntA
     return np.array(sorted(picked), dtype=np.int64)
 
 
-def _expected_cost(spec: LayoutSpec, answers: Answers, i: int) -> Cost:
-    # The seeds make one call per round trip; a rank_of round is a Query per shard, one for the
-    # fine counters and the COUNT.
-    calls = int(answers.round_trips[i]) if spec.seeds else SHARDS + 2
+def _expected_cost(answers: Answers, i: int) -> Cost:
     return Cost(
-        calls=calls,
+        calls=int(answers.calls[i]),
         round_trips=int(answers.round_trips[i]),
         entries=int(answers.entries[i]),
         counter_items=int(answers.counter_items[i]),
@@ -732,16 +1196,22 @@ def _compare(
         problems.append(f"exact rank {got.lo}, true rank {rank}")
     if not got.lo <= rank <= got.hi:
         problems.append(f"range {got.lo}..{got.hi} misses the true rank {rank}")
-    if cost != _expected_cost(spec, answers, i):
-        problems.append(f"cost {cost}, model {_expected_cost(spec, answers, i)}")
+    if cost != _expected_cost(answers, i):
+        problems.append(f"cost {cost}, model {_expected_cost(answers, i)}")
     return [f"player at index {i} (score {int(board.score[i])}): {p}" for p in problems]
 
 
 def cross_check(
     board: Board, spec: LayoutSpec, answers: Answers, placement: Placement, sample: IntArray
 ) -> int:
-    """Run the real rank code for ``sample``; raise ``SimulationError`` on any disagreement."""
-    reader = SimRankReader(board, spec.layout, placement)
+    """Run the real rank code for ``sample`` (the service's ``rank_of``, with each player's tie
+    grain where the layout has tie counters); raise ``SimulationError`` on any disagreement."""
+    ties = spec.ties
+    reader = (
+        SimRankReader(board, spec.layout, placement)
+        if ties is None
+        else SimTieReader(board, spec.layout, placement, ties)
+    )
     keys = KeyView(board)
 
     async def run() -> list[str]:
@@ -757,9 +1227,10 @@ def cross_check(
             if spec.seeds:
                 got = await seeds_rank_of(reader, key, cap=CAP)
             elif spec.nearer_half:  # the service's own rank code
-                got = answer_of(
-                    await rank_of(reader, spec.layout, RankQuery(BOARD_ID, key), cap=CAP)
-                )
+                grain = reader.grain_of(key) if isinstance(reader, SimTieReader) else None
+                query = RankQuery(BOARD_ID, key, tie_grain=grain)
+                cap = CAP if ties is None else ties.cap
+                got = answer_of(await rank_of(reader, spec.layout, query, cap=cap))
             else:
                 got = answer_of(await rank_of_full_read(reader, spec.layout, key, cap=CAP))
             problems += _compare(board, spec, answers, i, got, reader.reset())
@@ -821,10 +1292,21 @@ def counter_writes(spec: LayoutSpec, board: Board, improvements: Improvements) -
     moved_bucket = old_bucket != new_bucket
     moved_slot = moved_bucket | (old_slot != new_slot)
     items = 2 * moved_bucket.astype(np.int64) + 2 * moved_slot.astype(np.int64)
+    new_player = 2
+    if spec.ties is not None:
+        # A player counted in a crowded slot's tie counters moves out of their A and B items and
+        # into others: an improvement changes the score, and so the items, even inside one slot.
+        bucket, slot = slot_map.place(board.score)
+        slots = np.bincount(bucket * spec.fine + slot, minlength=spec.coarse * spec.fine)
+        crowded = slots > spec.ties.group
+        was = crowded[old_bucket * spec.fine + old_slot]
+        now = crowded[new_bucket * spec.fine + new_slot]
+        items = items + 2 * was.astype(np.int64) + 2 * now.astype(np.int64)
+        new_player += 2 * int(crowded.any())
     largest = max(coarse_item_bytes(SHARDS - 1, 0, players), fine_item_bytes(0, 0, players))
-    worst = max(2, int(items.max()) if len(items) else 0)
+    worst = max(new_player, int(items.max()) if len(items) else 0)
     return Writes(
-        new_player=2,
+        new_player=new_player,
         improvement_max=int(items.max()) if len(items) else 0,
         improvement_mean=float(items.mean()) if len(items) else 0.0,
         counter_wcu_max=worst * write_units(largest),
@@ -859,10 +1341,46 @@ class Row:
     checked: int
     misses: int
     """Ranges that miss the true rank, and exact ranks that are not it, over every player."""
+    ties: TieFigures | None = None
+
+
+@dataclass(frozen=True)
+class TieFigures:
+    """Where the tie design put counters on a board, and what the reads of them returned."""
+
+    crowded_slots: int
+    crowded_players: float
+    """Share of the board's players in crowded slots."""
+    a_items: int
+    b_items: int
+    grains: tuple[int, int]
+    """Least and greatest grain of the crowded slots."""
+    items_read_p99: int
+    """Level-A plus level-B items one read of a crowded-slot player returned, p99 over them."""
+
+    @classmethod
+    def of(cls, build: TieBuild) -> TieFigures | None:
+        if not build.crowded_slots:
+            return None
+        grains = build.grain_of_slot[build.crowded_slot]
+        read = (build.a_read + build.b_read)[build.crowded]
+        return cls(
+            crowded_slots=build.crowded_slots,
+            crowded_players=float(build.crowded.mean()),
+            a_items=build.a_items,
+            b_items=build.b_items,
+            grains=(int(grains.min()), int(grains.max())),
+            items_read_p99=order_statistic(read, 0.99),
+        )
 
 
 def summarise(
-    board: Board, spec: LayoutSpec, answers: Answers, writes: Writes, checked: int
+    board: Board,
+    spec: LayoutSpec,
+    answers: Answers,
+    writes: Writes,
+    checked: int,
+    build: TieBuild | None = None,
 ) -> Row:
     rank = _ranks(board)
     misses = int((answers.exact & (answers.lo != rank)).sum())
@@ -897,6 +1415,7 @@ def summarise(
         writes=writes,
         checked=checked,
         misses=misses,
+        ties=None if build is None else TieFigures.of(build),
     )
 
 
@@ -936,9 +1455,12 @@ def simulate_board(
     rows = []
     for spec in specs:
         lap = time.perf_counter()
-        answers, placement = model(board, spec)
-        checked = cross_check(board, spec, answers, placement, choose_sample(answers, sample, rng))
-        row = summarise(board, spec, answers, counter_writes(spec, board, improvements), checked)
+        answers, placement, build = model_with_build(board, spec)
+        focus = None if build is None or not build.crowded.any() else build.crowded
+        picked = choose_sample(answers, sample, rng, focus=focus)
+        checked = cross_check(board, spec, answers, placement, picked)
+        writes = counter_writes(spec, board, improvements)
+        row = summarise(board, spec, answers, writes, checked, build)
         if row.misses:
             raise SimulationError(f"{spec.name}: {row.misses} answers miss the true rank")
         rows.append(row)
@@ -1025,6 +1547,17 @@ def board_table(result: BoardResult) -> str:
         TABLE_HEADER,
     ]
     lines += ["| " + " | ".join(_row_cells(row)) + " |" for row in result.rows]
+    for row in result.rows:
+        if row.ties is not None:
+            t = row.ties
+            lines += [
+                "",
+                f"Tie counters ({row.layout}): {t.crowded_slots:,} crowded slots holding "
+                f"{t.crowded_players:.2%} of the players; {t.a_items:,} level-A and "
+                f"{t.b_items:,} level-B items on the board; grains {t.grains[0]}..{t.grains[1]} "
+                f"(chunks of 2^L ms); a crowded-slot rank read returns {t.items_read_p99:,} tie "
+                "items at p99.",
+            ]
     return "\n".join(lines)
 
 
@@ -1084,7 +1617,8 @@ def render(run: Run, *, command: str, recommendation: str) -> str:
         *[f"- **{d.name}**: {d.description}." for d in distributions],
         "",
         "Every player has a distinct achievedAt (so equal scores are ordered by it, as on a real "
-        "board); coarse counter increments land on one of 4 shards at random, as the adapter's do.",
+        "board), except the same-moment board's shared millisecond, where the player id orders "
+        "them, as the rank key does; coarse counter increments land on one of 4 shards at random, as the adapter's do.",
         "",
         "## Cost model",
         "",
@@ -1107,6 +1641,15 @@ def render(run: Run, *, command: str, recommendation: str) -> str:
         f"{CAP:,}-entry COUNT alone costs "
         f"{_units(query_half_units(CAP * INDEX_ENTRY_BYTES) / 2)} RCU. The range's low end is "
         f"at least {CAP + 1:,} (the capped count proves it).",
+        '- Tie counters (the layout named "ties below the score", `app.domain.ties`): a fine '
+        f"slot holding more than {TIES.ties.group if TIES.ties else 0:,} players is crowded and "
+        "gets a grain L; its level-A items count `(score, achievedAt >> (L + 6))`, its level-B "
+        "items `(score, achievedAt >> L)` (partition `hist#<board>#t<bucket>#<slot>`, sort keys "
+        f"`A#<score prefix><chunk>`, {TIE_A_BASE + 2} B, and `B#<...>#<chunk>`, {TIE_B_BASE + 2} "
+        "B, with a small count). A crowded-slot player's rank read adds two Queries to the same "
+        "round: every level-A item of the slot and every level-B item of their A chunk; the "
+        "COUNT runs from the start of their B chunk, not of the slot. Each player's grain is on "
+        "their row (read first, as today), so the round is still one.",
         "- Range width is `hi - lo` of the estimated answers only (the seeds' 2,501-row fixture "
         "gave 500). Percentiles are nearest-rank.",
         "- Counter items written: a new player writes a coarse and a fine item; an improvement "
@@ -1117,14 +1660,7 @@ def render(run: Run, *, command: str, recommendation: str) -> str:
         "",
         "## Targets at 1,000,000 players",
         "",
-        f"The service's layout and read, {DEFAULT.name}:",
-        "",
-        targets(run, DEFAULT),
-        "",
-        f"The first default, every fine counter read, {FULL_READ.name}:",
-        "",
-        targets(run, FULL_READ),
-        "",
+        *_targets_sections(run),
         "## Summary by board size",
         "",
         "Exact share per distribution; the other columns are the worst over the distributions.",
@@ -1151,6 +1687,20 @@ def render(run: Run, *, command: str, recommendation: str) -> str:
             if result.size == size:
                 parts += [board_table(result), ""]
     return "\n".join(parts)
+
+
+def _targets_sections(run: Run) -> list[str]:
+    present = {row.layout for result in run.results for row in result.rows}
+    described = (
+        (DEFAULT, "The service's layout and read"),
+        (TIES, "The same with tie counters in crowded slots"),
+        (FULL_READ, "The first default, every fine counter read"),
+    )
+    lines: list[str] = []
+    for spec, words in described:
+        if spec.name in present:
+            lines += [f"{words}, {spec.name}:", "", targets(run, spec), ""]
+    return lines
 
 
 def summary_tables(run: Run, distributions: Sequence[Distribution]) -> list[str]:
@@ -1235,6 +1785,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=2_000,
         help="players per board and layout run through the real rank code (default 2,000)",
     )
+    parser.add_argument(
+        "--layouts",
+        choices=sorted(LAYOUT_SETS),
+        default="all",
+        help="every layout (default), or the tie comparison: the seeds, the shipped layout "
+        "without and with tie counters",
+    )
     parser.add_argument("--seed", type=int, default=20_261_130)
     parser.add_argument(
         "--quick", action="store_true", help="10^4 and 10^5 players, 200 players cross-checked"
@@ -1253,9 +1810,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    log(f"rank simulation: sizes {sizes}, {len(LAYOUTS)} layouts, {sample:,} players checked each")
+    specs = LAYOUT_SETS[args.layouts]
+    log(f"rank simulation: sizes {sizes}, {len(specs)} layouts, {sample:,} players checked each")
     try:
-        run = simulate(distributions, sizes, LAYOUTS, sample=sample, seed=args.seed, log=log)
+        run = simulate(distributions, sizes, specs, sample=sample, seed=args.seed, log=log)
     except SimulationError as exc:
         log(f"FAILED: {exc}")
         return 1

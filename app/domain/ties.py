@@ -35,6 +35,12 @@ MAX_GRAIN = 44
 _DIGITS = 13
 
 
+def tie_group(cap: int) -> int:
+    """The most entries a builder leaves in one chunk for a COUNT cap of ``cap``: half of it, so a
+    rank inside the chunk stays exact while the chunk grows to twice its built size."""
+    return max(1, cap // 2)
+
+
 @dataclass(frozen=True)
 class TiePlace:
     """Where a key is counted in its slot's tie counters at grain ``grain``."""

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from app.domain.ranks import ExactRank
+from app.domain.ties import choose_grain, tie_counts
 from app.services.rank import RankQuery, rank_of
 from bench import rank_sim
 from bench.rank_sim import (
@@ -20,6 +22,7 @@ from bench.rank_sim import (
     FULL_READ,
     LAYOUTS,
     SEEDS,
+    TIES,
     BoardResult,
     LayoutSpec,
     SimRankReader,
@@ -31,7 +34,7 @@ from bench.rank_sim import (
 )
 
 SIZE = 10_000
-REQUIRED = ("trivia", "pareto", "uniform")
+REQUIRED = ("trivia", "pareto", "uniform", "coarse", "stars", "same-moment")
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +93,21 @@ def test_the_default_layout_is_at_least_as_exact_as_the_seeds(
     assert default.exact_share >= first.exact_share
     # The seeds count 2,000 from the top: on 10,000 players exactly the top fifth is exact.
     assert seeds.exact_share == pytest.approx(CAP / SIZE)
+
+
+@pytest.mark.parametrize(("size", "together"), [(10_000, 10_000), (60_000, 50_000)])
+def test_the_same_moment_board_shares_one_millisecond_in_rank_key_order(
+    size: int, together: int
+) -> None:
+    board = build_board(_distribution("same-moment"), size, np.random.default_rng(13))
+    millis, per_ms = np.unique(board.achieved_ms, return_counts=True)
+    assert int(per_ms.max()) == together
+    keys = [board.key(i).encode() for i in range(size)]
+    assert all(a < b for a, b in pairwise(keys))  # the index's own order
+    shared = board.achieved_ms == millis[np.argmax(per_ms)]
+    tied = np.flatnonzero(shared[1:] & shared[:-1] & (board.score[1:] == board.score[:-1]))
+    assert len(tied)  # equal score and millisecond: the player id decides
+    assert bool(np.all(board.player[tied] < board.player[tied + 1]))
 
 
 def test_a_disagreement_between_the_model_and_the_real_code_fails_the_run() -> None:
@@ -160,3 +178,77 @@ def test_the_command_writes_the_report_and_keeps_the_recommendation(tmp_path: Pa
     assert "KEEP ME" in report
     assert "#### trivia, 3,000 players" in report
     assert "\n| seeds (count 2,000, then 128 buckets) | 66.6667% |" in report  # the top 2,000
+
+
+# ---- tie counters --------------------------------------------------------------------------------
+
+CROWDED = 60_000  # stars: about 1,935 players on each of 31 scores, each slot crowded (G 1,000)
+
+
+def _stars_board(size: int = CROWDED, *, moment: int = 0) -> rank_sim.Board:
+    stars = replace(_distribution("stars"), moment=moment)
+    return build_board(stars, size, np.random.default_rng(17))
+
+
+def test_tie_counters_make_a_crowded_board_exact_where_no_score_keyed_histogram_can() -> None:
+    board = _stars_board()
+    shipped, _ = model(board, DEFAULT)
+    answers, placement, build = rank_sim.model_with_build(board, TIES)
+    assert build is not None
+    assert build.crowded_slots == 31
+    assert float(shipped.exact.mean()) < rank_sim.tie_ceiling(board) + 1e-9 < 1.0
+    assert bool(answers.exact.all())
+    assert TIES.ties is not None
+    assert int(answers.entries.max()) <= TIES.ties.group
+    # Two more Queries (the slot's level-A items, the A chunk's level-B items), same one round.
+    assert set(answers.calls.tolist()) == {rank_sim.SHARDS + 4}
+    assert set(answers.round_trips.tolist()) == {1}
+    sample = choose_sample(answers, 300, np.random.default_rng(2), focus=build.crowded)
+    assert cross_check(board, TIES, answers, placement, sample) == 300
+
+
+def test_the_model_builds_the_grain_the_service_builder_chooses() -> None:
+    board = _stars_board()
+    _, placement, build = rank_sim.model_with_build(board, TIES)
+    assert build is not None
+    assert TIES.ties is not None
+    flat = placement.bucket * TIES.fine + placement.slot
+    for slot in np.flatnonzero(build.crowded_slot)[:5].tolist():
+        keys = [board.key(i) for i in np.flatnonzero(flat == slot).tolist()]
+        assert choose_grain(keys, group=TIES.ties.group) == build.grain_of_slot[slot]
+        a, b = tie_counts(keys, int(build.grain_of_slot[slot]))
+        assert sum(a.values()) == sum(b.values()) == len(keys)
+
+
+def test_one_millisecond_crowded_past_the_cap_gets_honest_ranges_through_the_real_code() -> None:
+    # 100,000 players in one millisecond: about 3,200 on each score, all in one grain-0 chunk.
+    board = _stars_board(100_000, moment=100_000)
+    answers, placement, build = rank_sim.model_with_build(board, TIES)
+    assert build is not None
+    assert set(build.grain_of_slot[build.crowded_slot].tolist()) == {0}
+    rank = np.arange(1, board.size + 1)
+    assert bool((~answers.exact).any())
+    assert bool(np.all((answers.lo <= rank) & (rank <= answers.hi)))
+    sample = choose_sample(answers, 300, np.random.default_rng(8), focus=build.crowded)
+    cross_check(board, TIES, answers, placement, sample)
+
+
+def test_a_disagreement_in_a_crowded_slot_fails_the_run() -> None:
+    board = _stars_board()
+    answers, placement, build = rank_sim.model_with_build(board, TIES)
+    assert build is not None
+    sample = choose_sample(answers, 60, np.random.default_rng(4), focus=build.crowded)
+    victim = int(sample[len(sample) // 2])
+    wrong_items = answers.counter_items.copy()
+    wrong_items[victim] -= 1  # a tie item the model forgot
+    with pytest.raises(SimulationError, match="cost"):
+        cross_check(board, TIES, replace(answers, counter_items=wrong_items), placement, sample)
+
+
+def test_tie_counters_add_two_items_per_crowded_board_to_a_submission() -> None:
+    board = _stars_board()
+    improvements = rank_sim.draw_improvements(board, np.random.default_rng(6), 5_000)
+    shipped = rank_sim.counter_writes(DEFAULT, board, improvements)
+    ties = rank_sim.counter_writes(TIES, board, improvements)
+    assert (shipped.new_player, ties.new_player) == (2, 4)
+    assert ties.improvement_max == shipped.improvement_max + 4  # out of two items, into two
