@@ -66,6 +66,7 @@ async def _load_demo(runtime: Runtime, startup: StartupJobs) -> None:
                 stores.standings, stores.index, stores.counters, stores.leases, stores.registry
             ),
             definitions=runtime.definitions,
+            definition_store=stores.definitions,
         )
     except Exception:
         startup.fail(DEMO_JOB)

@@ -1,33 +1,100 @@
-"""Demo data: a few believable boards, so a new user sees a living leaderboard in seconds.
+"""Demo data: a few believable boards of every kind, so a new user sees a living leaderboard in
+seconds.
 
-One roster of players (each the same person, with one name and country, on every board) plays
-``trivia/alltopics`` and ``trivia/sports``: a history of rounds over the last months, some of them
-this week and some today. Each board holds each player's best round of its own period, so the
-all-time board has players the week has not seen, and a player's all-time best is at least their
-week's best, which is at least their day's, as the board rule makes it for real submissions.
-Loaded through the seeding path (the board rule, the counters rebuilt), every board at once.
+One roster of players (each the same person, with one name and country, on every board) plays four
+variants, each with a history of rounds over the last months, some this week and some today:
+everyone plays ``trivia/alltopics`` and ``trivia/sports``, which follow the default definition
+(higher is better, each player's best); half of them race ``kart/time-trial``, lap times in
+milliseconds (lower is better, the best kept), and the other half play ``trivia/season``, points
+that add up (``sum``). Each board holds what its rule makes of a player's rounds in its own period
+(``move``, as for real submissions), so the all-time board has players the week has not seen, a
+best over all time is at least as good as the week's, and a total over all time is at least the
+month's. The definitions are put through the definition store first; the boards are then loaded
+through the seeding path (the board rule, the counters rebuilt), every board at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
+from app.domain.definitions import BoardDefinition, Operator, move
+from app.domain.keys import Order, RankKey
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.seed_file import parse_seed_text
-from app.services.definitions import Definitions
+from app.services.definitions import Definitions, define_boards
 from app.services.policies import SeedPolicy
+from app.services.ports import DefinitionStore
 from app.services.seeding import SeedPorts, seed_board
 
-GAME = "trivia"
-VARIANTS = ("alltopics", "sports")
-PERIODS = (PeriodKind.ALLTIME, PeriodKind.WEEK, PeriodKind.DAY)
 HISTORY_DAYS = 120
 """How far back the all-time boards' rounds go."""
+
+
+@dataclass(frozen=True)
+class Play:
+    """How a variant's rounds score: each player's skill is drawn around ``mean`` (``spread``),
+    each round around the player's skill (``round_spread``), never below ``floor``; ``rounds``
+    is the most rounds a player plays before this week, earlier this week, and today."""
+
+    mean: float
+    spread: float
+    round_spread: float
+    floor: int = 0
+    rounds: tuple[int, int, int] = (5, 4, 3)
+
+
+TRIVIA_ROUNDS = Play(mean=5000, spread=1200, round_spread=700)
+LAP_TIMES = Play(mean=62_000, spread=3_000, round_spread=1_200, floor=45_000, rounds=(8, 5, 3))
+"""Milliseconds a lap: about a minute, the best players a few seconds faster."""
+SEASON_POINTS = Play(mean=40, spread=12, round_spread=15, rounds=(40, 8, 4))
+"""Points a round, added up over the season: a total of a few hundred to a couple of thousand."""
+
+
+@dataclass(frozen=True)
+class DemoVariant:
+    """One variant the demo fills: how its rounds score, how its boards rank, and who plays it."""
+
+    game: str
+    variant: str
+    play: Play
+    definition: BoardDefinition | None = None
+    """Put before seeding; ``None``: left undefined, following the service's default."""
+    players: tuple[int, int] = (0, 1)
+    """Who of the roster plays it, as ``(first, step)``: ``roster[first::step]``. Fewer rows are a
+    quicker start-up (the demo is loaded before the service is ready)."""
+
+    def plays(self, roster: list[DemoPlayer]) -> list[DemoPlayer]:
+        first, step = self.players
+        return roster[first::step]
+
+
+DEMO_VARIANTS = (
+    DemoVariant("trivia", "alltopics", TRIVIA_ROUNDS),
+    DemoVariant("trivia", "sports", TRIVIA_ROUNDS),
+    DemoVariant(
+        "kart",
+        "time-trial",
+        LAP_TIMES,
+        BoardDefinition(
+            order=Order.ASC,
+            operator=Operator.BEST,
+            periods=(PeriodKind.ALLTIME, PeriodKind.WEEK),
+        ),
+        players=(0, 2),  # half the roster races
+    ),
+    DemoVariant(
+        "trivia",
+        "season",
+        SEASON_POINTS,
+        BoardDefinition(operator=Operator.SUM, periods=(PeriodKind.ALLTIME, PeriodKind.MONTH)),
+        players=(1, 2),  # and the other half plays the season
+    ),
+)
 
 _FIRST = [
     "Ada",
@@ -82,74 +149,108 @@ def demo_players(count: int, *, seed: int = 7) -> list[DemoPlayer]:
     return players
 
 
-def demo_rounds(rng: random.Random, players: list[DemoPlayer], *, now: datetime) -> list[Round]:
+def demo_rounds(
+    rng: random.Random, players: list[DemoPlayer], *, now: datetime, play: Play = TRIVIA_ROUNDS
+) -> list[Round]:
     """Each player's rounds of one variant: a few older ones (the last ``HISTORY_DAYS`` days
     before this week), some earlier this week, some today; scores around their own skill."""
     now_ms = to_ms(now) - 1000  # a little in the past: never ahead of the clock
     today = to_ms(Period.containing(PeriodKind.DAY, now).start())
     week = to_ms(Period.containing(PeriodKind.WEEK, now).start())
     older = to_ms(now - timedelta(days=HISTORY_DAYS))
+    before_week, this_week, on_the_day = play.rounds
     rounds = []
     for player in players:
-        skill = rng.gauss(5000, 1200)
-        windows = [(older, week, rng.randint(1, 5))]
+        skill = rng.gauss(play.mean, play.spread)
+        windows = [(older, week, rng.randint(1, before_week))]
         if rng.random() < 0.75:
-            windows.append((week, today, rng.randint(1, 4)))
+            windows.append((week, today, rng.randint(1, this_week)))
         if rng.random() < 0.6 or player is players[0]:  # someone is always on today's board
-            windows.append((today, now_ms, rng.randint(1, 3)))
+            windows.append((today, now_ms, rng.randint(1, on_the_day)))
         for start, end, count in windows:
             if end <= start:
                 continue  # this week began today
             for _ in range(count):
-                score = max(0, int(rng.gauss(skill, 700)))
+                score = max(play.floor, int(rng.gauss(skill, play.round_spread)))
                 rounds.append(Round(player, score, start + rng.randrange(end - start)))
     return rounds
 
 
-def board_rows(rounds: list[Round], board: Board) -> str:
-    """CSV of each player's best round inside the board's period (the board rule: the higher
-    score, then the earlier time)."""
+def board_rows(rounds: list[Round], board: Board, definition: BoardDefinition) -> str:
+    """CSV of each player's value on the board: what the board's rule makes of their rounds
+    inside its period, taken in the order they were played (the best by the board's order, the
+    latest, or the total at the time of the round that made it). A seed row sets the value."""
     end = board.period.end()
     window = None if end is None else (to_ms(board.period.start()), to_ms(end))
-    best: dict[str, Round] = {}
-    for held in rounds:
-        if window is not None and not window[0] <= held.achieved_ms < window[1]:
+    held: dict[str, RankKey] = {}
+    people: dict[str, DemoPlayer] = {}
+    for played in sorted(rounds, key=lambda r: r.achieved_ms):
+        if window is not None and not window[0] <= played.achieved_ms < window[1]:
             continue
-        current = best.get(held.player.player_id)
-        if current is None or (-held.score, held.achieved_ms) < (
-            -current.score,
-            current.achieved_ms,
-        ):
-            best[held.player.player_id] = held
+        player_id = played.player.player_id
+        people[player_id] = played.player
+        held[player_id] = move(
+            definition,
+            held.get(player_id),
+            score=played.score,
+            achieved_at_ms=played.achieved_ms,
+            player_id=player_id,
+        ).key
     lines = ["playerId,score,achievedAt,displayName,country"]
-    for held in best.values():
-        player = held.player
+    for player_id, key in held.items():
+        player = people[player_id]
         lines.append(
-            f"{player.player_id},{held.score},{iso_ms(held.achieved_ms)},"
+            f"{player_id},{key.score},{iso_ms(key.achieved_at_ms)},"
             f"{player.display_name},{player.country}"
         )
     return "\n".join(lines) + "\n"
 
 
 async def load_demo(
-    *, ports: SeedPorts, definitions: Definitions, players: int = 60, seed: int = 7
+    *,
+    ports: SeedPorts,
+    definitions: Definitions,
+    definition_store: DefinitionStore,
+    players: int = 60,
+    seed: int = 7,
 ) -> list[str]:
-    """Fill the demo boards, all at once; returns their ids."""
+    """Define the demo variants that need it, then fill every demo board at once; returns their
+    ids."""
     now = datetime.now(UTC)
     rng = random.Random(seed)
     roster = demo_players(players, seed=seed)
+    async with asyncio.TaskGroup() as defining:
+        for demo in DEMO_VARIANTS:
+            if demo.definition is None:
+                continue
+            # A field left out of a PUT takes the service's default: retention, here.
+            definition = replace(demo.definition, retention_days=definitions.default.retention_days)
+            defining.create_task(
+                define_boards(
+                    definitions=definitions,
+                    store=definition_store,
+                    registry=ports.registry,
+                    index=ports.index,
+                    game=demo.game,
+                    variant=demo.variant,
+                    definition=definition,
+                    now=now,
+                )
+            )
+    # As every request reads them: the definitions just put, or the default.
+    resolved = await asyncio.gather(*(definitions.of(d.game, d.variant) for d in DEMO_VARIANTS))
     # The embedded backend's index is current at once: no waiting for it to settle, and nothing
     # to wait out before the lease (no submission can have started on a board before the demo).
     policy = SeedPolicy(layout=BucketLayout(), grace_s=0, settle_delay_s=0.05)
     async with asyncio.TaskGroup() as seeding:  # one failing cancels the others
         tasks = []
-        for variant in VARIANTS:
-            definition = (await definitions.of(GAME, variant)).definition
-            rounds = demo_rounds(rng, roster, now=now)
-            for kind in PERIODS:
-                board = Board(GAME, variant, Period.containing(kind, now))
+        for demo, found in zip(DEMO_VARIANTS, resolved, strict=True):
+            definition = found.definition
+            rounds = demo_rounds(rng, demo.plays(roster), now=now, play=demo.play)
+            for kind in definition.periods:
+                board = Board(demo.game, demo.variant, Period.containing(kind, now))
                 rows = parse_seed_text(
-                    board_rows(rounds, board),
+                    board_rows(rounds, board, definition),
                     board=board,
                     now=now,
                     file_format="csv",

@@ -46,7 +46,7 @@ CHROMIUM_ARGS = [
 DESKTOP = ViewportSize(width=1280, height=900)
 PHONE = ViewportSize(width=390, height=844)  # a common phone's CSS pixels
 
-READY_TIMEOUT_S = 60.0  # the service, its moto child and the demo boards: about 8 s when idle
+READY_TIMEOUT_S = 60.0  # the service, its moto child, the ten demo boards: 15-25 s on 2 busy cores
 
 
 class ServiceExited(RuntimeError):

@@ -195,8 +195,131 @@ def test_the_page_shows_the_top_in_the_apis_order(
     (alltopics,) = [v for v in trivia["variants"] if v["variant"] == "alltopics"]
     assert periods == alltopics["periods"]
     labels = page.eval_on_selector_all("#period option", "options => options.map(o => o.text)")
-    day, week, _month = listing["currentPeriods"]  # the demo's boards have no month
+    day, week, _month = listing["currentPeriods"]  # trivia/alltopics has no month board
     assert labels == ["All time", f"Today ({day[4:]})", f"This week ({week[5:]})"]
+    # An undefined variant follows the default definition, and the page says what that is.
+    definition = api.get("/v1/games/trivia/variants/alltopics").json()
+    assert (definition["defined"], definition["order"], definition["operator"]) == (
+        False,
+        "desc",
+        "best",
+    )
+    assert page.text_content("#board-rule") == "Higher is better · best score kept"
+    assert _score_headings(page) == ["Score", "Score"]
+
+
+def test_an_ascending_board_shows_the_lowest_first_and_says_lower_is_better(
+    page: Page, service: str, api: httpx.Client
+) -> None:
+    definition = api.get("/v1/games/kart/variants/time-trial").json()
+    assert (definition["order"], definition["operator"]) == ("asc", "best")  # the API's, first
+    board = "/v1/leaderboards/kart/time-trial/alltime"
+    expected = api.get(board).json()["entries"]
+    times = [e["score"] for e in expected]
+    assert times == sorted(times)  # lowest first, as the API orders it
+    assert times[0] < times[-1]
+    _open(page, service, "kart/time-trial/alltime")
+
+    assert _shown(_rows(page)) == [_as_shown(e) for e in expected]
+    assert page.text_content("#board-rule") == "Lower is better · best score kept"
+    assert _score_headings(page) == ["Score", "Score"]
+    assert page.text_content("#board-heading") == "Top of kart / time-trial / All time"
+    periods = page.eval_on_selector_all("#period option", "options => options.map(o => o.value)")
+    listing = api.get("/v1/boards").json()
+    (kart,) = [g for g in listing["games"] if g["game"] == "kart"]
+    assert periods == kart["variants"][0]["periods"]  # all-time and this week, no day
+
+    # The fastest player's own view: rank 1 with their time, as the API gives it.
+    fastest = expected[0]["playerId"]
+    page.fill("#player", fastest)
+    page.press("#player", "Enter")
+    page.wait_for_selector("#around tbody tr", timeout=REFRESH_TIMEOUT_MS)
+    line = page.text_content("#player-rank") or ""
+    assert line.startswith("Rank 1")
+    assert f" · score {times[0]}" in line
+
+
+def test_a_sum_board_shows_the_apis_totals_and_says_they_add_up(
+    page: Page, service: str, api: httpx.Client
+) -> None:
+    definition = api.get("/v1/games/trivia/variants/season").json()
+    assert (definition["order"], definition["operator"]) == ("desc", "sum")
+    assert definition["periods"] == ["alltime", "month"]
+    month = api.get("/v1/boards").json()["currentPeriods"][2]
+    assert month.startswith("month:")
+    board = f"/v1/leaderboards/trivia/season/{month}"
+    expected = api.get(board).json()["entries"]
+    assert expected
+    player = expected[2]["playerId"]
+    rank = api.get(f"{board}/players/{player}").json()
+    around = api.get(f"{board}/players/{player}/around", params={"before": 5, "after": 5}).json()
+    _open(page, service, f"trivia/season/{month}", player=player)
+    page.wait_for_selector("#around tbody tr", timeout=REFRESH_TIMEOUT_MS)
+    wait_for_rows(page)
+
+    assert _shown(_rows(page)) == [_as_shown(e) for e in expected]  # the totals as given
+    assert _shown(_rows(page, "#around")) == [_as_shown(e) for e in around["entries"]]
+    assert page.text_content("#board-rule") == "Higher is better · scores add up to a total"
+    assert _score_headings(page) == ["Total", "Total"]
+    assert page.text_content("#board-heading") == (
+        f"Top of trivia / season / This month ({month[6:]})"
+    )
+    line = page.text_content("#player-rank") or ""
+    assert f" · total {rank['entry']['score']}" in line  # a total, and called one
+    if rank["rank"]["kind"] == "exact":  # totals can tie, and ties may be estimated here
+        assert line.startswith(f"Rank {rank['rank']['rank']} · top ")
+
+
+def test_the_definition_is_read_once_per_variant_and_its_failure_costs_only_the_words(
+    page: Page, service: str
+) -> None:
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/v1/games/" in r.url else None)
+
+    def definition(url: str) -> bool:
+        return "/v1/games/" in url
+
+    page.route(
+        definition,
+        lambda route: route.fulfill(
+            status=503,
+            body='{"type":"about:blank","title":"Service unavailable","status":503}',
+            headers={"Content-Type": "application/problem+json", "Retry-After": "1"},
+        ),
+    )
+    _open(page, service, "kart/time-trial/alltime")
+    # The board shows, in the API's order, without the words and with the plain heading.
+    assert len(_rows(page)) > 0
+    assert page.is_hidden("#board-rule")
+    assert _score_headings(page) == ["Score", "Score"]
+    assert page.text_content("#board-message") == ""
+
+    # Read again at the next refresh once it answers, and not at the refreshes after that.
+    page.unroute(definition)
+    page.wait_for_function(
+        "() => document.querySelector('#board-rule').textContent === "
+        "'Lower is better · best score kept'",
+        timeout=REFRESH_TIMEOUT_MS,
+    )
+    assert page.is_visible("#board-rule")
+    read = len(asked)
+    with page.expect_request(
+        lambda r: "/v1/leaderboards/kart/time-trial/alltime?" in r.url, timeout=REFRESH_TIMEOUT_MS
+    ):
+        pass  # a refresh of the same board
+    page.select_option("#period", index=1)  # another period of the same variant
+    page.wait_for_function(
+        "() => document.querySelector('#board-heading').textContent.includes('This week')"
+    )
+    assert len(asked) == read
+    assert asked[-1].endswith("/v1/games/kart/variants/time-trial")
+
+    page.select_option("#game", "trivia")  # another variant: its own definition, once
+    page.wait_for_function(
+        "() => document.querySelector('#board-heading').textContent.startsWith('Top of trivia')"
+    )
+    assert len(asked) == read + 1
+    assert page.text_content("#board-rule") == "Higher is better · best score kept"
 
 
 def test_paging_follows_the_apis_cursor(page: Page, service: str, api: httpx.Client) -> None:
@@ -465,6 +588,14 @@ def test_readable_at_phone_width_and_the_screenshots(
     for shot in shots:
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
+
+
+def _score_headings(page: Page) -> list[str]:
+    """The score column's heading in the top table and in the player's table."""
+    headings: list[str] = page.eval_on_selector_all(
+        "th.score", "cells => cells.map(c => c.textContent)"
+    )
+    return headings
 
 
 def _percent(value: float) -> str:

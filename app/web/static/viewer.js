@@ -1,7 +1,8 @@
 // The board viewer at /: the boards the registry lists, the top of one board page by page, and one
-// player's rank and neighbours, refreshed every few seconds. It reads the public API only
-// (GET /v1/boards and /v1/leaderboards/...), exactly as any client would, and shows what the API
-// answers: ranks, ranges and scores are never computed here.
+// player's rank and neighbours, refreshed every few seconds, with how the board ranks in words.
+// It reads the public API only (GET /v1/boards, /v1/games/.../variants/... and
+// /v1/leaderboards/...), exactly as any client would, and shows what the API answers: ranks,
+// ranges, scores and totals are never computed or re-sorted here.
 "use strict";
 
 (() => {
@@ -25,6 +26,9 @@
     page: 0,
     nextCursor: null,
     player: null, // the open player's id
+    // The chosen variant's definition (how its boards rank), read once per variant chosen: `of`
+    // names the variant it is for; a failed read leaves it null and is tried again next refresh.
+    rules: { of: null, definition: null },
     // playerId -> rank (or a range's first rank) as last shown in each table, to mark movers.
     shown: { top: null, around: null },
     generation: 0, // bumped by every change of view: answers for an older view are dropped
@@ -79,6 +83,31 @@
   }
 
   const boardPath = () => `/v1/leaderboards/${[view.game, view.variant, view.period].map(encodeURIComponent).join("/")}`;
+  const variantPath = () => `/v1/games/${encodeURIComponent(view.game)}/variants/${encodeURIComponent(view.variant)}`;
+  const variantKey = () => JSON.stringify([view.game, view.variant]);
+
+  // ---- how the board ranks ---------------------------------------------------------------------
+
+  // The definition's words (docs/boards.md): which way is better, and what a player's score is.
+  const ORDER_WORDS = { desc: "Higher is better", asc: "Lower is better" };
+  const OPERATOR_WORDS = { best: "best score kept", latest: "latest score counts", sum: "scores add up to a total" };
+  const SCORE_NAMES = { best: "Score", latest: "Latest score", sum: "Total" };
+
+  // What the score column holds: "Score" where the definition is unknown (it could not be read).
+  function scoreName() {
+    const definition = view.rules.definition;
+    return (definition && SCORE_NAMES[definition.operator]) || "Score";
+  }
+
+  // The line under the board's heading and the score columns' headings; without a definition,
+  // no line (the board shows all the same).
+  function drawRules() {
+    const definition = view.rules.definition;
+    const words = definition ? [ORDER_WORDS[definition.order], OPERATOR_WORDS[definition.operator]].filter(Boolean) : [];
+    $("board-rule").textContent = words.join(" · ");
+    $("board-rule").hidden = words.length === 0;
+    for (const heading of document.querySelectorAll("th.score")) heading.textContent = scoreName();
+  }
 
   // ---- the board list ------------------------------------------------------------------------
 
@@ -275,14 +304,14 @@
     const strong = document.createElement("strong");
     if (rank.kind === "exact") {
       strong.textContent = `Rank ${rank.rank}`;
-      line.append(strong, ` · top ${rank.topPercent}% · score ${entry.score}`);
+      line.append(strong, ` · top ${rank.topPercent}% · ${scoreName().toLowerCase()} ${entry.score}`);
     } else {
       // An estimate is shown as the range it is, never as one number.
       strong.textContent = `Rank ${rank.rankRange[0]} to ${rank.rankRange[1]}`;
       const badge = document.createElement("span");
       badge.className = "badge";
       badge.textContent = "estimated";
-      line.append(strong, " ", badge, ` · top ${rank.topPercentRange[0]}%–${rank.topPercentRange[1]}% · score ${entry.score}`);
+      line.append(strong, " ", badge, ` · top ${rank.topPercentRange[0]}%–${rank.topPercentRange[1]}% · ${scoreName().toLowerCase()} ${entry.score}`);
       const why = document.createElement("span");
       why.className = "why";
       why.textContent = "Too many players share this score for the service to count the exact place; the true rank is within the range.";
@@ -327,15 +356,24 @@
       const cursor = view.cursors[view.page];
       const query = `?limit=${PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
       const player = view.player && encodeURIComponent(view.player);
-      const [page, found, around] = await Promise.allSettled([
+      const rulesFor = view.rules.of === variantKey() ? null : variantKey(); // once per variant
+      const [page, found, around, rules] = await Promise.allSettled([
         api(path + query, controller.signal),
         player ? api(`${path}/players/${player}`, controller.signal) : null,
         player ? api(`${path}/players/${player}/around?before=${AROUND}&after=${AROUND}`, controller.signal) : null,
+        rulesFor ? api(variantPath(), controller.signal) : null,
       ]);
       if (generation !== view.generation) return; // the view changed while these were out
+      if (rulesFor) {
+        // A failed read costs only the words: the board shows without them.
+        const read = rules.status === "fulfilled";
+        view.rules = { of: read ? rulesFor : null, definition: read ? rules.value : null };
+      }
       const scroll = [window.scrollX, window.scrollY];
-      if (page.status === "fulfilled") drawBoard(page.value);
-      else throw page.reason;
+      if (page.status === "fulfilled") {
+        drawRules();
+        drawBoard(page.value);
+      } else throw page.reason;
       if (player) {
         if (found.status === "fulfilled" && around.status === "fulfilled") drawPlayer(found.value, around.value);
         else playerError(found.status === "rejected" ? found.reason : around.reason);
