@@ -24,7 +24,7 @@ from app.services.definitions import define_boards, list_definitions, show_defin
 router = APIRouter()
 
 
-def _game(game: PathId) -> str:
+async def _game(game: PathId) -> str:
     if game in RESERVED_GAMES:
         raise InvalidInput(
             f"{game!r} is a reserved name", errors=[{"field": "game", "message": "reserved"}]

@@ -59,18 +59,22 @@ class AppState:
     readiness: ReadinessLog = field(default_factory=ReadinessLog)
 
 
-def get_state(request: Request) -> AppState:
+# Every dependency here is ``async def``, though most await nothing: FastAPI runs a plain ``def``
+# dependency on a worker thread, a thread hop for each one on every request.
+
+
+async def get_state(request: Request) -> AppState:
     return cast("AppState", request.state.app)
 
 
 StateDep = Annotated[AppState, Depends(get_state)]
 
 
-def get_stores(state: StateDep) -> Stores:
+async def get_stores(state: StateDep) -> Stores:
     return state.stores
 
 
-def get_policies(state: StateDep) -> Policies:
+async def get_policies(state: StateDep) -> Policies:
     return state.policies
 
 
@@ -78,7 +82,7 @@ StoresDep = Annotated[Stores, Depends(get_stores)]
 PoliciesDep = Annotated[Policies, Depends(get_policies)]
 
 
-def get_now() -> datetime:
+async def get_now() -> datetime:
     """The request's one "now" (FastAPI resolves a dependency once per request)."""
     return datetime.now(UTC)
 
@@ -97,7 +101,7 @@ PeriodParam = Annotated[
 ]
 
 
-def get_board(game: PathId, variant: PathId, period: PeriodParam, now: NowDep) -> Board:
+async def get_board(game: PathId, variant: PathId, period: PeriodParam, now: NowDep) -> Board:
     """The board a ``/v1/leaderboards/{game}/{variant}/{period}`` path names."""
     try:
         return Board(game, variant, Period.parse(period, now=now))
@@ -142,7 +146,7 @@ async def get_principal(
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
-def limit_writes(state: StateDep, principal: PrincipalDep) -> Decision:
+async def limit_writes(state: StateDep, principal: PrincipalDep) -> Decision:
     """Per key, before the body is read or anything reserved: a 429 stores nothing."""
     return state.write_limits.enforce(principal.name)
 
@@ -150,14 +154,14 @@ def limit_writes(state: StateDep, principal: PrincipalDep) -> Decision:
 WriteLimitDep = Annotated[Decision, Depends(limit_writes)]
 
 
-def limit_reads(state: StateDep, request: Request, response: Response) -> None:
+async def limit_reads(state: StateDep, request: Request, response: Response) -> None:
     """Per client address (behind a trusted proxy, the forwarded one)."""
     address = request.client.host if request.client else "unknown"
     decision = state.read_limits.enforce(address)
     response.headers.update(ratelimit_headers(decision))
 
 
-def get_idempotency_key(
+async def get_idempotency_key(
     idempotency_key: Annotated[
         str,
         Header(
@@ -220,7 +224,7 @@ def _query_names(dependant: Dependant) -> set[str]:
     return names
 
 
-def refuse_unknown_query(request: Request) -> None:
+async def refuse_unknown_query(request: Request) -> None:
     """An unknown query parameter is a 422, like an unknown body field: a typo (``?limt=5``)
     should not silently fall back to a default."""
     route = request.scope.get("route")
