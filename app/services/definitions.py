@@ -2,7 +2,9 @@
 
 ``Definitions`` answers "how does this board rank" for every request from a short per-process
 memory (``ttl_s``, 10 s by default), so a change reaches every task within that time and a board's
-requests do not read its definition each time. A variant with no definition follows the service's
+requests do not read its definition each time. A definition in use is read again in the background
+once it is ``REFRESH_AHEAD`` of ``ttl_s`` old, so a variant with steady traffic never has a request
+wait for that read; only a variant quiet for longer than that waits for it (one GetItem). A variant with no definition follows the service's
 default definition; with ``refuse``, an undefined variant is a 404 for reads and a 422 for
 submissions, so a typo in a game name is not an empty board.
 """
@@ -24,6 +26,9 @@ from app.services.boards import board_is_expired
 from app.services.ports import BoardIndex, BoardRegistry, DefinitionStore, StoredDefinition
 
 UndefinedBoards = Literal["allow", "refuse"]
+
+REFRESH_AHEAD = 0.8
+"""The share of ``ttl_s`` after which a request still uses what is held but starts a new read."""
 
 
 @dataclass(frozen=True)
@@ -59,21 +64,47 @@ class Definitions:
         self._known: OrderedDict[tuple[str, str], tuple[float, asyncio.Task[Resolved]]] = (
             OrderedDict()
         )
+        self._refreshing: dict[tuple[str, str], asyncio.Task[Resolved]] = {}
 
     async def of(self, game: str, variant: str) -> Resolved:
         """The variant's definition (or the default), remembered for ``ttl_s``; concurrent
-        requests for one variant share one read."""
+        requests for one variant share one read, and one held past ``REFRESH_AHEAD`` of it is
+        read again beside the request that finds it so."""
         at = (game, variant)
         now = self._clock()
         held = self._known.get(at)
         if held is None or now - held[0] >= self._ttl_s or _failed(held[1]):
             held = (now, asyncio.ensure_future(self._read(game, variant)))
-            if self._ttl_s > 0:
-                self._known[at] = held
-                self._known.move_to_end(at)
-                while len(self._known) > self._max:
-                    self._known.popitem(last=False)
+            self._remember(at, held)
+        elif now - held[0] >= self._ttl_s * REFRESH_AHEAD and held[1].done():
+            self._refresh(at, now)
         return await asyncio.shield(held[1])
+
+    def _remember(self, at: tuple[str, str], held: tuple[float, asyncio.Task[Resolved]]) -> None:
+        if self._ttl_s <= 0:
+            return
+        self._known[at] = held
+        self._known.move_to_end(at)
+        while len(self._known) > self._max:
+            self._known.popitem(last=False)
+
+    def _refresh(self, at: tuple[str, str], started: float) -> None:
+        """Read the definition again in the background; what is held stays in use until the read
+        succeeds, and until ``ttl_s`` at most."""
+        if at in self._refreshing:
+            return
+        task = asyncio.ensure_future(self._read(*at))
+        self._refreshing[at] = task
+
+        def done(finished: asyncio.Task[Resolved]) -> None:
+            if self._refreshing.get(at) is not finished:
+                return  # forgotten meanwhile: this read may be older than the change
+            del self._refreshing[at]
+            if finished.cancelled() or finished.exception() is not None:
+                return  # what is held serves until ttl_s; then a request reads it itself
+            self._remember(at, (started, finished))
+
+        task.add_done_callback(done)
 
     async def _read(self, game: str, variant: str) -> Resolved:
         stored = await self._store.get_definition(game, variant)
@@ -115,6 +146,7 @@ class Definitions:
     def forget(self, game: str, variant: str) -> None:
         """This process changed the definition: its own next request reads it afresh."""
         self._known.pop((game, variant), None)
+        self._refreshing.pop((game, variant), None)
 
 
 def _failed(task: asyncio.Task[Resolved]) -> bool:

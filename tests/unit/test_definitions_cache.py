@@ -1,0 +1,123 @@
+"""The per-task memory of board definitions: a change is seen within ``ttl_s``, and a variant in
+steady use never has a request wait for the read that refreshes it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.domain.definitions import BoardDefinition
+from app.services.definitions import REFRESH_AHEAD, Definitions
+from app.services.ports import StoredDefinition
+
+TTL = 10.0
+
+
+class SlowStore:
+    """A definition store whose reads wait until released, counting them."""
+
+    def __init__(self) -> None:
+        self.retention = 30
+        self.reads = 0
+        self.fail = False
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    async def get_definition(self, game: str, variant: str) -> StoredDefinition | None:
+        self.reads += 1
+        retention = self.retention  # what the store holds when the read is made
+        await self.gate.wait()
+        if self.fail:
+            raise RuntimeError("the store is down")
+        return StoredDefinition(
+            game, variant, BoardDefinition(retention_days=retention), "2026-12-01"
+        )
+
+    async def definitions_of(self, game: str) -> list[StoredDefinition]:
+        raise NotImplementedError
+
+    async def put_definition(
+        self, game: str, variant: str, definition: BoardDefinition
+    ) -> StoredDefinition:
+        raise NotImplementedError
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _cache(store: SlowStore, clock: Clock) -> Definitions:
+    return Definitions(store, default=BoardDefinition(), ttl_s=TTL, clock=clock)
+
+
+async def _retention(definitions: Definitions) -> int:
+    return (await definitions.of("trivia", "classic")).definition.retention_days
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_a_definition_held_past_the_refresh_point_answers_at_once_and_is_read_again() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = _cache(store, clock)
+    assert await _retention(definitions) == 30
+    assert store.reads == 1
+
+    store.retention, store.gate = 90, asyncio.Event()  # the next read waits, and sees 90
+    clock.now += TTL * REFRESH_AHEAD + 0.1
+    # Answered from memory without waiting for the read it started (the gate is shut).
+    assert await asyncio.wait_for(_retention(definitions), timeout=1) == 30
+    assert await asyncio.wait_for(_retention(definitions), timeout=1) == 30
+    assert store.reads == 2  # one read in the background, not one per request
+
+    store.gate.set()
+    await _settle()
+    assert await _retention(definitions) == 90
+    assert store.reads == 2
+
+
+async def test_a_definition_past_its_ttl_is_read_before_answering() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = _cache(store, clock)
+    assert await _retention(definitions) == 30
+    store.retention = 90
+    clock.now += TTL
+    assert await _retention(definitions) == 90  # never older than ttl_s
+    assert store.reads == 2
+
+
+async def test_a_failed_refresh_keeps_what_is_held_until_its_ttl() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = _cache(store, clock)
+    assert await _retention(definitions) == 30
+    store.fail = True
+    clock.now += TTL * REFRESH_AHEAD + 0.1
+    assert await _retention(definitions) == 30
+    await _settle()
+    assert await _retention(definitions) == 30  # the failure is not served
+    clock.now += TTL
+    with pytest.raises(RuntimeError):
+        await _retention(definitions)
+
+
+async def test_a_refresh_under_way_when_the_process_changes_the_definition_is_dropped() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = _cache(store, clock)
+    assert await _retention(definitions) == 30
+    store.gate = asyncio.Event()
+    clock.now += TTL * REFRESH_AHEAD + 0.1
+    assert await _retention(definitions) == 30  # starts a refresh, which waits at the gate
+    await _settle()  # the refresh's read is made: it will see 30
+    definitions.forget("trivia", "classic")  # this process defined the variant anew
+    store.retention = 90
+    store.gate.set()
+    assert await _retention(definitions) == 90  # its own read, not the older refresh's
+    await _settle()
+    assert await _retention(definitions) == 90
