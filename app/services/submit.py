@@ -306,10 +306,12 @@ class _Writer:
     ) -> Mapping[SlotAddress, int]:
         """The tie grains of the slots the moves land in: read with the state, except where the
         move lands elsewhere than the submitted score (a ``sum`` board's new total): one more call
-        for those."""
+        for those. A player who does not move keeps their row's grain and needs none."""
         asked = set(self._grain_slots)
         missing = [
-            self._slot(board, m.key) for board, m in moves if self._slot(board, m.key) not in asked
+            slot
+            for board, m in moves
+            if m.changed and (slot := self._slot(board, m.key)) not in asked
         ]
         if not missing:
             return state.grains

@@ -91,6 +91,9 @@ async def test_a_new_player_and_a_rank_read_trace_as_docs_architecture_says(
     # Also the variant's definition (a round trip before the rest) and the registry (beside).
     assert (len(first.calls), first.round_trips) == (18, 4)
     assert first.calls[0].operation == "GetItem"
+    # A score that is not the player's best moves nothing: no tie grain to read, 3 round trips.
+    same = scenarios["no improvement"]
+    assert (same.round_trips, [c.operation for c in same.calls].count("BatchGetItem")) == (3, 1)
     rank = scenarios["rank read"]
     assert (len(rank.calls), rank.round_trips) == (5, 2)
     assert len(scenarios["409 (same key in flight, same task)"].calls) == 0
