@@ -4,17 +4,12 @@ status the document does not declare, for any generated input (valid or not)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import unquote
 
-import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
@@ -24,20 +19,19 @@ from schemathesis.schemas import BaseSchema
 
 from app.domain.clock import iso_ms, parse_iso_ms, to_ms
 from app.domain.periods import Period
-from app.local.embedded import free_port
 from app.main import create_app
 from app.settings import Settings
+from tests.served import ServiceExited, clean_environment, serve
 
 DEV_KEY = "fuzz-dev-key"
 
 
 @pytest.fixture(scope="module")
 def served_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LEADERBOARD_")}
-    env |= {
+    directory = tmp_path_factory.mktemp("serve")
+    env = clean_environment() | {
         # Not the user's own: a `leaderboard serve` they run meanwhile keeps its record.
-        "LEADERBOARD_STATE_FILE": str(tmp_path_factory.mktemp("serve") / "embedded.json"),
+        "LEADERBOARD_STATE_FILE": str(directory / "embedded.json"),
         "LEADERBOARD_DEV_API_KEY": DEV_KEY,
         "LEADERBOARD_WRITE_RATE_PER_SECOND": "100000",
         "LEADERBOARD_WRITE_BURST": "100000",
@@ -46,27 +40,11 @@ def served_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         # A seed waits out the submissions' deadline before writing: keep it short here.
         "LEADERBOARD_REQUEST_DEADLINE_SECONDS": "2",
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("the service did not start")
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+        with serve(directory, env, ready_timeout_s=60) as base:
+            yield base
+    except ServiceExited as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.browser.harness import ROOT, chromium, demo_service, take_screenshots
+from tests.browser.harness import chromium, demo_service, take_screenshots
+from tests.served import ROOT
 
 
 def main() -> int:

@@ -25,12 +25,12 @@ from tests.browser.harness import (
     CHROMIUM_MISSING,
     DESKTOP,
     PHONE,
-    ServiceExited,
     chromium,
     demo_service,
     take_screenshots,
     wait_for_rows,
 )
+from tests.served import ServiceExited
 
 KEY = "browser-test-key"
 SETTINGS = {

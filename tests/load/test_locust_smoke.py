@@ -10,19 +10,16 @@ nothing of its own. What it does not: anything about performance (docs/load-test
 from __future__ import annotations
 
 import csv
-import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.served import ROOT, ServiceExited, clean_environment, serve
+
 KEY = "load-smoke-test-key"
 
 SCORES = "/v1/scores"
@@ -59,90 +56,16 @@ READY_TIMEOUT_S = 60.0  # the service and its moto child start in about 4 s on a
 LOCUST_TIMEOUT_S = 90.0  # for a 15 s run
 
 
-def _clean_environment() -> dict[str, str]:
-    """This process's environment without the service's settings or locust's options, so neither
-    the service nor locust picks up a configuration meant for something else."""
-    return {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("LEADERBOARD_", "LOCUST_"))
-    }
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-
-
-def _ready(process: subprocess.Popen[bytes], base_url: str, log: Path) -> bool:
-    """True once /healthz and then /readyz answer 200; False if the service exited first."""
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    # trust_env=False: a proxy from the environment must not sit between us and loopback.
-    with httpx.Client(base_url=base_url, timeout=2.0, trust_env=False) as http:
-        for path in ("/healthz", "/readyz"):
-            while True:
-                if process.poll() is not None:
-                    return False
-                try:
-                    if http.get(path).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass  # not listening yet
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"{path} did not answer 200 within {READY_TIMEOUT_S:g} s:\n{_tail(log)}"
-                    )
-                time.sleep(0.2)
-    return True
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    # The service stops its moto child on SIGTERM; after a kill the kernel signals the child.
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=15)
-
-
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`leaderboard serve` on a free loopback port, its own embedded DynamoDB, a dev key."""
     directory = tmp_path_factory.mktemp("service")
-    environment = _clean_environment() | {"LEADERBOARD_DEV_API_KEY": KEY}
-    for attempt in range(1, 4):
-        # The probe frees its port before the service binds it, and other suites on this machine
-        # take ports too: if another process got there first, try another port.
-        port = _free_port()
-        base_url = f"http://127.0.0.1:{port}"
-        log = directory / f"service-{attempt}.log"
-        command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1"]
-        with log.open("wb") as output:
-            process = subprocess.Popen(
-                [*command, "--port", str(port)],
-                cwd=ROOT,
-                env=environment,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-            )
-        try:
-            if _ready(process, base_url, log):
-                yield base_url
-                return
-        finally:
-            _stop(process)
-        if "address already in use" not in log.read_text(errors="replace").lower():
-            pytest.fail(
-                f"the service exited ({process.returncode}) before it was ready:\n{_tail(log)}"
-            )
-    pytest.fail("the service found no free port in 3 tries")
+    environment = clean_environment("LOCUST_") | {"LEADERBOARD_DEV_API_KEY": KEY}
+    try:
+        with serve(directory, environment, ready_timeout_s=READY_TIMEOUT_S) as base_url:
+            yield base_url
+    except ServiceExited as exc:
+        pytest.fail(str(exc))
 
 
 def _run_locust(
@@ -163,7 +86,7 @@ def _run_locust(
     completed = subprocess.run(
         command,
         cwd=ROOT,
-        env=_clean_environment() | extra_env,
+        env=clean_environment("LOCUST_") | extra_env,
         capture_output=True,
         text=True,
         timeout=LOCUST_TIMEOUT_S,
