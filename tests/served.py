@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from app.local.embedded import free_port
+from app.local.embedded import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,16 +57,6 @@ def _wait_ready(
     return True
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    # The service stops its moto child on SIGTERM; after a kill the kernel signals the child.
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=15)
-
-
 @contextmanager
 def serve(
     directory: Path, environment: Mapping[str, str], *options: str, ready_timeout_s: float
@@ -93,7 +83,8 @@ def serve(
                 yield base_url
                 return
         finally:
-            _stop(process)
+            # The service stops its moto child on SIGTERM; after a kill the kernel signals it.
+            stop_process(process, grace_s=15)
         if "address already in use" not in log.read_text(errors="replace").lower():
             raise ServiceExited(
                 f"the service exited ({process.returncode}) before it was ready:\n{tail(log)}"

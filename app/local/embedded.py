@@ -34,6 +34,19 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+def stop_process(process: subprocess.Popen[bytes], *, grace_s: float) -> None:
+    """SIGTERM, ``grace_s`` to exit, then SIGKILL (and as long again to be reaped); nothing for a
+    process already gone."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=grace_s)
+
+
 class EmbeddedDynamo:
     """``with EmbeddedDynamo() as endpoint: ...``, or ``start()`` and ``stop()``."""
 
@@ -95,14 +108,8 @@ class EmbeddedDynamo:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        if process is not None:
+            stop_process(process, grace_s=5)
 
     def __enter__(self) -> str:
         return self.start()

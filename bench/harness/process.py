@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from app.local.embedded import free_port
+from app.local.embedded import free_port, stop_process
 from app.settings import Settings
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -102,14 +101,8 @@ class ServedService:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        if process is not None:
+            stop_process(process, grace_s=60)
 
     def stats(self) -> dict[str, int]:
         stats: dict[str, int] = json.loads(self.stats_path.read_text())
