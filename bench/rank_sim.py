@@ -128,6 +128,11 @@ def query_half_units(nbytes: int) -> int:
     return max(1, -(-nbytes // UNIT_BYTES))
 
 
+def query_half_units_array(nbytes: IntArray) -> IntArray:
+    """``query_half_units`` over an array of Queries' item bytes."""
+    return np.maximum(1, -(-nbytes // UNIT_BYTES)).astype(np.int64)
+
+
 def write_units(nbytes: int, *, transactional: bool = True) -> int:
     """Write units for one item: 1 per KB rounded up, doubled inside a transaction."""
     units = max(1, -(-nbytes // 1_024))
@@ -516,7 +521,7 @@ def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> His
     else:
         read_bytes = fine_sizes.sum(axis=1)[bucket]
         read_items = (fine > 0).sum(axis=1)[bucket]
-    fine_half = np.maximum(1, -(-read_bytes // UNIT_BYTES))
+    fine_half = query_half_units_array(read_bytes)
     return HistogramReads(
         ahead=above[flat],
         slot_size=counts[flat],
@@ -528,7 +533,7 @@ def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> His
 
 def entry_half_units(entries: IntArray) -> IntArray:
     """A COUNT Query's cost, in half units, for the entries it counted."""
-    return np.maximum(1, -(-(entries * INDEX_ENTRY_BYTES) // UNIT_BYTES)).astype(np.int64)
+    return query_half_units_array(entries * INDEX_ENTRY_BYTES)
 
 
 def model_two_level(board: Board, spec: LayoutSpec, placement: Placement) -> Answers:
@@ -574,7 +579,7 @@ def model_seeds(board: Board, placement: Placement) -> Answers:
     lo = np.where(capped, np.maximum(ahead + 1, CAP + 1), rank)
     hi = np.where(capped, np.maximum(lo, ahead + size), rank)
     meta = seeds_meta_bytes(counts.tolist(), n)
-    entry_half = np.maximum(1, -(-(entries * INDEX_ENTRY_BYTES) // UNIT_BYTES))
+    entry_half = entry_half_units(entries)
     read_meta = capped.astype(np.int64)
     return Answers(
         exact=~capped,
@@ -674,7 +679,6 @@ class _Chunks:
     board order."""
 
     idx: IntArray
-    chunk_b: IntArray
     a_id: IntArray
     b_id: IntArray
     a_size: IntArray
@@ -698,7 +702,6 @@ def _chunks(board: Board, idx: IntArray, flat: IntArray, grain: IntArray, ties: 
     a_size, b_size = np.bincount(a_id), np.bincount(b_id)
     return _Chunks(
         idx=idx,
-        chunk_b=chunk_b,
         a_id=a_id,
         b_id=b_id,
         a_size=a_size,
@@ -766,10 +769,9 @@ def model_ties(board: Board, spec: LayoutSpec, placement: Placement) -> tuple[An
     own_b, in_chunk = c.b_size[c.b_id], idx - c.b_start
     if bool((in_chunk < 0).any()) or bool((in_chunk >= own_b).any()):
         raise SimulationError(f"{spec.name}: the board order and the tie chunks disagree")
-    counted = in_chunk
-    capped = counted >= ties.cap
+    capped = in_chunk >= ties.cap
     before = hist.ahead[idx] + level_a.ahead + level_b.ahead
-    rank = before + counted + 1
+    rank = before + in_chunk + 1
     lo = np.where(capped, before + ties.cap + 1, rank)
     top = before + own_b
 
@@ -780,11 +782,10 @@ def model_ties(board: Board, spec: LayoutSpec, placement: Placement) -> tuple[An
         exact=~capped,
         lo=lo,
         hi=np.where(capped, np.maximum(lo, top), rank),
-        entries=np.minimum(counted, ties.cap),
+        entries=np.minimum(in_chunk, ties.cap),
         extra_items=level_a.items + level_b.items,
         extra_bytes=level_a.nbytes + level_b.nbytes,
-        extra_half=np.maximum(1, -(-level_a.nbytes // UNIT_BYTES))
-        + np.maximum(1, -(-level_b.nbytes // UNIT_BYTES)),
+        extra_half=query_half_units_array(level_a.nbytes) + query_half_units_array(level_b.nbytes),
         hist_half=hist.half_units,
     )
     build = TieBuild(
