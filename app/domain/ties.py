@@ -76,14 +76,11 @@ class TiePlace:
         """Every level-B item of this key's A chunk starts so."""
         return f"B#{self.score_part}{self.chunk_a:0{_DIGITS}d}#"
 
-    def chunk_keys(self) -> tuple[str, str]:
-        """The lowest and highest rank keys of this key's B chunk (``low <= key <= high``)."""
-        first = self.chunk_b << self.grain
-        last = ((self.chunk_b + 1) << self.grain) - 1
-        return (
-            f"{self.score_part}{first:0{_DIGITS}d}#",
-            f"{self.score_part}{last:0{_DIGITS}d}#~",
-        )
+    @property
+    def chunk_start(self) -> str:
+        """The lowest rank key this key's B chunk can hold (the chunk's keys are at or above it,
+        below the next chunk's)."""
+        return f"{self.score_part}{self.chunk_b << self.grain:0{_DIGITS}d}#"
 
 
 def choose_grain(keys: list[RankKey], *, group: int) -> int:

@@ -145,7 +145,7 @@ def _plan(layout: BucketLayout, query: RankQuery) -> _Plan:
     low = score_prefix(slot_lo if ascending else slot_hi - 1, key.order_by)
     tie = None if query.tie_grain is None else TiePlace.of(key, query.tie_grain)
     if tie is not None:
-        low = tie.chunk_keys()[0]  # the tie counts say how many are ahead of the chunk
+        low = tie.chunk_start  # the tie counts say how many are ahead of the chunk
     high = key_just_below(key.encode())
     return _Plan(query, bucket, slot, read_ahead, first, last, low, high, tie)
 
