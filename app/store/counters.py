@@ -35,7 +35,7 @@ from app.services.ports import (
 )
 from app.store.client import Dynamo
 from app.store.item_locks import ItemLocks
-from app.store.items import get_n, get_s, key, n, s
+from app.store.items import Item, get_n, get_s, key, n, s
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
@@ -52,6 +52,10 @@ def coarse_pk(board_id: str, shard: int) -> str:
 
 def fine_pk(board_id: str, bucket: int) -> str:
     return f"hist#{board_id}#f{bucket:04d}"
+
+
+def _tie_counts(items: Iterable[Item]) -> dict[str, int]:
+    return {get_s(item, "leaderboardId") or "": get_n(item, "n") or 0 for item in items}
 
 
 def tie_pk(board_id: str, bucket: int, slot: int) -> str:
@@ -223,36 +227,37 @@ class CounterItems:
 
     async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
         pk = tie_pk(board_id, bucket, slot)
-        a, b = await asyncio.gather(self._ties(pk, "A#"), self._ties(pk, b_prefix))
-        return TieCounts(a, b)
+        a, b = await asyncio.gather(
+            self._tie_items(pk, prefix="A#"), self._tie_items(pk, prefix=b_prefix)
+        )
+        return TieCounts(_tie_counts(a), _tie_counts(b))
 
-    async def _ties(self, pk: str, prefix: str, *, consistent: bool = False) -> dict[str, int]:
-        items = await self._dynamo.query_all(
+    async def _tie_items(
+        self, pk: str, *, prefix: str | None = None, consistent: bool = False
+    ) -> list[Item]:
+        """A slot's tie partition, or its items whose sort key starts with ``prefix``."""
+        condition = "playerId = :p"
+        values: dict[str, AttributeValueTypeDef] = {":p": s(pk)}
+        if prefix is not None:
+            condition += " AND begins_with(leaderboardId, :prefix)"
+            values[":prefix"] = s(prefix)
+        return await self._dynamo.query_all(
             "reading the tie counters",
             TableName=self._table,
-            KeyConditionExpression="playerId = :p AND begins_with(leaderboardId, :prefix)",
-            ExpressionAttributeValues={":p": s(pk), ":prefix": s(prefix)},
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=values,
             ConsistentRead=consistent,
         )
-        return {get_s(item, "leaderboardId") or "": get_n(item, "n") or 0 for item in items}
 
     async def read_ties(self, board_id: str, bucket: int, slot: int) -> StoredTies:
-        items = await self._dynamo.query_all(
-            "reading the tie counters",
-            TableName=self._table,
-            KeyConditionExpression="playerId = :p",
-            ExpressionAttributeValues={":p": s(tie_pk(board_id, bucket, slot))},
-            ConsistentRead=True,
-        )
         grain = None
-        counts: dict[str, int] = {}
-        for item in items:
-            sort_key = get_s(item, "leaderboardId") or ""
-            if sort_key == GRAIN_SORT_KEY:
+        counts: list[Item] = []
+        for item in await self._tie_items(tie_pk(board_id, bucket, slot), consistent=True):
+            if get_s(item, "leaderboardId") == GRAIN_SORT_KEY:
                 grain = get_n(item, "g")
             else:
-                counts[sort_key] = get_n(item, "n") or 0
-        return StoredTies(grain, counts)
+                counts.append(item)
+        return StoredTies(grain, _tie_counts(counts))
 
     async def set_grain(
         self, board_id: str, bucket: int, slot: int, grain: int, *, expires_at: int | None
