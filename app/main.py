@@ -22,6 +22,7 @@ from app.api.ratelimit import RateLimiter, RatePolicy
 from app.api.readiness import StartupJobs
 from app.api.viewer import install_viewer
 from app.bootstrap import Runtime, open_service_runtime
+from app.errors import LeaderboardError
 from app.services.demo import load_demo
 from app.services.seeding import SeedPorts
 from app.settings import ConfigurationError, Settings, get_settings
@@ -53,6 +54,23 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
 
 
 DEMO_JOB = "loading the demo boards"
+DEFINITIONS_JOB = "reading the board definitions"
+
+
+async def _keep_definitions(runtime: Runtime, startup: StartupJobs) -> None:
+    """Hold the definition of every variant with boards before the service is ready, then keep
+    the games in use fresh until shutdown (``app.services.definitions``). A failed preload is
+    logged, not fatal: requests then read the definitions they need themselves."""
+    try:
+        boards = await runtime.stores.registry.registered_boards()
+        variants = {tuple(b.board_id.split("#", 2)[:2]) for b in boards}
+        found = await runtime.definitions.preload((game, variant) for game, variant in variants)
+        log.info("definitions_preloaded", variants=len(variants), definitions=found)
+    except LeaderboardError as exc:
+        log.warning("definitions_preload_failed", error=str(exc))
+    finally:
+        startup.finish(DEFINITIONS_JOB)
+    await runtime.definitions.keep_fresh()
 
 
 async def _load_demo(runtime: Runtime, startup: StartupJobs) -> None:
@@ -98,6 +116,8 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
             )
             app.state.leaderboard = state  # for operators' tools and tests
             app.state.runtime = runtime
+            state.startup.begin(DEFINITIONS_JOB)  # /readyz is 503 until they are held
+            definitions_task = asyncio.create_task(_keep_definitions(runtime, state.startup))
             demo_task = None
             if demo and settings.uses_embedded_backend:
                 state.startup.begin(DEMO_JOB)  # /readyz is 503 until it is done
@@ -105,6 +125,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
             yield {"app": state}
             if demo_task is not None and not demo_task.done():
                 demo_task.cancel()
+            definitions_task.cancel()
 
     app = FastAPI(
         title="Leaderboard",

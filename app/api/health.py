@@ -25,9 +25,8 @@ async def healthz() -> Health:
     summary="Readiness: start-up work is done and the tables answer",
 )
 async def readyz(state: StateDep) -> Health:
-    waiting = state.startup.not_ready_because()
-    if waiting is not None:
-        raise Unavailable(waiting, retry_after=1)
+    # The tables first: while they do not answer, the start-up work that reads them waits too,
+    # and the tables are the cause to report.
     try:
         await state.stores.tables.ping()
     except Unavailable as exc:
@@ -39,6 +38,9 @@ async def readyz(state: StateDep) -> Health:
             retry_after=exc.retry_after,
         ) from None
     state.readiness.answered()
+    waiting = state.startup.not_ready_because()
+    if waiting is not None:
+        raise Unavailable(waiting, retry_after=1)
     return Health(status="ready")
 
 

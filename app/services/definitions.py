@@ -1,12 +1,22 @@
 """Board definitions: defining a variant's boards, and knowing, on every request, how a board ranks.
 
-``Definitions`` answers "how does this board rank" for every request from a short per-process
-memory (``ttl_s``, 10 s by default), so a change reaches every task within that time and a board's
-requests do not read its definition each time. A definition in use is read again in the background
-once it is ``REFRESH_AHEAD`` of ``ttl_s`` old, so a variant with steady traffic never has a request
-wait for that read; only a variant quiet for longer than that waits for it (one GetItem). A variant with no definition follows the service's
-default definition; with ``refuse``, an undefined variant is a 404 for reads and a 422 for
-submissions, so a typo in a game name is not an empty board.
+``Definitions`` answers "how does this board rank" for every request from a per-process memory,
+so a board's requests do not read its definition each time; a change reaches every task within
+``ttl_s`` (10 s by default). The memory is kept fresh ahead of use, so that no request waits for a
+definition in the common case:
+
+- at start-up the service holds the definition of every variant that has boards (``preload``: the
+  registry's variants, one Query a game), before it says it is ready;
+- while it runs, the games in use (preloaded, defined on this task, submitted to, or holding a
+  defined variant, each until ``KEEP_S`` without a request) are read again every
+  ``REFRESH_AHEAD`` of ``ttl_s`` in the background (``refresh_games``, one Query a game);
+- a variant read on a request and held past ``REFRESH_AHEAD`` of ``ttl_s`` is read again beside
+  the request that finds it so.
+
+Only a variant this task has not seen (a game with no boards when the task started, defined on
+another task) or not seen for ``ttl_s`` waits for its read: one GetItem. A variant with no
+definition follows the service's default definition; with ``refuse``, an undefined variant is a
+404 for reads and a 422 for submissions, so a typo in a game name is not an empty board.
 """
 
 from __future__ import annotations
@@ -14,21 +24,32 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+import structlog
+
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
-from app.errors import Conflict, InvalidInput, NotFound
+from app.errors import Conflict, InvalidInput, LeaderboardError, NotFound
 from app.services.boards import board_is_expired
 from app.services.ports import BoardIndex, BoardRegistry, DefinitionStore, StoredDefinition
+
+log = structlog.get_logger(__name__)
 
 UndefinedBoards = Literal["allow", "refuse"]
 
 REFRESH_AHEAD = 0.8
-"""The share of ``ttl_s`` after which a request still uses what is held but starts a new read."""
+"""The share of ``ttl_s`` after which a request still uses what is held but starts a new read, and
+the period, as a share of ``ttl_s``, of the background reads of the games in use."""
+
+KEEP_S = 3600.0
+"""A game stays in the background reads this long after its last request."""
+
+MAX_KEPT_GAMES = 1_000
+"""At most this many games are read in the background (those asked for most lately)."""
 
 
 @dataclass(frozen=True)
@@ -61,10 +82,14 @@ class Definitions:
         self._ttl_s = ttl_s
         self._max = max_entries
         self._clock = clock
-        self._known: OrderedDict[tuple[str, str], tuple[float, asyncio.Task[Resolved]]] = (
+        self._known: OrderedDict[tuple[str, str], tuple[float, asyncio.Future[Resolved]]] = (
             OrderedDict()
         )
-        self._refreshing: dict[tuple[str, str], asyncio.Task[Resolved]] = {}
+        self._refreshing: dict[tuple[str, str], asyncio.Future[Resolved]] = {}
+        # Game -> when a request last asked for it: the games the background reads keep fresh.
+        # Only games that have boards or definitions, or were submitted to, enter: a read of an
+        # undefined game anyone can name is not read again in the background.
+        self._kept: OrderedDict[str, float] = OrderedDict()
 
     async def of(self, game: str, variant: str) -> Resolved:
         """The variant's definition (or the default), remembered for ``ttl_s``; concurrent
@@ -72,15 +97,90 @@ class Definitions:
         read again beside the request that finds it so."""
         at = (game, variant)
         now = self._clock()
+        if game in self._kept:
+            self._keep(game, now)
         held = self._known.get(at)
         if held is None or now - held[0] >= self._ttl_s or _failed(held[1]):
             held = (now, asyncio.ensure_future(self._read(game, variant)))
             self._remember(at, held)
         elif now - held[0] >= self._ttl_s * REFRESH_AHEAD and held[1].done():
             self._refresh(at, now)
-        return await asyncio.shield(held[1])
+        found = await asyncio.shield(held[1])
+        if found.defined and game not in self._kept:
+            self._keep(game, now)
+        return found
 
-    def _remember(self, at: tuple[str, str], held: tuple[float, asyncio.Task[Resolved]]) -> None:
+    def _keep(self, game: str, now: float) -> None:
+        if self._ttl_s <= 0:
+            return
+        self._kept[game] = now
+        self._kept.move_to_end(game)
+        while len(self._kept) > MAX_KEPT_GAMES:
+            self._kept.popitem(last=False)
+
+    def _hold(self, at: tuple[str, str], resolved: Resolved, read_at: float) -> None:
+        """Hold what a read that began at ``read_at`` found, unless something newer is held."""
+        held = self._known.get(at)
+        if held is not None and held[0] > read_at:
+            return
+        answered: asyncio.Future[Resolved] = asyncio.get_running_loop().create_future()
+        answered.set_result(resolved)
+        self._refreshing.pop(at, None)
+        self._remember(at, (read_at, answered))
+
+    async def preload(self, variants: Iterable[tuple[str, str]]) -> int:
+        """Hold the definition of every ``(game, variant)`` (the default where it has none), one
+        Query a game, and keep the games fresh; how many definitions were found."""
+        by_game: dict[str, list[str]] = {}
+        for game, variant in variants:
+            by_game.setdefault(game, []).append(variant)
+        found = 0
+        for game, held in sorted(by_game.items()):
+            self._keep(game, self._clock())
+            found += await self._read_game(game, held=held)
+        return found
+
+    async def refresh_games(self) -> None:
+        """Read again every game asked for within ``KEEP_S``, one Query a game, one at a time;
+        games not asked for since are let go (their variants are read again on use)."""
+        now = self._clock()
+        held: dict[str, list[str]] = {}
+        for game, variant in self._known:
+            held.setdefault(game, []).append(variant)
+        for game, asked in list(self._kept.items()):
+            if now - asked >= KEEP_S:
+                del self._kept[game]
+                continue
+            await self._read_game(game, held=held.get(game, ()))
+
+    async def keep_fresh(self) -> None:
+        """``refresh_games`` every ``REFRESH_AHEAD`` of ``ttl_s``, until cancelled; a failed
+        pass is logged and the next one tries again (what is held serves until ``ttl_s``)."""
+        if self._ttl_s <= 0:
+            return
+        while True:
+            await asyncio.sleep(self._ttl_s * REFRESH_AHEAD)
+            try:
+                await self.refresh_games()
+            except LeaderboardError as exc:
+                log.warning("definitions_refresh_failed", error=str(exc))
+
+    async def _read_game(self, game: str, *, held: Iterable[str]) -> int:
+        """Hold what one Query of the game finds, and the default for its ``held`` variants that
+        it does not (they have no definition, or it was removed)."""
+        read_at = self._clock()
+        stored = {d.variant: d for d in await self._store.definitions_of(game)}
+        for variant in {*stored, *held}:
+            found = stored.get(variant)
+            resolved = (
+                Resolved(self.default, None)
+                if found is None
+                else Resolved(found.definition, found.defined_at)
+            )
+            self._hold((game, variant), resolved, read_at)
+        return len(stored)
+
+    def _remember(self, at: tuple[str, str], held: tuple[float, asyncio.Future[Resolved]]) -> None:
         if self._ttl_s <= 0:
             return
         self._known[at] = held
@@ -96,7 +196,7 @@ class Definitions:
         task = asyncio.ensure_future(self._read(*at))
         self._refreshing[at] = task
 
-        def done(finished: asyncio.Task[Resolved]) -> None:
+        def done(finished: asyncio.Future[Resolved]) -> None:
             if self._refreshing.get(at) is not finished:
                 return  # forgotten meanwhile: this read may be older than the change
             del self._refreshing[at]
@@ -136,6 +236,7 @@ class Definitions:
         """The definition a submission follows: ``InvalidInput`` (422) for an undefined variant
         where undefined boards are refused."""
         found = await self.of(game, variant)
+        self._keep(game, self._clock())  # a game submitted to is kept fresh
         if not found.defined and not self.allows_undefined:
             raise InvalidInput(
                 f"no boards are defined for game {game!r}, variant {variant!r}",
@@ -143,13 +244,17 @@ class Definitions:
             )
         return found.definition
 
-    def forget(self, game: str, variant: str) -> None:
-        """This process changed the definition: its own next request reads it afresh."""
-        self._known.pop((game, variant), None)
-        self._refreshing.pop((game, variant), None)
+    def learn(self, stored: StoredDefinition) -> None:
+        """This process stored the definition: its own requests use it from now on."""
+        self._hold(
+            (stored.game, stored.variant),
+            Resolved(stored.definition, stored.defined_at),
+            self._clock(),
+        )
+        self._keep(stored.game, self._clock())
 
 
-def _failed(task: asyncio.Task[Resolved]) -> bool:
+def _failed(task: asyncio.Future[Resolved]) -> bool:
     return task.done() and (task.cancelled() or task.exception() is not None)
 
 
@@ -180,7 +285,7 @@ async def define_boards(
                 retry_after=1,
             )
     stored = await store.put_definition(game, variant, definition)
-    definitions.forget(game, variant)
+    definitions.learn(stored)
     return stored
 
 

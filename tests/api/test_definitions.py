@@ -5,6 +5,7 @@ input that must change nothing."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -245,3 +246,31 @@ async def test_refused_undefined_variants_are_404_to_read_and_422_to_submit(
     assert (await define(http, periods=["alltime"])).status_code == 200
     await post(http, "ann", 10, now_ms() - 1000)
     assert await top(http) == [("ann", 10, 1)]
+
+
+async def test_a_new_task_holds_the_definitions_before_it_is_ready_and_never_reads_one_on_a_request(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    settings = make_settings(dynamo_endpoint, table_names)
+    async with serve(settings) as first:  # one task defines the variant and fills its boards
+        assert (await define(first.http, order="asc")).status_code == 200
+        await post(first.http, "ann", 50, now_ms() - 2000)
+    async with serve(settings) as task:  # another task, started afterwards
+        operations: list[str] = []
+
+        def count(model: Any, **_: Any) -> None:
+            operations.append(model.name)
+
+        task.runtime.client.meta.events.register("before-call.dynamodb", count)
+        for _ in range(100):
+            if (await task.http.get("/readyz")).status_code == 200:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            pytest.fail("the new task did not become ready")
+        operations.clear()
+        await post(task.http, "bob", 40, now_ms() - 1000)
+        await post(task.http, "cy", 60, now_ms() - 1000)
+        assert await top(task.http) == [("bob", 40, 1), ("ann", 50, 2), ("cy", 60, 3)]  # asc
+        assert "GetItem" not in operations, operations
+        assert operations.count("BatchGetItem") == 2  # each submission's one read

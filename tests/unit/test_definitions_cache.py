@@ -8,7 +8,8 @@ import asyncio
 import pytest
 
 from app.domain.definitions import BoardDefinition
-from app.services.definitions import REFRESH_AHEAD, Definitions
+from app.errors import Unavailable
+from app.services.definitions import KEEP_S, REFRESH_AHEAD, Definitions
 from app.services.ports import StoredDefinition
 
 TTL = 10.0
@@ -20,6 +21,7 @@ class SlowStore:
     def __init__(self) -> None:
         self.retention = 30
         self.reads = 0
+        self.game_reads: list[str] = []
         self.fail = False
         self.gate = asyncio.Event()
         self.gate.set()
@@ -29,13 +31,25 @@ class SlowStore:
         retention = self.retention  # what the store holds when the read is made
         await self.gate.wait()
         if self.fail:
-            raise RuntimeError("the store is down")
+            raise Unavailable("the store is down")
+        if game == "nothing":
+            return None
         return StoredDefinition(
             game, variant, BoardDefinition(retention_days=retention), "2026-12-01"
         )
 
     async def definitions_of(self, game: str) -> list[StoredDefinition]:
-        raise NotImplementedError
+        """One defined variant, ``classic``, in every game but ``nothing``, which has none."""
+        self.game_reads.append(game)
+        retention = self.retention
+        await self.gate.wait()
+        if self.fail:
+            raise Unavailable("the store is down")
+        if game == "nothing":
+            return []
+        return [
+            StoredDefinition(game, "classic", BoardDefinition(retention_days=retention), "2026")
+        ]
 
     async def put_definition(
         self, game: str, variant: str, definition: BoardDefinition
@@ -103,7 +117,7 @@ async def test_a_failed_refresh_keeps_what_is_held_until_its_ttl() -> None:
     await _settle()
     assert await _retention(definitions) == 30  # the failure is not served
     clock.now += TTL
-    with pytest.raises(RuntimeError):
+    with pytest.raises(Unavailable):
         await _retention(definitions)
 
 
@@ -115,9 +129,76 @@ async def test_a_refresh_under_way_when_the_process_changes_the_definition_is_dr
     clock.now += TTL * REFRESH_AHEAD + 0.1
     assert await _retention(definitions) == 30  # starts a refresh, which waits at the gate
     await _settle()  # the refresh's read is made: it will see 30
-    definitions.forget("trivia", "classic")  # this process defined the variant anew
     store.retention = 90
+    # This process defined the variant anew.
+    definitions.learn(
+        StoredDefinition("trivia", "classic", BoardDefinition(retention_days=90), "2026-12-02")
+    )
     store.gate.set()
     assert await _retention(definitions) == 90  # its own read, not the older refresh's
     await _settle()
     assert await _retention(definitions) == 90
+
+
+async def test_preloaded_games_are_kept_fresh_without_a_request_waiting_for_a_read() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = _cache(store, clock)
+    assert await definitions.preload([("trivia", "classic"), ("nothing", "classic")]) == 1
+    for _ in range(5):  # a minute of background passes: the held definitions never go stale
+        clock.now += TTL * REFRESH_AHEAD
+        await definitions.refresh_games()
+    assert await _retention(definitions) == 30
+    assert (await definitions.of("nothing", "classic")).defined is False
+    assert store.reads == 0  # no GetItem: every answer came from the game's Query
+    assert store.game_reads == ["nothing", "trivia"] * 6
+
+    store.retention = 90  # changed on another task
+    clock.now += TTL * REFRESH_AHEAD
+    await definitions.refresh_games()
+    assert await _retention(definitions) == 90
+    assert store.reads == 0
+
+
+async def test_games_nobody_asks_for_are_let_go_and_undefined_names_are_never_kept() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = _cache(store, clock)
+    await definitions.preload([("trivia", "classic")])
+    # Anyone can name a game on a read: an undefined one is read on use, never in the background.
+    assert (await definitions.of("nothing", "typo")).defined is False
+    clock.now += KEEP_S
+    await definitions.refresh_games()
+    assert store.game_reads == ["trivia"]  # trivia let go after an hour unasked, nothing never kept
+    assert store.reads == 1  # the typo's own GetItem
+    assert await _retention(definitions) == 30  # read again on use, with a GetItem
+    assert store.reads == 2
+
+
+async def test_a_background_pass_begun_before_this_process_defines_the_variant_is_dropped() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = _cache(store, clock)
+    await definitions.preload([("trivia", "classic")])
+    store.gate = asyncio.Event()
+    clock.now += TTL * REFRESH_AHEAD
+    passing = asyncio.ensure_future(definitions.refresh_games())
+    await _settle()  # its Query is made: it will see 30
+    clock.now += 0.1
+    definitions.learn(
+        StoredDefinition("trivia", "classic", BoardDefinition(retention_days=90), "2026-12-02")
+    )
+    store.gate.set()
+    await passing
+    assert await _retention(definitions) == 90
+
+
+async def test_keep_fresh_survives_a_failed_pass() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = Definitions(store, default=BoardDefinition(), ttl_s=0.05, clock=clock)
+    await definitions.preload([("trivia", "classic")])
+    store.fail = True
+    keeping = asyncio.ensure_future(definitions.keep_fresh())
+    await asyncio.sleep(0.1)
+    store.fail = False
+    await asyncio.sleep(0.1)
+    assert not keeping.done()  # the failed pass did not end it
+    keeping.cancel()
+    assert len(store.game_reads) >= 3  # the passes went on after the failure
