@@ -137,6 +137,9 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         # script no package here carries.
         docs_url=None,
         redoc_url=None,
+        # The service's metrics are its own (/metrics, and CloudWatch's on AWS): FastAPI's
+        # OpenTelemetry hooks would only ask, on every request, whether a provider is set.
+        telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
     app.add_middleware(
         RequestContext,
