@@ -117,14 +117,18 @@ def render(results: dict[str, Any], notes: str) -> str:
             "## Service overhead: CPU",
             "",
             f"Part `cpu` of `{cmd}`. The service as its own process (uvicorn, uvloop, httptools, "
-            "one worker, as `leaderboard serve`), one request at a time, its CPU time (user + "
-            "system, `/proc/<pid>/stat`) over the measured requests after 10 warm-up ones; the "
-            "calls it made recorded by request and replayed by a bare aiobotocore script "
-            "(`bench/harness/replay.py`, uvloop, the service's client settings) with the same "
-            "parameters and the same round trips, on a twin pair of tables in the same state, "
-            "in the same run, timing itself with `time.process_time`. The service's figure "
-            "includes HTTP, validation, auth, rate limits, the JSON log line and the call "
-            "recording (one list append a call).",
+            "one worker, as `leaderboard serve`), one request at a time, in two passes on tables "
+            "of their own that start in the same state. The first records the calls each request "
+            "makes. The second sends the same requests to a fresh service process and, request by "
+            "request in alternation (which side goes first alternates too), has a bare aiobotocore "
+            "script (`bench/harness/replay.py`, uvloop, the service's client settings) make the "
+            "first pass's calls for that request, with the same parameters and the same round "
+            "trips, on a third pair of tables. The service's CPU time (user + system, all threads) "
+            "is read from its CPU-time clock (`clock_getcpuclockid`) around each request, the "
+            "script's from `time.process_time` around the same calls; 10 warm-up requests of each "
+            "kind are left out of both. Alternating matters here: this machine's speed drifts by "
+            "a fifth from one minute to the next. The service's figure includes HTTP, routing, "
+            "validation, auth, rate limits, metrics and the JSON log line.",
             "",
             *report.overhead_table(results),
             "",

@@ -1,12 +1,16 @@
 """Service overhead: the service process's CPU per request beside a bare aiobotocore replay of the
-same calls in the same run, per operation.
+same calls, per operation, measured request by request in alternation.
 
-The service runs as its own process (``bench.harness.served``, uvicorn with uvloop and httptools as
-``leaderboard serve`` runs it) on a pair of tables, recording every call it makes; the harness sends
-it one request at a time and reads the process's CPU time from ``/proc`` before and after each
-operation's requests. Then ``bench.harness.replay`` (its own process, uvloop too) makes the same
-calls, grouped into the same round trips, on a twin pair of tables that started in the same state,
-and times itself. Warm-up requests run on both sides and are left out of both.
+Two passes, each on tables of its own that start in the same state. The first records: the service
+(``bench.harness.served``, uvicorn with uvloop and httptools as ``leaderboard serve`` runs it)
+serves every request and keeps every call it makes. The second measures: a fresh service process
+serves the same requests again while ``bench.harness.replay`` (its own process, uvloop too) makes
+the first pass's calls, grouped into the same round trips, on a third pair of tables; the harness
+alternates them request by request (which goes first alternates too), reading the service's CPU
+time from its CPU-time clock around each request and taking the replay's own ``process_time``
+around the same request's calls. Both sides meet the machine in the same state, which a pass of one
+and then a pass of the other did not: this machine's speed drifts by a fifth between minutes.
+Warm-up requests run on both sides and are left out of both.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import json
 import subprocess
 import sys
 import time
-import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +44,9 @@ class Overhead:
     service_cpu_ms: float
     bare_cpu_ms: float
     calls_per_request: float
+    replay_errors: int = 0
+    """Calls of the replay that failed (its tables drifted from the service's): none, or the
+    figures are not of the same work."""
 
     @property
     def ratio(self) -> float:
@@ -80,15 +86,15 @@ def _requests(n: int) -> dict[str, list[tuple[str, str, dict[str, Any] | None]]]
 
 
 def _plan(
-    calls: list[dict[str, Any]], order: list[tuple[str, str, bool]], tables: dict[str, str]
+    calls: list[dict[str, Any]], order: list[tuple[str, str]], tables: dict[str, str]
 ) -> dict[str, Any]:
     """The replay plan: each request's calls in round trips (a call joins the round trip of the
-    calls it overlapped in time)."""
+    calls it overlapped in time), in the order the requests were sent."""
     by_request: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for call in calls:
         by_request[str(call["request"])].append(call)
     requests = []
-    for request_id, label, timed in order:
+    for request_id, label in order:
         mine = sorted(by_request.get(request_id, []), key=lambda c: c["start"])
         levels: list[list[dict[str, Any]]] = []
         ends: list[float] = []
@@ -99,68 +105,138 @@ def _plan(
             else:
                 levels.append([{"operation": call["operation"], "params": call["params"]}])
                 ends.append(call.get("end", call["start"]))
-        requests.append({"label": label, "timed": timed, "levels": levels})
+        requests.append({"label": label, "levels": levels})
     return {"tables": tables, "requests": requests}
+
+
+Request = tuple[str, str, dict[str, Any] | None]
+
+
+def _send(http: httpx.Client, operation: str, request: Request, request_id: str) -> None:
+    method, path, body = request
+    headers = {"X-Request-Id": request_id}
+    if body is not None:
+        headers |= submit_headers()
+    response = http.request(method, path, json=body, headers=headers)
+    if response.status_code != 200:
+        raise RuntimeError(f"{operation}: {response.status_code} {response.text}")
+
+
+class _Replay:
+    """The replay process, one request's calls per ``run``."""
+
+    def __init__(self, plan_path: Path, endpoint: str) -> None:
+        command = [sys.executable, "-m", "bench.harness.replay", str(plan_path)]
+        self._process = subprocess.Popen(
+            [*command, "--endpoint", endpoint],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._read()  # loaded and connected
+
+    def _read(self) -> dict[str, Any]:
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline()
+        if not line:
+            raise RuntimeError("the replay ended early")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def run(self, index: int) -> tuple[float, int]:
+        assert self._process.stdin is not None
+        self._process.stdin.write(f"{index}\n")
+        self._process.stdin.flush()
+        answer = self._read()
+        return float(answer["cpu"]), int(answer["errors"])
+
+    def close(self) -> None:
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._process.stdin.close()  # the replay's loop ends at the end of its input
+        self._process.wait(timeout=60)
+        self._process.stdout.close()
 
 
 def run_overhead(endpoint: str, workdir: Path, *, n: int = 100, warm: int = 10) -> list[Overhead]:
     import asyncio
 
-    served_tables, twin_tables = run_tables("bench-cpu"), run_tables("bench-cpu-bare")
-    settings = bench_settings(endpoint, served_tables)
+    recorded_tables, served_tables, twin_tables = (
+        run_tables(f"bench-cpu-{name}") for name in ("recorded", "served", "bare")
+    )
 
     async def create(names: Any) -> None:
         async with open_runtime(bench_settings(endpoint, names), create_tables=True):
             pass
 
-    asyncio.run(create(served_tables))
-    asyncio.run(create(twin_tables))
-    plan_order: list[tuple[str, str, bool]] = []
-    service_cpu: dict[str, float] = {}
-    served = ServedService(settings, workdir, record=True, name="cpu")
-    with served, httpx.Client(base_url=served.url, timeout=120) as http:
-        for operation, requests in _requests(n + warm).items():
-            started = 0.0
-            for i, (method, path, body) in enumerate(requests):
-                if i == warm:
-                    started = cpu_seconds(served.pid)
-                request_id = f"{operation.replace(' ', '-')}-{i:05d}-{uuid.uuid4().hex[:6]}"
-                headers = {"X-Request-Id": request_id}
-                if body is not None:
-                    headers |= submit_headers()
-                response = http.request(method, path, json=body, headers=headers)
-                if response.status_code != 200:
-                    raise RuntimeError(f"{operation}: {response.status_code} {response.text}")
-                plan_order.append((request_id, operation, i >= warm))
-            service_cpu[operation] = cpu_seconds(served.pid) - started
-    calls = json.loads(served.record_path.read_text())
+    for names in (recorded_tables, served_tables, twin_tables):
+        asyncio.run(create(names))
+    requests = _requests(n + warm)
+    order = [
+        (f"{operation.replace(' ', '-')}-{i:05d}", operation)
+        for operation, sent in requests.items()
+        for i in range(len(sent))
+    ]
+    # Pass 1: the calls each request makes.
+    recording = ServedService(
+        bench_settings(endpoint, recorded_tables), workdir, record=True, name="cpu-recorded"
+    )
+    with recording, httpx.Client(base_url=recording.url, timeout=120) as http:
+        for (request_id, operation), request in zip(
+            order, [r for sent in requests.values() for r in sent], strict=True
+        ):
+            _send(http, operation, request, request_id)
+    calls = json.loads(recording.record_path.read_text())
     plan = _plan(
         calls,
-        plan_order,
-        {served_tables.scores: twin_tables.scores, served_tables.snapshots: twin_tables.snapshots},
+        order,
+        {
+            recorded_tables.scores: twin_tables.scores,
+            recorded_tables.snapshots: twin_tables.snapshots,
+        },
     )
     plan_path = workdir / "cpu-replay-plan.json"
     plan_path.write_text(json.dumps(plan))
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.harness.replay", str(plan_path), "--endpoint", endpoint],
-        capture_output=True,
-        check=True,
-        timeout=1800,
-    )
-    bare = json.loads(done.stdout)
-    if bare["errors"]:
-        print(f"  the replay met {bare['errors']} errors", flush=True)
-    per_request_calls: dict[str, list[int]] = defaultdict(list)
-    for request in plan["requests"]:
-        if request["timed"]:
-            per_request_calls[request["label"]].append(sum(len(lv) for lv in request["levels"]))
+    # Pass 2: the same requests to a fresh service, each beside its calls replayed.
+    service_cpu: dict[str, float] = defaultdict(float)
+    bare_cpu: dict[str, float] = defaultdict(float)
+    errors = 0
+    served = ServedService(bench_settings(endpoint, served_tables), workdir, name="cpu")
+    replay = _Replay(plan_path, endpoint)
+    index = 0
+    try:
+        with served, httpx.Client(base_url=served.url, timeout=120) as http:
+            for operation, sent in requests.items():
+                for i, request in enumerate(sent):
+                    request_id = f"measured-{order[index][0]}"
+                    service_first = index % 2 == 0
+                    if not service_first:
+                        bare, failed = replay.run(index)
+                    before = cpu_seconds(served.pid)
+                    _send(http, operation, request, request_id)
+                    spent = cpu_seconds(served.pid) - before
+                    if service_first:
+                        bare, failed = replay.run(index)
+                    errors += failed
+                    if i >= warm:
+                        service_cpu[operation] += spent
+                        bare_cpu[operation] += bare
+                    index += 1
+    finally:
+        replay.close()
+    if errors:
+        print(f"  the replay met {errors} errors", flush=True)
     return [
         Overhead(
             operation=operation,
             requests=n,
             service_cpu_ms=1000 * service_cpu[operation] / n,
-            bare_cpu_ms=1000 * bare["cpu_seconds"][operation] / bare["requests"][operation],
-            calls_per_request=sum(per_request_calls[operation]) / n,
+            bare_cpu_ms=1000 * bare_cpu[operation] / n,
+            calls_per_request=sum(
+                sum(len(level) for level in r["levels"])
+                for r in plan["requests"][k : k + n + warm][warm:]
+            )
+            / n,
+            replay_errors=errors,
         )
-        for operation in service_cpu
+        for k, operation in zip(range(0, len(order), n + warm), requests, strict=True)
     ]

@@ -1,10 +1,12 @@
 """A bare aiobotocore script making the calls the service made: the same operations with the same
 parameters (their table names swapped for a twin pair of tables in the same state), issued together
-where the service issued them together, one request after another. Its CPU time is the floor the
-service's own is compared with.
+where the service issued them together. Its CPU time is the floor the service's own is compared
+with.
 
-``python -m bench.harness.replay PLAN.json --endpoint URL`` prints ``{label: cpu seconds}``; the plan
-is ``{"tables": {old: new}, "requests": [{"label", "timed", "levels": [[{operation, params}]]}]}``.
+``python -m bench.harness.replay PLAN.json --endpoint URL`` loads the plan
+(``{"tables": {old: new}, "requests": [{"label", "levels": [[{operation, params}]]}]}``), then makes
+one request's calls for each index read from stdin, printing ``{"cpu": seconds, "errors": n}`` per
+line, so that the harness can alternate it with the service request by request.
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ import asyncio
 import json
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
 import uvloop
 from aiobotocore.config import AioConfig
@@ -41,7 +42,7 @@ def renamed(value: Any, tables: Mapping[str, str]) -> Any:
     return value
 
 
-async def replay(plan: dict[str, Any], endpoint: str) -> dict[str, Any]:
+async def replay(plan: dict[str, Any], endpoint: str, lines: IO[str], out: IO[str]) -> None:
     tables = plan["tables"]
     # The service's own client settings (app/store/client.py:client_config).
     config = AioConfig(
@@ -50,9 +51,6 @@ async def replay(plan: dict[str, Any], endpoint: str) -> dict[str, Any]:
         read_timeout=5.0,
         max_pool_connections=64,
     )
-    cpu: dict[str, float] = defaultdict(float)
-    count: dict[str, int] = defaultdict(int)
-    errors = 0
     async with get_session().create_client(
         "dynamodb",
         endpoint_url=endpoint,
@@ -62,21 +60,21 @@ async def replay(plan: dict[str, Any], endpoint: str) -> dict[str, Any]:
         config=config,
     ) as client:
         requests = [
-            {**r, "levels": [[renamed(c, tables) for c in level] for level in r["levels"]]}
-            for r in plan["requests"]
+            [[renamed(c, tables) for c in level] for level in r["levels"]] for r in plan["requests"]
         ]
-        for request in requests:
+        print(json.dumps({"ready": len(requests)}), file=out, flush=True)
+        # One line at a time: the harness waits for each answer before it sends the next.
+        while line := await asyncio.to_thread(lines.readline):
             started = time.process_time()
-            for level in request["levels"]:
+            errors = 0
+            for level in requests[int(line)]:
                 found = await asyncio.gather(
                     *(getattr(client, xform_name(c["operation"]))(**c["params"]) for c in level),
                     return_exceptions=True,
                 )
                 errors += sum(isinstance(f, Exception) for f in found)
-            if request["timed"]:
-                cpu[request["label"]] += time.process_time() - started
-                count[request["label"]] += 1
-    return {"cpu_seconds": dict(cpu), "requests": dict(count), "errors": errors}
+            cpu = time.process_time() - started
+            print(json.dumps({"cpu": cpu, "errors": errors}), file=out, flush=True)
 
 
 def main() -> None:
@@ -86,8 +84,7 @@ def main() -> None:
     args = parser.parse_args()
     with open(args.plan) as source:
         plan = json.load(source)
-    result = uvloop.run(replay(plan, args.endpoint))
-    json.dump(result, sys.stdout)
+    uvloop.run(replay(plan, args.endpoint, sys.stdin, sys.stdout))
 
 
 if __name__ == "__main__":

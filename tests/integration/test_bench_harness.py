@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bench.harness import calls, document, plots, report, session, units
+from bench.harness import calls, document, overhead, plots, report, session, units
 from bench.harness.trace import Call, round_trip_levels
 
 
@@ -122,3 +122,21 @@ def test_the_plots_render(tmp_path: Path) -> None:
     scenario = calls.Scenario("new player", 200)
     results: dict[str, Any] = {"calls": [scenario.summary()]}
     assert plots.all_plots(results, tmp_path) == ["calls.png", "timeline-new-player.png"]
+
+
+def test_the_cpu_part_alternates_the_service_and_the_replay_of_the_same_calls(
+    dynamo_endpoint: str, tmp_path: Path
+) -> None:
+    measured = {
+        o.operation: o for o in overhead.run_overhead(dynamo_endpoint, tmp_path, n=4, warm=1)
+    }
+    assert list(measured) == ["submission", "top page", "rank read", "around", "standings"]
+    for figure in measured.values():
+        assert figure.service_cpu_ms > 0, figure
+        assert figure.bare_cpu_ms > 0, figure
+        assert figure.replay_errors == 0, figure  # the twin tables stayed in the service's state
+    # The calls replayed are the service's: a new player's read and transaction at least (more
+    # with the ranks), one Query or more for a page, and a rank read's row and counters.
+    assert measured["submission"].calls_per_request >= 2
+    assert measured["top page"].calls_per_request >= 1
+    assert measured["rank read"].calls_per_request >= 3
