@@ -29,6 +29,7 @@ import httpx
 from app.bootstrap import open_runtime
 from app.domain.clock import iso_ms
 from bench.harness.process import ServedService, cpu_seconds
+from bench.harness.replay import SETTLE_S
 from bench.harness.service import bench_settings, run_tables, score_body, submit_headers
 
 VARIANT = "cpu"
@@ -151,7 +152,8 @@ class _Replay:
         return float(answer["cpu"]), int(answer["errors"])
 
     def close(self) -> None:
-        assert self._process.stdin is not None and self._process.stdout is not None
+        assert self._process.stdin is not None
+        assert self._process.stdout is not None
         self._process.stdin.close()  # the replay's loop ends at the end of its input
         self._process.wait(timeout=60)
         self._process.stdout.close()
@@ -213,6 +215,7 @@ def run_overhead(endpoint: str, workdir: Path, *, n: int = 100, warm: int = 10) 
                         bare, failed = replay.run(index)
                     before = cpu_seconds(served.pid)
                     _send(http, operation, request, request_id)
+                    time.sleep(SETTLE_S)  # as the replay does after its calls
                     spent = cpu_seconds(served.pid) - before
                     if service_first:
                         bare, failed = replay.run(index)
