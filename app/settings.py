@@ -80,8 +80,8 @@ class Settings(BaseSettings):
         default=10.0,
         ge=0,
         le=300,
-        description="a task reads a variant's definition at most this often: a change reaches "
-        "every task within it",
+        description="a change reaches every task within it: a task holds every variant with "
+        "boards from start-up and reads the games in use again at 8/10 of it, in the background",
     )
     periods: list[PeriodKind] = Field(
         default_factory=lambda: [PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK],

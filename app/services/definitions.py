@@ -232,16 +232,27 @@ class Definitions:
             )
         return found
 
+    def holds(self, game: str, variant: str) -> bool:
+        """Whether the variant's definition is held, read and younger than ``ttl_s``: asking for
+        it then waits for no read."""
+        held = self._known.get((game, variant))
+        return (
+            held is not None
+            and held[1].done()
+            and not _failed(held[1])
+            and self._clock() - held[0] < self._ttl_s
+        )
+
     async def for_submitting(self, game: str, variant: str) -> BoardDefinition:
         """The definition a submission follows: ``InvalidInput`` (422) for an undefined variant
         where undefined boards are refused."""
         found = await self.of(game, variant)
-        self._keep(game, self._clock())  # a game submitted to is kept fresh
         if not found.defined and not self.allows_undefined:
             raise InvalidInput(
                 f"no boards are defined for game {game!r}, variant {variant!r}",
                 errors=[{"field": "variant", "message": "not a defined variant of the game"}],
             )
+        self._keep(game, self._clock())  # a game submitted to is kept fresh
         return found.definition
 
     def learn(self, stored: StoredDefinition) -> None:

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import json
 import random
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -103,6 +104,14 @@ def request_fingerprint(client: str, fields: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+class _GuessedWrong(Exception):
+    """The definition a submission started under was a guess, and the read says otherwise."""
+
+    def __init__(self, definition: BoardDefinition) -> None:
+        super().__init__("the variant's definition is not the one guessed")
+        self.definition = definition
+
+
 async def submit_score(
     *,
     submissions: SubmissionStore,
@@ -117,34 +126,55 @@ async def submit_score(
     request_hash: str,
     submission: Submission,
     now_ms: int,
+    confirm: Awaitable[BoardDefinition] | None = None,
 ) -> SubmitResult:
     """Submit one score; see the module docstring for its round trips (docs/architecture.md walks
-    through every call)."""
-    achieved_ms = _checked_achieved_at(submission, policy, now_ms)
-    key = RankKey(submission.score, achieved_ms, submission.player_id, definition.order)
-    key.encode()  # refuses anything the index could not order
-    moment = from_ms(achieved_ms)
-    boards = [
-        Board(submission.game, submission.variant, Period.containing(kind, moment))
-        for kind in definition.periods
-    ]
+    through every call). ``confirm``: the variant's definition being read, where this process
+    holds none; ``definition`` is then a guess (the default), the read goes out beside the first
+    round trip's, and a wrong guess costs one more round trip before anything is written."""
     record_id = f"idem#{client}#{idempotency_key}"
-    with in_flight.claim(record_id):
-        writer = _Writer(
+
+    def writer(rules: BoardDefinition) -> _Writer:
+        achieved_ms = _checked_achieved_at(submission, policy, now_ms)
+        key = RankKey(submission.score, achieved_ms, submission.player_id, rules.order)
+        key.encode()  # refuses anything the index could not order
+        moment = from_ms(achieved_ms)
+        return _Writer(
             submissions=submissions,
             ranks=ranks,
             registrar=registrar,
             leases=leases,
             policy=policy,
-            definition=definition,
+            definition=rules,
             submission=submission,
             achieved_ms=achieved_ms,
-            boards=boards,
+            boards=[
+                Board(submission.game, submission.variant, Period.containing(kind, moment))
+                for kind in rules.periods
+            ],
             record_id=record_id,
             request_hash=request_hash,
             now_ms=now_ms,
         )
-        return await writer.run()
+
+    try:
+        with in_flight.claim(record_id):
+            if confirm is not None:
+                try:
+                    return await writer(definition).run(confirm=confirm)
+                except _GuessedWrong as wrong:
+                    definition = wrong.definition
+            return await writer(definition).run()
+    finally:
+        if confirm is not None:
+            _close_unawaited(confirm)
+
+
+def _close_unawaited(confirm: Awaitable[BoardDefinition]) -> None:
+    """A read never started (the request was refused first: a bad ``achievedAt``, a 409):
+    closed, not left for the collector to warn about."""
+    if inspect.iscoroutine(confirm) and inspect.getcoroutinestate(confirm) == "CORO_CREATED":
+        confirm.close()
 
 
 class _Writer:
@@ -185,7 +215,9 @@ class _Writer:
         submitted = RankKey(submission.score, achieved_ms, submission.player_id, definition.order)
         self._grain_slots = [self._slot(board, submitted) for board in boards]
 
-    async def run(self) -> SubmitResult:
+    async def run(self, *, confirm: Awaitable[BoardDefinition] | None = None) -> SubmitResult:
+        """``confirm``: the definition this writer's was guessed for, read beside the first read;
+        ``_GuessedWrong`` (before anything is written) where it differs."""
         board_ids = [board.board_id for board in self._boards]
         player = self._submission.player_id
         for attempt in range(self._policy.max_attempts):
@@ -193,13 +225,20 @@ class _Writer:
                 delay = min(self._policy.backoff_cap_s, self._policy.backoff_base_s * 2**attempt)
                 await asyncio.sleep(random.uniform(0, delay))
             unknown = self._leases.unknown(board_ids)
-            state = await self._submissions.read_submission(
+            reading = self._submissions.read_submission(
                 self._record_id,
                 player,
                 board_ids,
                 lease_board_ids=unknown,
                 grain_slots=self._grain_slots,
             )
+            if confirm is None:
+                state = await reading
+            else:
+                state, confirmed = await asyncio.gather(reading, confirm)
+                confirm = None
+                if confirmed != self._definition:
+                    raise _GuessedWrong(confirmed)
             for board_id in unknown:
                 self._leases.remember(board_id, state.leases[board_id])
             replayed = self._answer_from_record(state.record)

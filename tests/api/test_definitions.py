@@ -274,3 +274,38 @@ async def test_a_new_task_holds_the_definitions_before_it_is_ready_and_never_rea
         assert await top(task.http) == [("bob", 40, 1), ("ann", 50, 2), ("cy", 60, 3)]  # asc
         assert "GetItem" not in operations, operations
         assert operations.count("BatchGetItem") == 2  # each submission's one read
+
+
+async def test_a_task_that_guessed_a_new_variant_s_rules_wrong_writes_by_the_definition(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    """A task that has never seen a variant submits under the default while its definition is read
+    beside the first read; here the definition (asc, defined on another task) says otherwise, and
+    the submission is made again under it before anything is written."""
+    settings = make_settings(dynamo_endpoint, table_names)
+    async with serve(settings) as definer, serve(settings) as other:
+        assert (await define(definer.http, order="asc", periods=["alltime"])).status_code == 200
+        assert not other.app.state.leaderboard.definitions.holds("trivia", "classic")
+        await post(other.http, "ann", 50, now_ms() - 2000)
+        await post(other.http, "bob", 40, now_ms() - 1000)
+        assert await top(other.http) == [("bob", 40, 1), ("ann", 50, 2)]
+        day = f"/v1/leaderboards/trivia/classic/day:{from_ms(now_ms()).date().isoformat()}"
+        assert (await other.http.get(day)).json()["entries"] == []  # the default's day board: none
+
+
+async def test_a_first_submission_to_a_variant_reads_its_definition_beside_its_state(
+    service: Service,
+) -> None:
+    names: list[str] = []
+
+    def started(model: Any, **_: Any) -> None:
+        names.append(model.name)
+
+    service.runtime.client.meta.events.register("before-call.dynamodb", started)
+    await post(service.http, "ann", 50, now_ms() - 1000, rankDelta=False)
+    # Both go out before either answers (the GetItem no longer waits in front of the state read).
+    assert sorted(names[:2]) == ["BatchGetItem", "GetItem"], names
+    # Then the transaction, with the registry's puts for the new boards beside it.
+    assert sorted(names[2:]) == ["PutItem"] * 3 + ["TransactWriteItems"], names
+    await post(service.http, "bob", 40, now_ms() - 1000, rankDelta=False)
+    assert names.count("GetItem") == 1  # held from then on
