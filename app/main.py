@@ -62,9 +62,9 @@ async def _keep_definitions(runtime: Runtime, startup: StartupJobs) -> None:
     the games in use fresh until shutdown (``app.services.definitions``). A failed preload is
     logged, not fatal: requests then read the definitions they need themselves."""
     try:
-        boards = await runtime.stores.registry.registered_boards()
-        variants = {tuple(b.board_id.split("#", 2)[:2]) for b in boards}
-        found = await runtime.definitions.preload((game, variant) for game, variant in variants)
+        boards = await runtime.registered_boards.of(runtime.stores.registry)
+        variants = {(board.game, board.variant) for board in boards}
+        found = await runtime.definitions.preload(variants)
         log.info("definitions_preloaded", variants=len(variants), definitions=found)
     except LeaderboardError as exc:
         log.warning("definitions_preload_failed", error=str(exc))

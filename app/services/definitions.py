@@ -14,7 +14,8 @@ definition in the common case:
   the request that finds it so.
 
 Only a variant this task has not seen (a game with no boards when the task started, defined on
-another task) or not seen for ``ttl_s`` waits for its read: one GetItem. A variant with no
+another task) or not seen for ``ttl_s`` needs its read: one GetItem, which a read waits for and a
+submission sends beside its own first read (``app.services.submit``). A variant with no
 definition follows the service's default definition; with ``refuse``, an undefined variant is a
 404 for reads and a 422 for submissions, so a typo in a game name is not an empty board.
 """
@@ -97,18 +98,27 @@ class Definitions:
         read again beside the request that finds it so."""
         at = (game, variant)
         now = self._clock()
-        if game in self._kept:
-            self._keep(game, now)
         held = self._known.get(at)
-        if held is None or now - held[0] >= self._ttl_s or _failed(held[1]):
+        if held is None or not self._usable(held, now):
             held = (now, asyncio.ensure_future(self._read(game, variant)))
             self._remember(at, held)
         elif now - held[0] >= self._ttl_s * REFRESH_AHEAD and held[1].done():
             self._refresh(at, now)
         found = await asyncio.shield(held[1])
-        if found.defined and game not in self._kept:
+        if found.defined or game in self._kept:
             self._keep(game, now)
         return found
+
+    def _usable(self, held: tuple[float, asyncio.Future[Resolved]], now: float) -> bool:
+        """Younger than ``ttl_s`` and not failed (it may still be being read)."""
+        return now - held[0] < self._ttl_s and not _failed(held[1])
+
+    def _resolved(self, stored: StoredDefinition | None) -> Resolved:
+        return (
+            Resolved(self.default, None)
+            if stored is None
+            else Resolved(stored.definition, stored.defined_at)
+        )
 
     def _keep(self, game: str, now: float) -> None:
         if self._ttl_s <= 0:
@@ -171,13 +181,7 @@ class Definitions:
         read_at = self._clock()
         stored = {d.variant: d for d in await self._store.definitions_of(game)}
         for variant in {*stored, *held}:
-            found = stored.get(variant)
-            resolved = (
-                Resolved(self.default, None)
-                if found is None
-                else Resolved(found.definition, found.defined_at)
-            )
-            self._hold((game, variant), resolved, read_at)
+            self._hold((game, variant), self._resolved(stored.get(variant)), read_at)
         return len(stored)
 
     def _remember(self, at: tuple[str, str], held: tuple[float, asyncio.Future[Resolved]]) -> None:
@@ -207,10 +211,7 @@ class Definitions:
         task.add_done_callback(done)
 
     async def _read(self, game: str, variant: str) -> Resolved:
-        stored = await self._store.get_definition(game, variant)
-        if stored is None:
-            return Resolved(self.default, None)
-        return Resolved(stored.definition, stored.defined_at)
+        return self._resolved(await self._store.get_definition(game, variant))
 
     @property
     def allows_undefined(self) -> bool:
@@ -236,12 +237,7 @@ class Definitions:
         """Whether the variant's definition is held, read and younger than ``ttl_s``: asking for
         it then waits for no read."""
         held = self._known.get((game, variant))
-        return (
-            held is not None
-            and held[1].done()
-            and not _failed(held[1])
-            and self._clock() - held[0] < self._ttl_s
-        )
+        return held is not None and held[1].done() and self._usable(held, self._clock())
 
     async def for_submitting(self, game: str, variant: str) -> BoardDefinition:
         """The definition a submission follows: ``InvalidInput`` (422) for an undefined variant
@@ -257,12 +253,9 @@ class Definitions:
 
     def learn(self, stored: StoredDefinition) -> None:
         """This process stored the definition: its own requests use it from now on."""
-        self._hold(
-            (stored.game, stored.variant),
-            Resolved(stored.definition, stored.defined_at),
-            self._clock(),
-        )
-        self._keep(stored.game, self._clock())
+        now = self._clock()
+        self._hold((stored.game, stored.variant), self._resolved(stored), now)
+        self._keep(stored.game, now)
 
 
 def _failed(task: asyncio.Future[Resolved]) -> bool:
