@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 from fastapi import APIRouter, Response
@@ -68,7 +69,7 @@ async def post_score(
         # Never seen on this task: the default is the likely answer; the read of the definition
         # goes out beside the submission's first read instead of before it.
         definition = definitions.default
-        confirm = definitions.for_submitting(body.game, body.variant)
+        confirm = functools.partial(definitions.for_submitting, body.game, body.variant)
     stores = state.stores
     result = await submit_score(
         submissions=stores.submissions,

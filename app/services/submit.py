@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import inspect
 import json
 import random
 import uuid
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -126,12 +125,12 @@ async def submit_score(
     request_hash: str,
     submission: Submission,
     now_ms: int,
-    confirm: Awaitable[BoardDefinition] | None = None,
+    confirm: Callable[[], Awaitable[BoardDefinition]] | None = None,
 ) -> SubmitResult:
     """Submit one score; see the module docstring for its round trips (docs/architecture.md walks
-    through every call). ``confirm``: the variant's definition being read, where this process
-    holds none; ``definition`` is then a guess (the default), the read goes out beside the first
-    round trip's, and a wrong guess costs one more round trip before anything is written."""
+    through every call). ``confirm``: reads the variant's definition, where this process holds
+    none; ``definition`` is then a guess (the default), the read goes out beside the first round
+    trip's, and a wrong guess costs one more round trip before anything is written."""
     record_id = f"idem#{client}#{idempotency_key}"
 
     def writer(rules: BoardDefinition) -> _Writer:
@@ -157,24 +156,13 @@ async def submit_score(
             now_ms=now_ms,
         )
 
-    try:
-        with in_flight.claim(record_id):
-            if confirm is not None:
-                try:
-                    return await writer(definition).run(confirm=confirm)
-                except _GuessedWrong as wrong:
-                    definition = wrong.definition
-            return await writer(definition).run()
-    finally:
+    with in_flight.claim(record_id):
         if confirm is not None:
-            _close_unawaited(confirm)
-
-
-def _close_unawaited(confirm: Awaitable[BoardDefinition]) -> None:
-    """A read never started (the request was refused first: a bad ``achievedAt``, a 409):
-    closed, not left for the collector to warn about."""
-    if inspect.iscoroutine(confirm) and inspect.getcoroutinestate(confirm) == "CORO_CREATED":
-        confirm.close()
+            try:
+                return await writer(definition).run(confirm=confirm)
+            except _GuessedWrong as wrong:
+                definition = wrong.definition
+        return await writer(definition).run()
 
 
 class _Writer:
@@ -215,7 +203,9 @@ class _Writer:
         submitted = RankKey(submission.score, achieved_ms, submission.player_id, definition.order)
         self._grain_slots = [self._slot(board, submitted) for board in boards]
 
-    async def run(self, *, confirm: Awaitable[BoardDefinition] | None = None) -> SubmitResult:
+    async def run(
+        self, *, confirm: Callable[[], Awaitable[BoardDefinition]] | None = None
+    ) -> SubmitResult:
         """``confirm``: the definition this writer's was guessed for, read beside the first read;
         ``_GuessedWrong`` (before anything is written) where it differs."""
         board_ids = [board.board_id for board in self._boards]
@@ -235,7 +225,7 @@ class _Writer:
             if confirm is None:
                 state = await reading
             else:
-                state, confirmed = await asyncio.gather(reading, confirm)
+                state, confirmed = await asyncio.gather(reading, confirm())
                 confirm = None
                 if confirmed != self._definition:
                     raise _GuessedWrong(confirmed)
