@@ -48,6 +48,8 @@ class Overhead:
     replay_errors: int = 0
     """Calls of the replay that failed (its tables drifted from the service's): none, or the
     figures are not of the same work."""
+    left_out: int = 0
+    """Requests measured but not compared: the service made other calls than the replay's."""
 
     @property
     def ratio(self) -> float:
@@ -60,7 +62,8 @@ class Overhead:
             "service_cpu_ms_per_request": round(self.service_cpu_ms, 3),
             "bare_cpu_ms_per_request": round(self.bare_cpu_ms, 3),
             "ratio": round(self.ratio, 3),
-            "calls_per_request": self.calls_per_request,
+            "calls_per_request": round(self.calls_per_request, 3),
+            "left_out": self.left_out,
             "before_ratio": BEFORE_RATIO.get(self.operation),
         }
 
@@ -199,8 +202,7 @@ def run_overhead(endpoint: str, workdir: Path, *, n: int = 100, warm: int = 10) 
     plan_path = workdir / "cpu-replay-plan.json"
     plan_path.write_text(json.dumps(plan))
     # Pass 2: the same requests to a fresh service, each beside its calls replayed.
-    service_cpu: dict[str, float] = defaultdict(float)
-    bare_cpu: dict[str, float] = defaultdict(float)
+    samples: list[tuple[str, str, float, float]] = []
     errors = 0
     served = ServedService(bench_settings(endpoint, served_tables), workdir, name="cpu")
     replay = _Replay(plan_path, endpoint)
@@ -221,25 +223,61 @@ def run_overhead(endpoint: str, workdir: Path, *, n: int = 100, warm: int = 10) 
                         bare, failed = replay.run(index)
                     errors += failed
                     if i >= warm:
-                        service_cpu[operation] += spent
-                        bare_cpu[operation] += bare
+                        samples.append((operation, request_id, spent, bare))
                     index += 1
     finally:
         replay.close()
     if errors:
         print(f"  the replay met {errors} errors", flush=True)
-    return [
-        Overhead(
-            operation=operation,
-            requests=n,
-            service_cpu_ms=1000 * service_cpu[operation] / n,
-            bare_cpu_ms=1000 * bare_cpu[operation] / n,
-            calls_per_request=sum(
-                sum(len(level) for level in r["levels"])
-                for r in plan["requests"][k : k + n + warm][warm:]
+    planned = {
+        f"measured-{request_id}": sum(len(level) for level in r["levels"])
+        for (request_id, _), r in zip(order, plan["requests"], strict=True)
+    }
+    return _compared(samples, planned, served_calls(served.log_path), errors)
+
+
+def served_calls(log_path: Path) -> dict[str, int]:
+    """Per request id, the DynamoDB calls the service made, from its request log lines."""
+    made: dict[str, int] = {}
+    for line in log_path.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("event") == "request" and "request_id" in entry:
+            made[str(entry["request_id"])] = int(entry.get("dynamodb_calls", 0))
+    return made
+
+
+def _compared(
+    samples: list[tuple[str, str, float, float]],
+    planned: dict[str, int],
+    made: dict[str, int],
+    errors: int,
+) -> list[Overhead]:
+    """Per operation, the requests where the service made as many calls as the replay replays:
+    a time-based cache (a page's player count) expires at other requests in the second pass,
+    whose requests take longer, and such a request is not the same work on both sides."""
+    by_operation: dict[str, list[tuple[float, float, int]]] = defaultdict(list)
+    left_out: dict[str, int] = defaultdict(int)
+    for operation, request_id, service, bare in samples:
+        if made.get(request_id) == planned[request_id]:
+            by_operation[operation].append((service, bare, planned[request_id]))
+        else:
+            left_out[operation] += 1
+    figures = []
+    for operation in dict.fromkeys(operation for operation, *_ in samples):
+        kept = by_operation[operation]
+        n = len(kept)
+        figures.append(
+            Overhead(
+                operation=operation,
+                requests=n,
+                service_cpu_ms=1000 * sum(s for s, _, _ in kept) / n if n else 0.0,
+                bare_cpu_ms=1000 * sum(b for _, b, _ in kept) / n if n else 0.0,
+                calls_per_request=sum(c for *_, c in kept) / n if n else 0.0,
+                replay_errors=errors,
+                left_out=left_out[operation],
             )
-            / n,
-            replay_errors=errors,
         )
-        for k, operation in zip(range(0, len(order), n + warm), requests, strict=True)
-    ]
+    return figures

@@ -88,14 +88,15 @@ def session_table(results: dict[str, Any]) -> list[str]:
 
 def overhead_table(results: dict[str, Any]) -> list[str]:
     lines = [
-        "| operation | requests | calls a request | service CPU ms a request | bare aiobotocore CPU ms "
-        "| ratio | before |",
+        "| operation | requests compared (left out) | calls a request | service CPU ms a request "
+        "| bare aiobotocore CPU ms | ratio | before |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in results["overhead"]:
         before = f"{r['before_ratio']:.2f}x" if r["before_ratio"] else "-"
         lines.append(
-            f"| {r['operation']} | {r['requests']} | {r['calls_per_request']:g} "
+            f"| {r['operation']} | {r['requests']} ({r.get('left_out', 0)}) "
+            f"| {r['calls_per_request']:.2f} "
             f"| {r['service_cpu_ms_per_request']:.2f} | {r['bare_cpu_ms_per_request']:.2f} "
             f"| {r['ratio']:.2f}x | {before} |"
         )

@@ -125,6 +125,21 @@ def test_the_plots_render(tmp_path: Path) -> None:
     assert plots.all_plots(results, tmp_path) == ["calls.png", "timeline-new-player.png"]
 
 
+def test_the_cpu_part_compares_only_requests_where_the_service_made_the_replayed_calls() -> None:
+    samples = [
+        ("top page", "measured-a", 0.004, 0.003),
+        ("top page", "measured-b", 0.009, 0.003),  # the service re-read the player count
+        ("rank read", "measured-c", 0.008, 0.006),
+    ]
+    planned = {"measured-a": 1, "measured-b": 1, "measured-c": 5}
+    made = {"measured-a": 1, "measured-b": 3, "measured-c": 5}
+    page, rank = overhead._compared(samples, planned, made, errors=0)
+    assert (page.operation, page.requests, page.left_out) == ("top page", 1, 1)
+    assert page.service_cpu_ms == pytest.approx(4.0)
+    assert page.bare_cpu_ms == pytest.approx(3.0)
+    assert (rank.requests, rank.left_out, rank.calls_per_request) == (1, 0, 5)
+
+
 def test_the_cpu_part_alternates_the_service_and_the_replay_of_the_same_calls(
     dynamo_endpoint: str, tmp_path: Path
 ) -> None:
@@ -136,6 +151,8 @@ def test_the_cpu_part_alternates_the_service_and_the_replay_of_the_same_calls(
         assert figure.service_cpu_ms > 0, figure
         assert figure.bare_cpu_ms > 0, figure
         assert figure.replay_errors == 0, figure  # the twin tables stayed in the service's state
+        assert figure.requests + figure.left_out == 4, figure
+        assert figure.requests >= 1, figure
     # The calls replayed are the service's: a new player's read and transaction at least (more
     # with the ranks), one Query or more for a page, and a rank read's row and counters.
     assert measured["submission"].calls_per_request >= 2
