@@ -8,11 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 
 from app.api.deps import (
-    BoardDep,
+    BoardReadingDep,
     NowDep,
     PathId,
-    PoliciesDep,
-    ReadDefinitionDep,
+    ReadingDep,
     StateDep,
     StoresDep,
     limit_reads,
@@ -70,12 +69,7 @@ async def get_boards(state: StateDep, stores: StoresDep, now: NowDep) -> BoardLi
     summary="The top of a board, best first",
 )
 async def get_board(
-    state: StateDep,
-    stores: StoresDep,
-    policies: PoliciesDep,
-    board: BoardDep,
-    definition: ReadDefinitionDep,
-    now: NowDep,
+    read: BoardReadingDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 25,
     cursor: Annotated[
         str | None,
@@ -86,15 +80,15 @@ async def get_board(
     ] = None,
 ) -> BoardPageOut:
     page = await read_board(
-        index=stores.index,
-        counters=stores.counters,
-        player_counts=state.player_counts,
-        policy=policies.reads,
-        board=board,
-        retention=definition.retention,
+        index=read.stores.index,
+        counters=read.stores.counters,
+        player_counts=read.state.player_counts,
+        policy=read.policies.reads,
+        board=read.board,
+        retention=read.definition.retention,
         limit=limit,
         cursor=cursor,
-        now=now,
+        now=read.now,
     )
     return BoardPageOut(
         leaderboard_id=page.board_id,
@@ -111,11 +105,7 @@ async def get_board(
     summary="A group's board (friends): those of the players named on the board, in board order",
 )
 async def get_group(
-    stores: StoresDep,
-    policies: PoliciesDep,
-    board: BoardDep,
-    definition: ReadDefinitionDep,
-    now: NowDep,
+    read: BoardReadingDep,
     ids: Annotated[
         str,
         Query(
@@ -131,17 +121,17 @@ async def get_group(
     ] = False,
 ) -> GroupOut:
     members = await group_board(
-        standings=stores.standings,
-        ranks=stores.ranks,
-        policy=policies.reads,
-        board=board,
-        retention=definition.retention,
+        standings=read.stores.standings,
+        ranks=read.stores.ranks,
+        policy=read.policies.reads,
+        board=read.board,
+        retention=read.definition.retention,
         player_ids=_group_ids(ids),
         with_rank=with_rank,
-        now=now,
+        now=read.now,
     )
     return GroupOut(
-        leaderboard_id=board.board_id,
+        leaderboard_id=read.board.board_id,
         entries=[
             GroupEntryOut(
                 group_rank=m.group_rank,
@@ -165,26 +155,19 @@ def _group_ids(given: str) -> list[str]:
     responses=problem_responses(404, 422, 429),
     summary="A player's entry and rank: exact, or an honest range",
 )
-async def get_player_rank(
-    stores: StoresDep,
-    policies: PoliciesDep,
-    board: BoardDep,
-    definition: ReadDefinitionDep,
-    now: NowDep,
-    player_id: PathId,
-) -> PlayerRankOut:
+async def get_player_rank(read: BoardReadingDep, player_id: PathId) -> PlayerRankOut:
     found = await player_rank(
-        standings=stores.standings,
-        ranks=stores.ranks,
-        policy=policies.reads,
-        board=board,
-        retention=definition.retention,
+        standings=read.stores.standings,
+        ranks=read.stores.ranks,
+        policy=read.policies.reads,
+        board=read.board,
+        retention=read.definition.retention,
         player_id=player_id,
-        now=now,
+        now=read.now,
     )
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(
-        leaderboard_id=board.board_id,
+        leaderboard_id=read.board.board_id,
         entry=EntryOut.of(found.entry, exact),
         rank=rank_out(found.rank),
     )
@@ -197,33 +180,29 @@ async def get_player_rank(
     summary="The players just ahead of and just behind a player, in board order",
 )
 async def get_around(
-    stores: StoresDep,
-    policies: PoliciesDep,
-    board: BoardDep,
-    definition: ReadDefinitionDep,
-    now: NowDep,
+    read: BoardReadingDep,
     player_id: PathId,
     before: Annotated[int, Query(ge=0, le=50)] = 5,
     after: Annotated[int, Query(ge=0, le=50)] = 5,
 ) -> AroundOut:
     around = await around_player(
-        standings=stores.standings,
-        index=stores.index,
-        ranks=stores.ranks,
-        policy=policies.reads,
-        board=board,
-        retention=definition.retention,
+        standings=read.stores.standings,
+        index=read.stores.index,
+        ranks=read.stores.ranks,
+        policy=read.policies.reads,
+        board=read.board,
+        retention=read.definition.retention,
         player_id=player_id,
         before=before,
         after=after,
-        now=now,
+        now=read.now,
     )
     entries = []
     for neighbour in around.neighbours:
         base = EntryOut.of(neighbour.entry, around.rank_of(neighbour))
         entries.append(AroundEntryOut(**base.model_dump(), rank_range=around.range_of(neighbour)))
     return AroundOut(
-        leaderboard_id=board.board_id,
+        leaderboard_id=read.board.board_id,
         rank_kind="exact" if isinstance(around.player.rank, ExactRank) else "estimated",
         entries=entries,
     )
@@ -235,16 +214,14 @@ async def get_around(
     responses=problem_responses(422, 429),
     summary="Every live board a player is on, with best score and rank",
 )
-async def get_standings(
-    state: StateDep, stores: StoresDep, policies: PoliciesDep, now: NowDep, player_id: PathId
-) -> StandingsOut:
+async def get_standings(read: ReadingDep, player_id: PathId) -> StandingsOut:
     standings = await player_standings(
-        standings=stores.standings,
-        ranks=stores.ranks,
-        policy=policies.reads,
-        definitions=state.definitions,
+        standings=read.stores.standings,
+        ranks=read.stores.ranks,
+        policy=read.policies.reads,
+        definitions=read.state.definitions,
         player_id=player_id,
-        now=now,
+        now=read.now,
     )
     return StandingsOut(
         player_id=player_id,

@@ -63,8 +63,12 @@ class AppState:
 # dependency on a worker thread, a thread hop for each one on every request.
 
 
-async def get_state(request: Request) -> AppState:
+def _state(request: Request) -> AppState:
     return cast("AppState", request.state.app)
+
+
+async def get_state(request: Request) -> AppState:
+    return _state(request)
 
 
 StateDep = Annotated[AppState, Depends(get_state)]
@@ -101,15 +105,62 @@ PeriodParam = Annotated[
 ]
 
 
-async def get_board(game: PathId, variant: PathId, period: PeriodParam, now: NowDep) -> Board:
-    """The board a ``/v1/leaderboards/{game}/{variant}/{period}`` path names."""
+def _named_board(game: str, variant: str, period: str, now: datetime) -> Board:
     try:
         return Board(game, variant, Period.parse(period, now=now))
     except ValueError as exc:
         raise InvalidInput(str(exc), errors=[{"field": "period", "message": str(exc)}]) from None
 
 
+async def get_board(game: PathId, variant: PathId, period: PeriodParam, now: NowDep) -> Board:
+    """The board a ``/v1/leaderboards/{game}/{variant}/{period}`` path names."""
+    return _named_board(game, variant, period, now)
+
+
 BoardDep = Annotated[Board, Depends(get_board)]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What every public read needs, resolved as one dependency: FastAPI's work per dependency
+    is most of a read's own CPU (decision 0011), and a read is mostly its DynamoDB calls."""
+
+    state: AppState
+    now: datetime
+
+    @property
+    def stores(self) -> Stores:
+        return self.state.stores
+
+    @property
+    def policies(self) -> Policies:
+        return self.state.policies
+
+
+@dataclass(frozen=True)
+class BoardReading(Reading):
+    """A read of the board a ``/v1/leaderboards/{game}/{variant}/{period}`` path names, and how
+    it ranks (404 for an undefined variant where undefined boards are refused)."""
+
+    board: Board
+    definition: BoardDefinition
+
+
+async def get_reading(request: Request) -> Reading:
+    return Reading(_state(request), datetime.now(UTC))
+
+
+async def get_board_reading(
+    request: Request, game: PathId, variant: PathId, period: PeriodParam
+) -> BoardReading:
+    state, now = _state(request), datetime.now(UTC)
+    board = _named_board(game, variant, period, now)
+    definition = await state.definitions.for_reading(board.game, board.variant)
+    return BoardReading(state, now, board, definition)
+
+
+ReadingDep = Annotated[Reading, Depends(get_reading)]
+BoardReadingDep = Annotated[BoardReading, Depends(get_board_reading)]
 
 
 async def get_read_definition(state: StateDep, board: BoardDep) -> BoardDefinition:
@@ -154,10 +205,10 @@ async def limit_writes(state: StateDep, principal: PrincipalDep) -> Decision:
 WriteLimitDep = Annotated[Decision, Depends(limit_writes)]
 
 
-async def limit_reads(state: StateDep, request: Request, response: Response) -> None:
+async def limit_reads(request: Request, response: Response) -> None:
     """Per client address (behind a trusted proxy, the forwarded one)."""
     address = request.client.host if request.client else "unknown"
-    decision = state.read_limits.enforce(address)
+    decision = _state(request).read_limits.enforce(address)
     response.headers.update(ratelimit_headers(decision))
 
 
