@@ -197,10 +197,10 @@ async def get_around(
         after=after,
         now=read.now,
     )
-    entries = []
-    for neighbour in around.neighbours:
-        base = EntryOut.of(neighbour.entry, around.rank_of(neighbour))
-        entries.append(AroundEntryOut(**base.model_dump(), rank_range=around.range_of(neighbour)))
+    entries = [
+        AroundEntryOut.of(n.entry, around.rank_of(n), rank_range=around.range_of(n))
+        for n in around.neighbours
+    ]
     return AroundOut(
         leaderboard_id=read.board.board_id,
         rank_kind="exact" if isinstance(around.player.rank, ExactRank) else "estimated",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -138,7 +138,8 @@ class EntryOut(_Model):
     achieved_at: str
 
     @classmethod
-    def of(cls, entry: Entry, rank: int | None) -> EntryOut:
+    def of(cls, entry: Entry, rank: int | None, **more: Any) -> Self:
+        """The entry as shown; ``more`` fills a subclass's own fields."""
         return cls(
             rank=rank,
             player_id=entry.player_id,
@@ -146,6 +147,7 @@ class EntryOut(_Model):
             country=entry.country,
             score=entry.score,
             achieved_at=iso_ms(entry.key.achieved_at_ms),
+            **more,
         )
 
 
