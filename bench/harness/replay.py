@@ -20,9 +20,10 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 import uvloop
-from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 from botocore import xform_name
+
+from app.store.client import client_config
 
 SETTLE_S = 0.005
 """After a request's calls, and after the service's response, the time both sides are given to
@@ -48,13 +49,7 @@ def renamed(value: Any, tables: Mapping[str, str]) -> Any:
 
 async def replay(plan: dict[str, Any], endpoint: str, lines: IO[str], out: IO[str]) -> None:
     tables = plan["tables"]
-    # The service's own client settings (app/store/client.py:client_config).
-    config = AioConfig(
-        retries={"mode": "standard", "max_attempts": 3},
-        connect_timeout=2.0,
-        read_timeout=5.0,
-        max_pool_connections=64,
-    )
+    config = client_config()  # the service's own client settings
     async with get_session().create_client(
         "dynamodb",
         endpoint_url=endpoint,
