@@ -9,7 +9,7 @@ definition in the common case:
   registry's variants, one Query a game), before it says it is ready;
 - while it runs, the games in use (preloaded, defined on this task, submitted to, or holding a
   defined variant, each until ``KEEP_S`` without a request) are read again every
-  ``REFRESH_AHEAD`` of ``ttl_s`` in the background (``refresh_games``, one Query a game);
+  ``BACKGROUND_EVERY`` of ``ttl_s`` in the background (``refresh_games``, one Query a game);
 - a variant read on a request and held past ``REFRESH_AHEAD`` of ``ttl_s`` is read again beside
   the request that finds it so.
 
@@ -43,8 +43,12 @@ log = structlog.get_logger(__name__)
 UndefinedBoards = Literal["allow", "refuse"]
 
 REFRESH_AHEAD = 0.8
-"""The share of ``ttl_s`` after which a request still uses what is held but starts a new read, and
-the period, as a share of ``ttl_s``, of the background reads of the games in use."""
+"""The share of ``ttl_s`` after which a request still uses what is held but starts a new read."""
+
+BACKGROUND_EVERY = 0.5
+"""The period, as a share of ``ttl_s``, of the background reads of the games in use: well short of
+``REFRESH_AHEAD``, so that what they hold is never old enough for a request to read it again,
+even just before a pass that is late (at the same period, a request just before each pass did)."""
 
 KEEP_S = 3600.0
 """A game stays in the background reads this long after its last request."""
@@ -164,12 +168,12 @@ class Definitions:
             await self._read_game(game, held=held.get(game, ()))
 
     async def keep_fresh(self) -> None:
-        """``refresh_games`` every ``REFRESH_AHEAD`` of ``ttl_s``, until cancelled; a failed
+        """``refresh_games`` every ``BACKGROUND_EVERY`` of ``ttl_s``, until cancelled; a failed
         pass is logged and the next one tries again (what is held serves until ``ttl_s``)."""
         if self._ttl_s <= 0:
             return
         while True:
-            await asyncio.sleep(self._ttl_s * REFRESH_AHEAD)
+            await asyncio.sleep(self._ttl_s * BACKGROUND_EVERY)
             try:
                 await self.refresh_games()
             except LeaderboardError as exc:

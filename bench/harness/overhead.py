@@ -61,7 +61,7 @@ class Overhead:
             "requests": self.requests,
             "service_cpu_ms_per_request": round(self.service_cpu_ms, 3),
             "bare_cpu_ms_per_request": round(self.bare_cpu_ms, 3),
-            "ratio": round(self.ratio, 3),
+            "ratio": round(self.ratio, 3) if self.requests else None,
             "calls_per_request": round(self.calls_per_request, 3),
             "left_out": self.left_out,
             "before_ratio": BEFORE_RATIO.get(self.operation),
@@ -255,7 +255,8 @@ def _compared(
     made: dict[str, int],
     errors: int,
 ) -> list[Overhead]:
-    """Per operation, the requests where the service made as many calls as the replay replays:
+    """Per operation, the requests where the service made as many calls as the replay replays
+    (the count, which the request log line gives; the calls themselves are the same code's):
     a time-based cache (a page's player count) expires at other requests in the second pass,
     whose requests take longer, and such a request is not the same work on both sides."""
     by_operation: dict[str, list[tuple[float, float, int]]] = defaultdict(list)

@@ -107,7 +107,7 @@ def overhead(results: dict[str, Any], out: Path) -> str:
     rows = results["overhead"]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     x = range(len(rows))
-    ax.bar([i - 0.2 for i in x], [r["ratio"] for r in rows], 0.4, color=OURS, label="now")
+    ax.bar([i - 0.2 for i in x], [r["ratio"] or 0 for r in rows], 0.4, color=OURS, label="now")
     ax.bar(
         [i + 0.2 for i in x],
         [r["before_ratio"] or 0 for r in rows],

@@ -49,7 +49,9 @@ def renamed(value: Any, tables: Mapping[str, str]) -> Any:
 
 async def replay(plan: dict[str, Any], endpoint: str, lines: IO[str], out: IO[str]) -> None:
     tables = plan["tables"]
-    config = client_config()  # the service's own client settings
+    # The service's own client settings (importing them loads the service's client module, not
+    # its request path: a replay with the whole app loaded measured the same, decision 0011).
+    config = client_config()
     async with get_session().create_client(
         "dynamodb",
         endpoint_url=endpoint,

@@ -94,11 +94,12 @@ def overhead_table(results: dict[str, Any]) -> list[str]:
     ]
     for r in results["overhead"]:
         before = f"{r['before_ratio']:.2f}x" if r["before_ratio"] else "-"
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"  # none compared
         lines.append(
             f"| {r['operation']} | {r['requests']} ({r.get('left_out', 0)}) "
             f"| {r['calls_per_request']:.2f} "
             f"| {r['service_cpu_ms_per_request']:.2f} | {r['bare_cpu_ms_per_request']:.2f} "
-            f"| {r['ratio']:.2f}x | {before} |"
+            f"| {ratio} | {before} |"
         )
     return lines
 

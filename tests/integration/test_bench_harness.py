@@ -138,6 +138,11 @@ def test_the_cpu_part_compares_only_requests_where_the_service_made_the_replayed
     assert page.service_cpu_ms == pytest.approx(4.0)
     assert page.bare_cpu_ms == pytest.approx(3.0)
     assert (rank.requests, rank.left_out, rank.calls_per_request) == (1, 0, 5)
+    (none,) = overhead._compared(samples[1:2], planned, made, errors=0)
+    assert (none.requests, none.left_out, none.summary()["ratio"]) == (0, 1, None)
+    rows = report.overhead_table({"overhead": [page.summary(), none.summary()]})
+    assert rows[2].startswith("| top page | 1 (1) |") and "| 1.33x |" in rows[2]
+    assert rows[3].startswith("| top page | 0 (1) |") and "| - |" in rows[3]
 
 
 def test_the_cpu_part_alternates_the_service_and_the_replay_of_the_same_calls(

@@ -9,7 +9,7 @@ import pytest
 
 from app.domain.definitions import BoardDefinition
 from app.errors import Unavailable
-from app.services.definitions import KEEP_S, REFRESH_AHEAD, Definitions
+from app.services.definitions import BACKGROUND_EVERY, KEEP_S, REFRESH_AHEAD, Definitions
 from app.services.ports import StoredDefinition
 
 TTL = 10.0
@@ -157,6 +157,20 @@ async def test_preloaded_games_are_kept_fresh_without_a_request_waiting_for_a_re
     await definitions.refresh_games()
     assert await _retention(definitions) == 90
     assert store.reads == 0
+
+
+async def test_a_request_just_before_a_late_background_pass_reads_nothing_itself() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = _cache(store, clock)
+    await definitions.preload([("trivia", "classic")])
+    for _ in range(5):
+        # The loop's sleep, then a pass that takes half a second to come round.
+        clock.now += TTL * BACKGROUND_EVERY + 0.5
+        assert await _retention(definitions) == 30
+        await _settle()
+        await definitions.refresh_games()
+    assert store.reads == 0  # no request started a GetItem of its own
+    assert BACKGROUND_EVERY * TTL + 0.5 < REFRESH_AHEAD * TTL
 
 
 async def test_games_nobody_asks_for_are_let_go_and_undefined_names_are_never_kept() -> None:
