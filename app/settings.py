@@ -81,7 +81,7 @@ class Settings(BaseSettings):
         ge=0,
         le=300,
         description="a change reaches every task within it: a task holds every variant with "
-        "boards from start-up and reads the games in use again at 8/10 of it, in the background",
+        "boards from start-up and reads the games in use again every half of it, in the background",
     )
     periods: list[PeriodKind] = Field(
         default_factory=lambda: [PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK],

@@ -131,13 +131,13 @@ async def submit_score(
     through every call). ``confirm``: reads the variant's definition, where this process holds
     none; ``definition`` is then a guess (the default), the read goes out beside the first round
     trip's, and a wrong guess costs one more round trip before anything is written."""
+    achieved_ms = _checked_achieved_at(submission, policy, now_ms)
+    key = RankKey(submission.score, achieved_ms, submission.player_id, definition.order)
+    key.encode()  # refuses anything the index could not order (in either order)
+    moment = from_ms(achieved_ms)
     record_id = f"idem#{client}#{idempotency_key}"
 
     def writer(rules: BoardDefinition) -> _Writer:
-        achieved_ms = _checked_achieved_at(submission, policy, now_ms)
-        key = RankKey(submission.score, achieved_ms, submission.player_id, rules.order)
-        key.encode()  # refuses anything the index could not order
-        moment = from_ms(achieved_ms)
         return _Writer(
             submissions=submissions,
             ranks=ranks,

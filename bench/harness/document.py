@@ -128,8 +128,8 @@ def render(results: dict[str, Any], notes: str) -> str:
             "script's from `time.process_time` around the same calls; 10 warm-up requests of each "
             "kind are left out of both, and so is any request where the service made other calls "
             "than the replay makes (a page's player count, cached for a second, expires at other "
-            "requests in the slower second pass). Alternating matters here: this machine's speed drifts by "
-            "a fifth from one minute to the next. The service's figure includes HTTP, routing, "
+            "requests in the slower second pass). Alternating matters here: this machine's speed "
+            "drifts by a fifth from one minute to the next. The service's figure includes HTTP, routing, "
             "validation, auth, rate limits, metrics and the JSON log line.",
             "",
             *report.overhead_table(results),
