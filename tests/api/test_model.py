@@ -13,6 +13,7 @@ from contextlib import AsyncExitStack
 from typing import Any, ClassVar
 
 import pytest
+from botocore.retries.standard import ExponentialBackoff
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
@@ -283,6 +284,9 @@ class FaultyBoardMachine(BoardMachine):
 
 @pytest.mark.parametrize("rules", RULES, ids=["/".join(r) for r in RULES])
 def test_through_dynamodb_faults_every_board_agrees_with_the_model(
-    dynamo_endpoint: str, rules: tuple[str, str]
+    dynamo_endpoint: str, rules: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # botocore's retries, as configured, without their waits (up to 1 s, then 2 s, at random):
+    # what a retry does is under test here, not how long it waits first.
+    monkeypatch.setattr(ExponentialBackoff, "delay_amount", lambda _self, _context: 0.0)
     run_machine(FaultyBoardMachine, dynamo_endpoint, rules=rules, examples=3, steps=10)
