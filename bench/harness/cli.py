@@ -236,8 +236,9 @@ def run(args: argparse.Namespace, partial: Path | None = None) -> dict[str, Any]
         _save(results, partial)
         if "cpu" in parts:
             print("service CPU beside a bare replay", flush=True)
-            measured = overhead.run_overhead(endpoint, workdir, n=scale.cpu_requests)
+            measured, floor = overhead.run_overhead(endpoint, workdir, n=scale.cpu_requests)
             results["overhead"] = [o.summary() for o in measured]
+            results["overhead_floor"] = floor.summary()
         _save(results, partial)
         if "memory" in parts:
             print("service memory", flush=True)

@@ -137,6 +137,16 @@ def render(results: dict[str, Any], notes: str) -> str:
             "![cpu](benchmarks/cpu-overhead.png)",
             "",
         ]
+    if results.get("overhead_floor"):
+        n = results["overhead_floor"]["requests"]
+        out += [
+            "What a request costs before any work of its own, measured in the same alternation "
+            f"({n} of each, each side first in turn): the least a request that makes one call "
+            "can cost beside a bare script making that call is the call plus this floor.",
+            "",
+            *report.floor_table(results),
+            "",
+        ]
     if results.get("memory"):
         m = results["memory"]
         out += [

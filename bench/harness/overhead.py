@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ import httpx
 
 from app.bootstrap import open_runtime
 from app.domain.clock import iso_ms
+from app.local.embedded import free_port, stop_process
+from bench.harness.floor import PATH as FLOOR_PATH
 from bench.harness.process import ServedService, cpu_seconds
 from bench.harness.replay import SETTLE_S
 from bench.harness.service import bench_settings, run_tables, score_body, submit_headers
@@ -65,6 +68,34 @@ class Overhead:
             "calls_per_request": round(self.calls_per_request, 3),
             "left_out": self.left_out,
             "before_ratio": BEFORE_RATIO.get(self.operation),
+        }
+
+
+@dataclass(frozen=True)
+class Floor:
+    """What a request costs before any work of its own, beside the bare cost of one call, measured
+    in the same alternation as the operations: the least ratio a one-call request can reach."""
+
+    requests: int
+    bare_call_ms: float
+    """The replay's CPU for one top-page Query."""
+    service_ms: float
+    """The service's CPU for a ``GET /healthz``: HTTP, FastAPI, its middleware, its log line."""
+    stack_ms: float
+    """FastAPI and uvicorn alone (``bench.harness.floor``) answering ``{}``."""
+
+    def least_ratio(self, extra_ms: float) -> float | None:
+        return (self.bare_call_ms + extra_ms) / self.bare_call_ms if self.bare_call_ms else None
+
+    def summary(self) -> dict[str, Any]:
+        stack, service = self.least_ratio(self.stack_ms), self.least_ratio(self.service_ms)
+        return {
+            "requests": self.requests,
+            "bare_call_cpu_ms": round(self.bare_call_ms, 3),
+            "service_no_call_cpu_ms": round(self.service_ms, 3),
+            "stack_no_call_cpu_ms": round(self.stack_ms, 3),
+            "least_one_call_ratio_stack": None if stack is None else round(stack, 3),
+            "least_one_call_ratio_service": None if service is None else round(service, 3),
         }
 
 
@@ -162,7 +193,9 @@ class _Replay:
         self._process.stdout.close()
 
 
-def run_overhead(endpoint: str, workdir: Path, *, n: int = 100, warm: int = 10) -> list[Overhead]:
+def run_overhead(
+    endpoint: str, workdir: Path, *, n: int = 100, warm: int = 10
+) -> tuple[list[Overhead], Floor]:
     import asyncio
 
     recorded_tables, served_tables, twin_tables = (
@@ -225,6 +258,12 @@ def run_overhead(endpoint: str, workdir: Path, *, n: int = 100, warm: int = 10) 
                     if i >= warm:
                         samples.append((operation, request_id, spent, bare))
                     index += 1
+            one_call = [
+                i
+                for i, ((_, operation), r) in enumerate(zip(order, plan["requests"], strict=True))
+                if operation == "top page" and sum(len(level) for level in r["levels"]) == 1
+            ]
+            floor = _floor(http, served.pid, replay, one_call, workdir, n=n, warm=warm)
     finally:
         replay.close()
     if errors:
@@ -233,7 +272,73 @@ def run_overhead(endpoint: str, workdir: Path, *, n: int = 100, warm: int = 10) 
         f"measured-{request_id}": sum(len(level) for level in r["levels"])
         for (request_id, _), r in zip(order, plan["requests"], strict=True)
     }
-    return _compared(samples, planned, served_calls(served.log_path), errors)
+    return _compared(samples, planned, served_calls(served.log_path), errors), floor
+
+
+def _cpu_of(pid: int, send: Callable[[], object]) -> float:
+    before = cpu_seconds(pid)
+    send()
+    time.sleep(SETTLE_S)  # as the replay does after its calls
+    return cpu_seconds(pid) - before
+
+
+def _floor(
+    http: httpx.Client,
+    service_pid: int,
+    replay: _Replay,
+    one_call: list[int],
+    workdir: Path,
+    *,
+    n: int,
+    warm: int,
+) -> Floor:
+    """In the same alternation as the operations (each side first in turn): the replay's one
+    top-page Query, the service's ``/healthz``, and FastAPI and uvicorn alone answering ``{}``."""
+    port = free_port()
+    with (workdir / "cpu-floor.log").open("wb") as log:
+        stack = subprocess.Popen(
+            [sys.executable, "-m", "bench.harness.floor", "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as bare_app:
+            _wait_until_up(bare_app, stack)
+            sides: list[Callable[[int], float]] = [
+                lambda i: replay.run(one_call[i % len(one_call)])[0],
+                lambda _: _cpu_of(service_pid, lambda: _ok(http.get("/healthz"))),
+                lambda _: _cpu_of(stack.pid, lambda: _ok(bare_app.get(FLOOR_PATH))),
+            ]
+            figures: list[list[float]] = [[], [], []]
+            for i in range(n + warm):
+                turn = [(k + i) % 3 for k in range(3)]  # who goes first rotates
+                spent = {k: sides[k](i) for k in turn}
+                if i >= warm:
+                    for k in range(3):
+                        figures[k].append(spent[k])
+    finally:
+        stop_process(stack, grace_s=10)
+    bare, service, alone = (1000 * sum(f) / len(f) for f in figures)
+    return Floor(requests=n, bare_call_ms=bare, service_ms=service, stack_ms=alone)
+
+
+def _ok(response: httpx.Response) -> None:
+    if response.status_code != 200:
+        raise RuntimeError(f"{response.request.url}: {response.status_code} {response.text}")
+
+
+def _wait_until_up(http: httpx.Client, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("the floor app exited: see cpu-floor.log")
+        try:
+            _ok(http.get(FLOOR_PATH))
+        except httpx.TransportError:
+            time.sleep(0.1)
+        else:
+            return
+    raise RuntimeError("the floor app did not answer within 60 s")
 
 
 def served_calls(log_path: Path) -> dict[str, int]:

@@ -104,6 +104,23 @@ def overhead_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def floor_table(results: dict[str, Any]) -> list[str]:
+    f = results["overhead_floor"]
+
+    def least(ratio: float | None) -> str:
+        return "-" if ratio is None else f"{ratio:.2f}x"
+
+    return [
+        "| what was served | CPU ms a request | least ratio of a one-call request on it |",
+        "| --- | ---: | ---: |",
+        f"| the bare script's one Query (a top page's, replayed) | {f['bare_call_cpu_ms']:.2f} | |",
+        f"| FastAPI and uvicorn alone, one route answering `{{}}` (`bench/harness/floor.py`) "
+        f"| {f['stack_no_call_cpu_ms']:.2f} | {least(f['least_one_call_ratio_stack'])} |",
+        f"| the service's `GET /healthz` (its middleware, metrics and log line; no call) "
+        f"| {f['service_no_call_cpu_ms']:.2f} | {least(f['least_one_call_ratio_service'])} |",
+    ]
+
+
 def memory_table(results: dict[str, Any]) -> list[str]:
     m = results["memory"]
     mib = 1024

@@ -1,6 +1,7 @@
 """The service for the harness's measurements of a process: the app ``create_app`` builds, served
-by uvicorn with the options ``leaderboard serve`` uses (``app/cli.py``), settings from the
-environment. Two additions, outside the app: ``--record FILE`` keeps every DynamoDB call the
+by uvicorn as ``leaderboard serve`` serves it (``app.server.server_config``; before, this took
+uvicorn's own httptools protocol and its WebSocket handling), settings from the environment.
+Two additions, outside the app: ``--record FILE`` keeps every DynamoDB call the
 service makes (its parameters, by request id) and writes them at shutdown, for the bare replay;
 ``--stats FILE`` writes at shutdown how many API keys and rate-limit buckets the service holds.
 
@@ -20,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.logging import configure_logging
 from app.main import create_app
+from app.server import server_config
 from app.settings import get_settings
 
 
@@ -102,21 +104,15 @@ def main() -> None:
     settings = get_settings()
     configure_logging(json=True)
     recorder = Recorder() if args.record else None
-    uvicorn.run(
+    config = server_config(
         wrap(create_app(settings), recorder, args.stats, args.record),
         host=args.host,
         port=args.port,
-        access_log=False,
-        log_config=None,
-        lifespan="on",
-        proxy_headers=True,
         forwarded_allow_ips=settings.forwarded_allow_ips,
-        workers=1,
-        loop="uvloop",
-        http="httptools",
-        timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
-        timeout_keep_alive=int(settings.keep_alive_seconds),
+        shutdown_grace_s=settings.shutdown_grace_seconds,
+        keep_alive_s=settings.keep_alive_seconds,
     )
+    uvicorn.Server(config).run()
 
 
 if __name__ == "__main__":

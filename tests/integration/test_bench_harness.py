@@ -147,12 +147,23 @@ def test_the_cpu_part_compares_only_requests_where_the_service_made_the_replayed
     assert "| - |" in rows[3]
 
 
+def test_the_floor_says_the_least_ratio_a_one_call_request_can_reach() -> None:
+    floor = overhead.Floor(requests=10, bare_call_ms=3.0, service_ms=1.5, stack_ms=0.9)
+    assert floor.least_ratio(floor.stack_ms) == pytest.approx(1.3)
+    rows = report.floor_table({"overhead_floor": floor.summary()})
+    assert rows[2].startswith("| the bare script's one Query")
+    assert "| 0.90 | 1.30x |" in rows[3]
+    assert "| 1.50 | 1.50x |" in rows[4]
+    none = overhead.Floor(requests=0, bare_call_ms=0.0, service_ms=0.0, stack_ms=0.0)
+    assert none.summary()["least_one_call_ratio_stack"] is None
+    assert report.floor_table({"overhead_floor": none.summary()})[3].endswith("| - |")
+
+
 def test_the_cpu_part_alternates_the_service_and_the_replay_of_the_same_calls(
     dynamo_endpoint: str, tmp_path: Path
 ) -> None:
-    measured = {
-        o.operation: o for o in overhead.run_overhead(dynamo_endpoint, tmp_path, n=4, warm=1)
-    }
+    figures, floor = overhead.run_overhead(dynamo_endpoint, tmp_path, n=4, warm=1)
+    measured = {o.operation: o for o in figures}
     assert list(measured) == ["submission", "top page", "rank read", "around", "standings"]
     for figure in measured.values():
         assert figure.service_cpu_ms > 0, figure
@@ -165,3 +176,12 @@ def test_the_cpu_part_alternates_the_service_and_the_replay_of_the_same_calls(
     assert measured["submission"].calls_per_request >= 2
     assert measured["top page"].calls_per_request >= 1
     assert measured["rank read"].calls_per_request >= 3
+    # The floor: a one-call page's bare Query, the service's /healthz and FastAPI alone, each
+    # the CPU of its own process.
+    assert floor.requests == 4
+    assert floor.bare_call_ms > 0
+    assert floor.stack_ms > 0
+    assert floor.service_ms > 0
+    least = floor.summary()
+    assert least["least_one_call_ratio_stack"] > 1
+    assert least["least_one_call_ratio_service"] > 1
