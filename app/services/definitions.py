@@ -50,6 +50,10 @@ BACKGROUND_EVERY = 0.5
 ``REFRESH_AHEAD``, so that what they hold is never old enough for a request to read it again,
 even just before a pass that is late (at the same period, a request just before each pass did)."""
 
+GAMES_AT_ONCE = 8
+"""Games a background pass reads at once: one at a time, a pass over hundreds of games in use took
+long enough (a Query each) for the last games' copies to age past ``REFRESH_AHEAD``."""
+
 KEEP_S = 3600.0
 """A game stays in the background reads this long after its last request."""
 
@@ -155,29 +159,38 @@ class Definitions:
         return found
 
     async def refresh_games(self) -> None:
-        """Read again every game asked for within ``KEEP_S``, one Query a game, one at a time;
-        games not asked for since are let go (their variants are read again on use)."""
+        """Read again every game asked for within ``KEEP_S``, one Query a game, ``GAMES_AT_ONCE``
+        at a time; games not asked for since are let go (their variants are read again on use).
+        A game whose read fails is logged and keeps what it holds (until ``ttl_s``); the others
+        are read all the same."""
         now = self._clock()
         held: dict[str, list[str]] = {}
         for game, variant in self._known:
             held.setdefault(game, []).append(variant)
+        games = []
         for game, asked in list(self._kept.items()):
             if now - asked >= KEEP_S:
                 del self._kept[game]
-                continue
-            await self._read_game(game, held=held.get(game, ()))
+            else:
+                games.append(game)
+        gate = asyncio.Semaphore(GAMES_AT_ONCE)
+
+        async def read(game: str) -> None:
+            async with gate:
+                try:
+                    await self._read_game(game, held=held.get(game, ()))
+                except LeaderboardError as exc:
+                    log.warning("definitions_refresh_failed", game=game, error=str(exc))
+
+        await asyncio.gather(*(read(game) for game in games))
 
     async def keep_fresh(self) -> None:
-        """``refresh_games`` every ``BACKGROUND_EVERY`` of ``ttl_s``, until cancelled; a failed
-        pass is logged and the next one tries again (what is held serves until ``ttl_s``)."""
+        """``refresh_games`` every ``BACKGROUND_EVERY`` of ``ttl_s``, until cancelled."""
         if self._ttl_s <= 0:
             return
         while True:
             await asyncio.sleep(self._ttl_s * BACKGROUND_EVERY)
-            try:
-                await self.refresh_games()
-            except LeaderboardError as exc:
-                log.warning("definitions_refresh_failed", error=str(exc))
+            await self.refresh_games()
 
     async def _read_game(self, game: str, *, held: Iterable[str]) -> int:
         """Hold what one Query of the game finds, and the default for its ``held`` variants that

@@ -9,7 +9,13 @@ import pytest
 
 from app.domain.definitions import BoardDefinition
 from app.errors import Unavailable
-from app.services.definitions import BACKGROUND_EVERY, KEEP_S, REFRESH_AHEAD, Definitions
+from app.services.definitions import (
+    BACKGROUND_EVERY,
+    GAMES_AT_ONCE,
+    KEEP_S,
+    REFRESH_AHEAD,
+    Definitions,
+)
 from app.services.ports import StoredDefinition
 
 TTL = 10.0
@@ -23,6 +29,8 @@ class SlowStore:
         self.reads = 0
         self.game_reads: list[str] = []
         self.fail = False
+        self.failing_games: set[str] = set()
+        self.at_once = self.most_at_once = 0
         self.gate = asyncio.Event()
         self.gate.set()
 
@@ -42,8 +50,13 @@ class SlowStore:
         """One defined variant, ``classic``, in every game but ``nothing``, which has none."""
         self.game_reads.append(game)
         retention = self.retention
-        await self.gate.wait()
-        if self.fail:
+        self.at_once += 1
+        self.most_at_once = max(self.most_at_once, self.at_once)
+        try:
+            await self.gate.wait()
+        finally:
+            self.at_once -= 1
+        if self.fail or game in self.failing_games:
             raise Unavailable("the store is down")
         if game == "nothing":
             return []
@@ -216,3 +229,25 @@ async def test_keep_fresh_survives_a_failed_pass() -> None:
     assert not keeping.done()  # the failed pass did not end it
     keeping.cancel()
     assert len(store.game_reads) >= 3  # the passes went on after the failure
+
+
+async def test_a_pass_reads_games_a_few_at_a_time_and_a_failed_one_leaves_the_rest_read() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = _cache(store, clock)
+    games = [f"game{i:02d}" for i in range(3 * GAMES_AT_ONCE)]
+    await definitions.preload([(game, "classic") for game in games])
+    store.game_reads.clear()
+    store.retention = 90  # changed on another task
+    store.failing_games = {"game00"}
+    store.gate = asyncio.Event()
+    clock.now += TTL * BACKGROUND_EVERY
+    passing = asyncio.ensure_future(definitions.refresh_games())
+    await _settle()
+    assert len(store.game_reads) == GAMES_AT_ONCE  # the first few under way, the rest waiting
+    store.gate.set()
+    await passing
+    assert sorted(store.game_reads) == games  # every game read once, however they finished
+    assert store.most_at_once == GAMES_AT_ONCE
+    held = [(await definitions.of(game, "classic")).definition.retention_days for game in games]
+    assert held == [30] + [90] * (len(games) - 1)  # game00 keeps what it held, until its ttl
+    assert store.reads == 0
