@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from app.api.problems import invalid_input, validation_errors
+from app.api.invalid import invalid_input, validation_errors
 from app.api.schemas import (
     RESERVED_GAMES,
     BoardDefinitionIn,

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends
 from pydantic import ValidationError
 
 from app.api.deps import NowDep, PathId, PrincipalDep, StateDep, limit_reads, read_json_body
-from app.api.problems import invalid_input, validation_errors
+from app.api.invalid import invalid_input, validation_errors
 from app.api.schemas import (
     RESERVED_GAMES,
     BoardDefinitionIn,

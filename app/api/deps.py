@@ -15,8 +15,8 @@ from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 
+from app.api.invalid import invalid_input, validation_errors
 from app.api.patterns import IDEMPOTENCY_KEY_PATTERN, PERIOD_PATTERN
-from app.api.problems import invalid_input, validation_errors
 from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
 from app.api.readiness import ReadinessLog, StartupJobs
 from app.api.schemas import ScoreSubmission

@@ -299,6 +299,21 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
     assert (await runtime.stores.definitions.get_definition("kart", "x")) is None
 
 
+def test_the_command_loads_no_web_framework() -> None:
+    # Every command starts in a process of its own: FastAPI's import is a third of a second of
+    # each, for nothing but `serve` (which imports the app when it runs).
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, app.cli; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    assert "'fastapi'" not in loaded
+    assert "'starlette'" not in loaded
+    assert "'app.cli'" in loaded
+
+
 def test_help_says_what_every_option_does_and_its_defaults(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
