@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections import Counter as Tally
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -111,12 +112,24 @@ RATE_LIMIT_BUCKETS = Gauge(
 )
 
 
+@functools.lru_cache(maxsize=1024)
+def _child(metric: Counter | Histogram, *labels: str) -> Any:
+    """``metric.labels(*labels)``, looked up once: the series of every request and every call
+    (route templates, methods, statuses and operations, a bounded set) are the same few."""
+    return metric.labels(*labels)
+
+
+def request_answered(route: str, method: str, status: int, seconds: float) -> None:
+    _child(HTTP_REQUESTS, route, method, str(status)).inc()
+    _child(HTTP_SECONDS, route, method).observe(seconds)
+
+
 def dynamodb_call(operation: str, *, read_units: float, write_units: float, retries: int) -> None:
-    DYNAMODB_CALLS.labels(operation).inc()
+    _child(DYNAMODB_CALLS, operation).inc()
     if read_units:
-        DYNAMODB_UNITS.labels(operation, "read").inc(read_units)
+        _child(DYNAMODB_UNITS, operation, "read").inc(read_units)
     if write_units:
-        DYNAMODB_UNITS.labels(operation, "write").inc(write_units)
+        _child(DYNAMODB_UNITS, operation, "write").inc(write_units)
     if retries:
         DYNAMODB_RETRIES.labels(operation).inc(retries)
 

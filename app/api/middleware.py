@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import time
-import uuid
 from typing import Any
 
 import structlog
@@ -52,7 +52,7 @@ class RequestContext:
             await self.app(scope, receive, send)
             return
         given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
-        request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        request_id = given if _REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
         stats = CallStats()
         stats_token = current_stats.set(stats)
         structlog.contextvars.clear_contextvars()
@@ -86,8 +86,7 @@ class RequestContext:
             elapsed = time.perf_counter() - began
             route = _route_template(scope)
             method = scope["method"]
-            telemetry.HTTP_REQUESTS.labels(route, method, str(status)).inc()
-            telemetry.HTTP_SECONDS.labels(route, method).observe(elapsed)
+            telemetry.request_answered(route, method, status, elapsed)
             fields: dict[str, Any] = {
                 "method": method,
                 "path": scope["path"],
