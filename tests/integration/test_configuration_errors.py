@@ -11,6 +11,7 @@ import traceback
 import uuid
 
 import pytest
+import structlog
 
 from app import cli
 from app.local.embedded import free_port
@@ -123,10 +124,12 @@ def test_no_command_prints_a_secret_of_a_refused_configuration(
             monkeypatch.delenv(name)
     for name, value in SCENARIOS[scenario].items():
         monkeypatch.setenv(name, value)
-    # The command's logging, but never cached: the loggers of the tests after it keep theirs.
+    # The command's logging, but never cached (the loggers of the tests after it keep theirs),
+    # and the tests' own put back after: the command's writes to this test's captured stderr.
     monkeypatch.setattr(
         cli, "configure_logging", lambda **kw: configure_logging(**(kw | {"cache": False}))
     )
+    tests_logging = structlog.get_config()
     try:
         for command in COMMANDS:
             get_settings.cache_clear()
@@ -135,7 +138,7 @@ def test_no_command_prints_a_secret_of_a_refused_configuration(
             _assert_refused_in_words(scenario, " ".join(command), captured.out, captured.err)
     finally:
         get_settings.cache_clear()
-        configure_logging(json=True, cache=False)  # the tests' own (tests/conftest.py)
+        structlog.configure(**tests_logging)
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
