@@ -34,7 +34,7 @@ import structlog
 
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
-from app.errors import Conflict, InvalidInput, LeaderboardError, NotFound
+from app.errors import Conflict, InvalidInput, LeaderboardError, NotFound, Throttled, Unavailable
 from app.services.boards import board_is_expired
 from app.services.ports import BoardIndex, BoardRegistry, DefinitionStore, StoredDefinition
 
@@ -161,8 +161,9 @@ class Definitions:
     async def refresh_games(self) -> None:
         """Read again every game asked for within ``KEEP_S``, one Query a game, ``GAMES_AT_ONCE``
         at a time; games not asked for since are let go (their variants are read again on use).
-        A game whose read fails is logged and keeps what it holds (until ``ttl_s``); the others
-        are read all the same."""
+        A game whose read fails keeps what it holds (until ``ttl_s``) and the others are read all
+        the same, unless the store is throttled or unavailable: then the games not yet begun wait
+        for the next pass. One warning a pass says how many failed."""
         now = self._clock()
         held: dict[str, list[str]] = {}
         for game, variant in self._known:
@@ -174,15 +175,27 @@ class Definitions:
             else:
                 games.append(game)
         gate = asyncio.Semaphore(GAMES_AT_ONCE)
+        failed: list[tuple[str, Exception]] = []
 
         async def read(game: str) -> None:
             async with gate:
+                if any(isinstance(exc, Throttled | Unavailable) for _, exc in failed):
+                    return  # the store is throttled or down: the rest wait for the next pass
                 try:
                     await self._read_game(game, held=held.get(game, ()))
-                except LeaderboardError as exc:
-                    log.warning("definitions_refresh_failed", game=game, error=str(exc))
+                except Exception as exc:  # one game's bad item ends nothing
+                    failed.append((game, exc))
 
         await asyncio.gather(*(read(game) for game in games))
+        if failed:
+            game, first = failed[0]
+            log.warning(
+                "definitions_refresh_failed",
+                games_failed=len(failed),
+                games=len(games),
+                first_game=game,
+                error=str(first) if isinstance(first, LeaderboardError) else repr(first),
+            )
 
     async def keep_fresh(self) -> None:
         """``refresh_games`` every ``BACKGROUND_EVERY`` of ``ttl_s``, until cancelled."""

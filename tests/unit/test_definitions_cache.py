@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from structlog.testing import capture_logs
 
 from app.domain.definitions import BoardDefinition
 from app.errors import Unavailable
@@ -56,8 +57,10 @@ class SlowStore:
             await self.gate.wait()
         finally:
             self.at_once -= 1
-        if self.fail or game in self.failing_games:
+        if self.fail:
             raise Unavailable("the store is down")
+        if game in self.failing_games:
+            raise ValueError("an item this version cannot read")
         if game == "nothing":
             return []
         return [
@@ -241,13 +244,38 @@ async def test_a_pass_reads_games_a_few_at_a_time_and_a_failed_one_leaves_the_re
     store.failing_games = {"game00"}
     store.gate = asyncio.Event()
     clock.now += TTL * BACKGROUND_EVERY
-    passing = asyncio.ensure_future(definitions.refresh_games())
-    await _settle()
-    assert len(store.game_reads) == GAMES_AT_ONCE  # the first few under way, the rest waiting
-    store.gate.set()
-    await passing
+    with capture_logs() as logs:
+        passing = asyncio.ensure_future(definitions.refresh_games())
+        await _settle()
+        assert len(store.game_reads) == GAMES_AT_ONCE  # the first few under way, the rest wait
+        store.gate.set()
+        await passing
+    (warning,) = [e for e in logs if e["event"] == "definitions_refresh_failed"]
+    assert (warning["games_failed"], warning["first_game"]) == (1, "game00")
     assert sorted(store.game_reads) == games  # every game read once, however they finished
     assert store.most_at_once == GAMES_AT_ONCE
     held = [(await definitions.of(game, "classic")).definition.retention_days for game in games]
     assert held == [30] + [90] * (len(games) - 1)  # game00 keeps what it held, until its ttl
     assert store.reads == 0
+
+
+async def test_a_pass_stops_beginning_reads_once_the_store_is_unavailable() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions = _cache(store, clock)
+    games = [f"game{i:02d}" for i in range(3 * GAMES_AT_ONCE)]
+    await definitions.preload([(game, "classic") for game in games])
+    store.game_reads.clear()
+    store.fail = True
+    store.gate = asyncio.Event()
+    clock.now += TTL * BACKGROUND_EVERY
+    with capture_logs() as logs:
+        passing = asyncio.ensure_future(definitions.refresh_games())
+        await _settle()  # the first few under way
+        store.gate.set()
+        await passing
+    # The reads already under way fail; none is begun after: no flood of calls or of warnings.
+    assert len(store.game_reads) == GAMES_AT_ONCE
+    (warning,) = [e for e in logs if e["event"] == "definitions_refresh_failed"]
+    assert (warning["games_failed"], warning["games"]) == (GAMES_AT_ONCE, len(games))
+    held = await definitions.of("game00", "classic")
+    assert held.definition.retention_days == 30  # what is held still serves, until its ttl
