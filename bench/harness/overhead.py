@@ -293,7 +293,10 @@ def _floor(
     warm: int,
 ) -> Floor:
     """In the same alternation as the operations (each side first in turn): the replay's one
-    top-page Query, the service's ``/healthz``, and FastAPI and uvicorn alone answering ``{}``."""
+    top-page Query, the service's ``/healthz``, and FastAPI and uvicorn alone answering ``{}``.
+    No floor (``requests=0``) when no top page made exactly one call."""
+    if not one_call or n <= 0:
+        return Floor(requests=0, bare_call_ms=0.0, service_ms=0.0, stack_ms=0.0)
     port = free_port()
     with (workdir / "cpu-floor.log").open("wb") as log:
         stack = subprocess.Popen(
@@ -304,8 +307,16 @@ def _floor(
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as bare_app:
             _wait_until_up(bare_app, stack)
+            replay_errors = 0
+
+            def replayed(i: int) -> float:
+                nonlocal replay_errors
+                cpu, failed = replay.run(one_call[i % len(one_call)])
+                replay_errors += failed
+                return cpu
+
             sides: list[Callable[[int], float]] = [
-                lambda i: replay.run(one_call[i % len(one_call)])[0],
+                replayed,
                 lambda _: _cpu_of(service_pid, lambda: _ok(http.get("/healthz"))),
                 lambda _: _cpu_of(stack.pid, lambda: _ok(bare_app.get(FLOOR_PATH))),
             ]
@@ -318,6 +329,8 @@ def _floor(
                         figures[k].append(spent[k])
     finally:
         stop_process(stack, grace_s=10)
+    if replay_errors:  # said, as the operations' are: a failed call is not a call's work
+        print(f"  the floor's replay met {replay_errors} errors", flush=True)
     bare, service, alone = (1000 * sum(f) / len(f) for f in figures)
     return Floor(requests=n, bare_call_ms=bare, service_ms=service, stack_ms=alone)
 

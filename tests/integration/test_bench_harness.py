@@ -157,6 +157,9 @@ def test_the_floor_says_the_least_ratio_a_one_call_request_can_reach() -> None:
     none = overhead.Floor(requests=0, bare_call_ms=0.0, service_ms=0.0, stack_ms=0.0)
     assert none.summary()["least_one_call_ratio_stack"] is None
     assert report.floor_table({"overhead_floor": none.summary()})[3].endswith("| - |")
+    # No top page made one call (every one read the player count): no floor, not a failed part.
+    nobody: Any = None
+    assert overhead._floor(nobody, 0, nobody, [], Path("."), n=10, warm=1).requests == 0
 
 
 def test_the_cpu_part_alternates_the_service_and_the_replay_of_the_same_calls(
