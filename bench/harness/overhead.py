@@ -31,7 +31,7 @@ from app.bootstrap import open_runtime
 from app.domain.clock import iso_ms
 from app.local.embedded import free_port, stop_process
 from bench.harness.floor import PATH as FLOOR_PATH
-from bench.harness.process import ServedService, cpu_seconds
+from bench.harness.process import ServedService, cpu_seconds, wait_until_answering
 from bench.harness.replay import SETTLE_S
 from bench.harness.service import bench_settings, run_tables, score_body, submit_headers
 
@@ -298,15 +298,17 @@ def _floor(
     if not one_call or n <= 0:
         return Floor(requests=0, bare_call_ms=0.0, service_ms=0.0, stack_ms=0.0)
     port = free_port()
-    with (workdir / "cpu-floor.log").open("wb") as log:
+    log_path = workdir / "cpu-floor.log"
+    with log_path.open("wb") as log:
         stack = subprocess.Popen(
             [sys.executable, "-m", "bench.harness.floor", "--port", str(port)],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as bare_app:
-            _wait_until_up(bare_app, stack)
+        url = f"http://127.0.0.1:{port}"
+        wait_until_answering(f"{url}{FLOOR_PATH}", stack, log_path=log_path)
+        with httpx.Client(base_url=url, timeout=30) as bare_app:
             replay_errors = 0
 
             def replayed(i: int) -> float:
@@ -338,20 +340,6 @@ def _floor(
 def _ok(response: httpx.Response) -> None:
     if response.status_code != 200:
         raise RuntimeError(f"{response.request.url}: {response.status_code} {response.text}")
-
-
-def _wait_until_up(http: httpx.Client, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("the floor app exited: see cpu-floor.log")
-        try:
-            _ok(http.get(FLOOR_PATH))
-        except httpx.TransportError:
-            time.sleep(0.1)
-        else:
-            return
-    raise RuntimeError("the floor app did not answer within 60 s")
 
 
 def served_calls(log_path: Path) -> dict[str, int]:

@@ -65,6 +65,24 @@ def environment(settings: Settings) -> dict[str, str]:
     return env
 
 
+def wait_until_answering(
+    url: str, process: subprocess.Popen[bytes], *, log_path: Path, timeout_s: float = 60
+) -> None:
+    """Until a GET of ``url`` (on loopback) is answered 2xx; ``RuntimeError`` if ``process`` exits
+    first or ``timeout_s`` passes."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: the process exited: see {log_path}")
+        try:
+            # Our own URL: http on loopback.
+            with urllib.request.urlopen(url, timeout=2):  # noqa: S310
+                return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer within {timeout_s:g} s")
+
+
 @dataclass
 class ServedService:
     """``with ServedService(settings, workdir) as served: served.url, served.pid``."""
@@ -97,18 +115,12 @@ class ServedService:
             self._process = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=environment(self.settings)
             )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"the service exited: see {self.log_path}")
-            try:
-                # Our own URL: http on loopback.
-                with urllib.request.urlopen(f"{self.url}/readyz", timeout=2):  # noqa: S310
-                    return self
-            except (urllib.error.URLError, OSError):
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("the service did not become ready within 60 s")
+        try:
+            wait_until_answering(f"{self.url}/readyz", self._process, log_path=self.log_path)
+        except RuntimeError:
+            self.stop()
+            raise
+        return self
 
     def stop(self) -> None:
         process, self._process = self._process, None
