@@ -131,7 +131,7 @@ def dynamodb_call(operation: str, *, read_units: float, write_units: float, retr
     if write_units:
         _child(DYNAMODB_UNITS, operation, "write").inc(write_units)
     if retries:
-        DYNAMODB_RETRIES.labels(operation).inc(retries)
+        _child(DYNAMODB_RETRIES, operation).inc(retries)
 
 
 def dynamodb_failed(kind: Literal["throttled", "unavailable", "rejected"]) -> None:
