@@ -4,6 +4,8 @@ steady use never has a request wait for the read that refreshes it."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import MutableMapping
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -234,23 +236,37 @@ async def test_keep_fresh_survives_a_failed_pass() -> None:
     assert len(store.game_reads) >= 3  # the passes went on after the failure
 
 
-async def test_a_pass_reads_games_a_few_at_a_time_and_a_failed_one_leaves_the_rest_read() -> None:
-    store, clock = SlowStore(), Clock()
+async def _many_games_held(store: SlowStore, clock: Clock) -> tuple[Definitions, list[str]]:
+    """Three passes' worth of games held, the store's reads counted afresh, its gate shut, and
+    the next background pass due."""
     definitions = _cache(store, clock)
     games = [f"game{i:02d}" for i in range(3 * GAMES_AT_ONCE)]
     await definitions.preload([(game, "classic") for game in games])
     store.game_reads.clear()
-    store.retention = 90  # changed on another task
-    store.failing_games = {"game00"}
     store.gate = asyncio.Event()
     clock.now += TTL * BACKGROUND_EVERY
+    return definitions, games
+
+
+async def _pass_warnings(
+    definitions: Definitions, store: SlowStore
+) -> list[MutableMapping[str, Any]]:
+    """One background pass, its gate opened once the first reads are under way; its warnings."""
     with capture_logs() as logs:
         passing = asyncio.ensure_future(definitions.refresh_games())
         await _settle()
         assert len(store.game_reads) == GAMES_AT_ONCE  # the first few under way, the rest wait
         store.gate.set()
         await passing
-    (warning,) = [e for e in logs if e["event"] == "definitions_refresh_failed"]
+    return [e for e in logs if e["event"] == "definitions_refresh_failed"]
+
+
+async def test_a_pass_reads_games_a_few_at_a_time_and_a_failed_one_leaves_the_rest_read() -> None:
+    store, clock = SlowStore(), Clock()
+    definitions, games = await _many_games_held(store, clock)
+    store.retention = 90  # changed on another task
+    store.failing_games = {"game00"}
+    (warning,) = await _pass_warnings(definitions, store)
     assert (warning["games_failed"], warning["first_game"]) == (1, "game00")
     assert sorted(store.game_reads) == games  # every game read once, however they finished
     assert store.most_at_once == GAMES_AT_ONCE
@@ -261,21 +277,11 @@ async def test_a_pass_reads_games_a_few_at_a_time_and_a_failed_one_leaves_the_re
 
 async def test_a_pass_stops_beginning_reads_once_the_store_is_unavailable() -> None:
     store, clock = SlowStore(), Clock()
-    definitions = _cache(store, clock)
-    games = [f"game{i:02d}" for i in range(3 * GAMES_AT_ONCE)]
-    await definitions.preload([(game, "classic") for game in games])
-    store.game_reads.clear()
+    definitions, games = await _many_games_held(store, clock)
     store.fail = True
-    store.gate = asyncio.Event()
-    clock.now += TTL * BACKGROUND_EVERY
-    with capture_logs() as logs:
-        passing = asyncio.ensure_future(definitions.refresh_games())
-        await _settle()  # the first few under way
-        store.gate.set()
-        await passing
+    (warning,) = await _pass_warnings(definitions, store)
     # The reads already under way fail; none is begun after: no flood of calls or of warnings.
     assert len(store.game_reads) == GAMES_AT_ONCE
-    (warning,) = [e for e in logs if e["event"] == "definitions_refresh_failed"]
     assert (warning["games_failed"], warning["games"]) == (GAMES_AT_ONCE, len(games))
     held = await definitions.of("game00", "classic")
     assert held.definition.retention_days == 30  # what is held still serves, until its ttl
