@@ -23,10 +23,13 @@ def install_docs(app: FastAPI) -> None:
 
     @app.get(DOCS, include_in_schema=False)
     async def docs(request: Request) -> HTMLResponse:
+        # The app from the request, not from this closure: FastAPI keeps endpoints in a
+        # process-wide cache, which would keep every app made in the process (and its runtime).
+        served: FastAPI = request.app
         root = str(request.scope.get("root_path", "")).rstrip("/")
         return get_swagger_ui_html(
-            openapi_url=root + str(app.openapi_url),
-            title=f"{app.title}: the HTTP API",
+            openapi_url=root + str(served.openapi_url),
+            title=f"{served.title}: the HTTP API",
             swagger_js_url=f"{root}{ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{root}{ASSETS}/swagger-ui.css",
             swagger_favicon_url=f"{root}{ASSETS}/favicon-32x32.png",
