@@ -314,12 +314,22 @@ def client_config(*, connect_timeout: float = 2.0, read_timeout: float = 5.0) ->
     )
 
 
+@functools.cache
+def _session() -> aioboto3.Session:
+    """One session for the process, as boto3's own default session is: a new one reads DynamoDB's
+    service model and endpoint rules again, about 80 ms a client, which a process that opens many
+    clients (the tests, the benchmark, the operator commands run in-process) paid for each. It
+    holds no event loop's state; on AWS it resolves the credential chain once, refreshing as the
+    chain's credentials say."""
+    return aioboto3.Session()
+
+
 @asynccontextmanager
 async def open_client(
     *, endpoint: str | None, region: str, dummy_credentials: bool, read_timeout: float = 5.0
 ) -> AsyncIterator[DynamoDBClient]:
     """One DynamoDB client for the life of the process, counting calls for the request log."""
-    session = aioboto3.Session()
+    session = _session()
     secret = "local" if dummy_credentials else None  # DynamoDB Local and moto take any
     async with session.client(
         "dynamodb",
