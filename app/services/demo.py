@@ -241,7 +241,8 @@ async def load_demo(
     resolved = await asyncio.gather(*(definitions.of(d.game, d.variant) for d in DEMO_VARIANTS))
     # The embedded backend's index is current at once: no waiting for it to settle, and nothing
     # to wait out before the lease (no submission can have started on a board before the demo).
-    policy = SeedPolicy(layout=BucketLayout(), grace_s=0, settle_delay_s=0.05)
+    # Its tables were made by this process a moment ago: no board has counters to read first.
+    policy = SeedPolicy(layout=BucketLayout(), grace_s=0, settle_delay_s=0.05, counters_absent=True)
     async with asyncio.TaskGroup() as seeding:  # one failing cancels the others
         tasks = []
         for demo, found in zip(DEMO_VARIANTS, resolved, strict=True):

@@ -52,6 +52,12 @@ class SeedPolicy:
     tie_group: int | None = None
     """A slot holding more entries than this gets tie counters (``app.domain.ties``); ``None``:
     none are built."""
+    counters_absent: bool = False
+    """The board is known to have no counter items yet: its tables were made moments ago by the
+    process that seeds it (the demo, on the embedded backend it starts). Rebuilding the counters
+    then skips reading the board's counter partitions (a shard each, and one for each of the
+    layout's coarse buckets: 132 Queries a board by default); each counter is still written only
+    where it is absent, so a stray write is reported as a conflict, never overwritten."""
 
     def __post_init__(self) -> None:
         if self.lease_ttl_s < 1 or self.grace_s < 0 or self.concurrency < 1:

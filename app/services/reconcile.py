@@ -375,14 +375,21 @@ async def rebuild_counters(
     layout: BucketLayout,
     retention: timedelta,
     progress: Progress | None = None,
+    counters_absent: bool = False,
 ) -> RebuildOutcome:
     """Make a board's counters exactly ``count``: each coarse bucket's count on shard 0 and the
     other shards deleted, each fine slot's count, and every counter item that should be 0 deleted.
 
     Meant for a board nothing else writes (under a seeding lease); each write is still conditioned
-    on the value read, so a stray concurrent write is reported, not overwritten."""
+    on the value read, so a stray concurrent write is reported, not overwritten. With
+    ``counters_absent`` (``SeedPolicy.counters_absent``) nothing is read: every item is taken
+    to be absent, and written on that condition."""
     board_id = board.board_id
-    stored = await _read_counters(counters, board_id, layout=layout, progress=progress)
+    stored = (
+        StoredCounters(coarse={}, fine={})
+        if counters_absent
+        else await _read_counters(counters, board_id, layout=layout, progress=progress)
+    )
     wanted: dict[CounterItem, int] = {}
     for bucket in set(count.coarse) | stored.coarse_buckets:
         for shard in range(counters.counter_shards):

@@ -198,6 +198,7 @@ async def _fill(
         layout=policy.layout,
         retention=definition.retention,
         progress=progress,
+        counters_absent=policy.counters_absent,
     )
     if policy.tie_group is not None and count.crowded:
         # Nothing else writes under the lease: the settled count is the board.

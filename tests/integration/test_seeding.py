@@ -348,6 +348,63 @@ async def test_seeding_writes_by_the_board_rule_reads_back_in_order_and_rebuilds
     assert shards == {f"hist#{BOARD.board_id}#c0"}
 
 
+def _counter_reads(runtime: Runtime) -> list[str]:
+    """The counter partitions read by Query from now on (recorded on the runtime's client)."""
+    read: list[str] = []
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        partition = params.get("ExpressionAttributeValues", {}).get(":p", {}).get("S", "")
+        if partition.startswith("hist#"):
+            read.append(partition)
+
+    runtime.client.meta.events.register("provide-client-params.dynamodb.Query", record)
+    return read
+
+
+async def _seed_spread(
+    ops: SeedPorts, settings: Settings, players: int, *, counters_absent: bool
+) -> SeedReport:
+    """``players`` rows of ``spread`` seeded onto BOARD, two minutes back."""
+    seed = parse(csv_text(spread(players, now_ms() - 120_000)))
+    return await seed_board(
+        ports=ops,
+        board=BOARD,
+        seed=seed,
+        policy=policy(settings, counters_absent=counters_absent),
+    )
+
+
+async def test_a_board_known_to_have_no_counters_is_counted_without_reading_them(
+    service: Service, runtime: Runtime, ops: SeedPorts, settings: Settings
+) -> None:
+    read = _counter_reads(runtime)
+    report = await _seed_spread(ops, settings, 30, counters_absent=True)
+    assert (report.player_count, report.counter_conflicts) == (30, 0)
+    assert read == []  # not one of the board's 132 counter partitions
+    assert await assert_counters_match_board(runtime, BOARD.board_id) == 30
+    # Read as the default policy reads them, the same counters need nothing rewritten.
+    again = await _seed_spread(ops, settings, 30, counters_absent=False)
+    assert (again.counters_rebuilt, again.counter_conflicts) == (0, 0)
+    shards = runtime.stores.counters.counter_shards
+    assert len(read) == shards + LAYOUT.coarse  # the default reads every shard and fine partition
+
+
+async def test_a_counter_that_was_there_after_all_is_reported_not_overwritten(
+    service: Service, runtime: Runtime, ops: SeedPorts, settings: Settings
+) -> None:
+    assert (await submit(service.http, player="early", score=10**11, rankDelta=False)).is_success
+    before = await stored_histogram(runtime, BOARD.board_id)
+    report = await _seed_spread(ops, settings, 10, counters_absent=True)
+    assert report.counter_conflicts >= 1  # at least the early player's slot
+    after = await stored_histogram(runtime, BOARD.board_id)
+    bucket, slot = LAYOUT.fine_of(10**11)
+    assert after.fine[(bucket, slot)] == before.fine[(bucket, slot)]  # not overwritten
+    # What a reconcile is for: it puts the board right.
+    repaired = await _seed_spread(ops, settings, 10, counters_absent=False)
+    assert repaired.counter_conflicts == 0
+    assert await assert_counters_match_board(runtime, BOARD.board_id) == 11
+
+
 async def test_seeding_a_day_board_sets_its_expiry_on_rows_and_counters(
     runtime: Runtime, ops: SeedPorts, settings: Settings
 ) -> None:
