@@ -21,7 +21,7 @@ from tests.faults import install
 from tests.support import counter_total, now_ms, submit
 
 PLAYERS = 60
-IN_FLIGHT = 16
+IN_FLIGHT = 8
 RETRIES = 40
 """Generous: under a loaded machine, moto itself is slow, and the point is the 409s, not the count."""
 
