@@ -239,9 +239,10 @@ async def load_demo(
             )
     # As every request reads them: the definitions just put, or the default.
     resolved = await asyncio.gather(*(definitions.of(d.game, d.variant) for d in DEMO_VARIANTS))
-    # The embedded backend's index is current at once: no waiting for it to settle, and nothing
-    # to wait out before the lease (no submission can have started on a board before the demo).
-    # Its tables were made by this process a moment ago: no board has counters to read first.
+    # The embedded backend's index is current at once: no waiting for it to settle, and no grace
+    # period before the lease (the service has only just started answering). Its tables were made
+    # by this process a moment ago: no board has counters to read first (should a submission
+    # have written one, seeding reads them all and rebuilds them again).
     policy = SeedPolicy(layout=BucketLayout(), grace_s=0, settle_delay_s=0.05, counters_absent=True)
     async with asyncio.TaskGroup() as seeding:  # one failing cancels the others
         tasks = []

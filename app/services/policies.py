@@ -56,8 +56,9 @@ class SeedPolicy:
     """The board is known to have no counter items yet: its tables were made moments ago by the
     process that seeds it (the demo, on the embedded backend it starts). Rebuilding the counters
     then skips reading the board's counter partitions (a shard each, and one for each of the
-    layout's coarse buckets: 132 Queries a board by default); each counter is still written only
-    where it is absent, so a stray write is reported as a conflict, never overwritten."""
+    layout's coarse buckets: 132 Queries a board by default). Each counter is written only where
+    it is absent; if one was there after all (a submission just before the lease), the counters
+    are read whole and rebuilt again, as they are by default."""
 
     def __post_init__(self) -> None:
         if self.lease_ttl_s < 1 or self.grace_s < 0 or self.concurrency < 1:

@@ -383,7 +383,7 @@ async def rebuild_counters(
     Meant for a board nothing else writes (under a seeding lease); each write is still conditioned
     on the value read, so a stray concurrent write is reported, not overwritten. With
     ``counters_absent`` (``SeedPolicy.counters_absent``) nothing is read: every item is taken
-    to be absent, and written on that condition."""
+    to be absent, and written on that condition (a conflict where one is there)."""
     board_id = board.board_id
     stored = (
         StoredCounters(coarse={}, fine={})
