@@ -315,12 +315,12 @@ def client_config(*, connect_timeout: float = 2.0, read_timeout: float = 5.0) ->
 
 
 @functools.cache
-def _session() -> aioboto3.Session:
-    """One session for the process, as boto3's own default session is: a new one reads DynamoDB's
-    service model and endpoint rules again, about 80 ms a client, which a process that opens many
-    clients (the tests, the benchmark, the operator commands run in-process) paid for each. It
-    holds no event loop's state; on AWS it resolves the credential chain once, refreshing as the
-    chain's credentials say."""
+def _local_session() -> aioboto3.Session:
+    """One session for the process's clients of a local endpoint (given their credentials, so it
+    resolves none): a new one reads DynamoDB's service model and endpoint rules again, about 80 ms
+    a client, which a process that opens many (the tests, the benchmark) paid for each. It holds
+    no event loop's state. A client on AWS gets a session of its own, which resolves the credential
+    chain as the environment is when it is made; the service makes one."""
     return aioboto3.Session()
 
 
@@ -329,7 +329,7 @@ async def open_client(
     *, endpoint: str | None, region: str, dummy_credentials: bool, read_timeout: float = 5.0
 ) -> AsyncIterator[DynamoDBClient]:
     """One DynamoDB client for the life of the process, counting calls for the request log."""
-    session = _session()
+    session = _local_session() if dummy_credentials else aioboto3.Session()
     secret = "local" if dummy_credentials else None  # DynamoDB Local and moto take any
     async with session.client(
         "dynamodb",
