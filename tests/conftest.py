@@ -34,15 +34,6 @@ OTHER_GAME_KEY = "test-submit-chess-key"
 ADMIN_KEY = "test-admin-key"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The groups the workers take whole (``--dist=loadgroup``): each test file, so that its
-    module-scoped services start once, and the CDK tests as one, so the stack is synthesised once."""
-    for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        group = "tests/infra" if path.startswith("tests/infra/") else path
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _logging() -> None:
     configure_logging(json=True, cache=False)
