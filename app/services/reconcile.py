@@ -382,8 +382,9 @@ async def rebuild_counters(
 
     Meant for a board nothing else writes (under a seeding lease); each write is still conditioned
     on the value read, so a stray concurrent write is reported, not overwritten. With
-    ``counters_absent`` (``SeedPolicy.counters_absent``) nothing is read: every item is taken
-    to be absent, and written on that condition (a conflict where one is there)."""
+    ``counters_absent`` (``SeedPolicy.counters_absent``) nothing is read first: every item is
+    taken to be absent and written on that condition; if one was there after all (a submission
+    just before the lease), the counters are read whole and rebuilt again, as by default."""
     board_id = board.board_id
     stored = (
         StoredCounters(coarse={}, fine={})
@@ -419,7 +420,19 @@ async def rebuild_counters(
         [write(item, n, expected) for item, n, expected in changes], progress=progress
     )
     written = sum(results)
-    return RebuildOutcome(written=written, conflicts=len(results) - written)
+    outcome = RebuildOutcome(written=written, conflicts=len(results) - written)
+    if not (counters_absent and outcome.conflicts):
+        return outcome
+    log.warning("seeding_found_counters", board=board_id, conflicts=outcome.conflicts)
+    again = await rebuild_counters(
+        counters=counters,
+        board=board,
+        count=count,
+        layout=layout,
+        retention=retention,
+        progress=progress,
+    )
+    return RebuildOutcome(written=written + again.written, conflicts=again.conflicts)
 
 
 def _needs_write(expected: int | None, n: int) -> bool:

@@ -191,7 +191,15 @@ async def _fill(
         progress=progress,
         tie_group=policy.tie_group,
     )
-    rebuilt = await _rebuild(ports, board, count, policy, definition, progress)
+    rebuilt = await rebuild_counters(
+        counters=ports.counters,
+        board=board,
+        count=count,
+        layout=policy.layout,
+        retention=definition.retention,
+        progress=progress,
+        counters_absent=policy.counters_absent,
+    )
     if policy.tie_group is not None and count.crowded:
         # Nothing else writes under the lease: the settled count is the board.
         await reconcile_ties(
@@ -204,36 +212,6 @@ async def _fill(
             expires_at=expires_at,
         )
     return tally, count, rebuilt
-
-
-async def _rebuild(
-    ports: SeedPorts,
-    board: Board,
-    count: BoardCount,
-    policy: SeedPolicy,
-    definition: BoardDefinition,
-    progress: Progress | None,
-) -> RebuildOutcome:
-    """The counters made ``count``. Where they were taken to be absent and one was there after all
-    (a submission just before the lease), they are read whole and rebuilt again, as by default."""
-
-    async def rebuild(*, counters_absent: bool) -> RebuildOutcome:
-        return await rebuild_counters(
-            counters=ports.counters,
-            board=board,
-            count=count,
-            layout=policy.layout,
-            retention=definition.retention,
-            progress=progress,
-            counters_absent=counters_absent,
-        )
-
-    first = await rebuild(counters_absent=policy.counters_absent)
-    if not (policy.counters_absent and first.conflicts):
-        return first
-    log.warning("seeding_found_counters", board=board.board_id, conflicts=first.conflicts)
-    second = await rebuild(counters_absent=False)
-    return RebuildOutcome(written=first.written + second.written, conflicts=second.conflicts)
 
 
 async def _wait_out(grace_s: float, progress: Progress | None) -> None:
