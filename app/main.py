@@ -10,16 +10,17 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import structlog
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 
 from app import telemetry
 from app.api import admin, boards, definitions, health, scores, snapshots
-from app.api.deps import AppState, refuse_unknown_query
+from app.api.deps import AppState
 from app.api.docs import install_docs
 from app.api.middleware import RequestContext
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
 from app.api.readiness import StartupJobs
+from app.api.routing import StrictQueryRoute
 from app.api.viewer import install_viewer
 from app.bootstrap import Runtime, open_service_runtime
 from app.errors import LeaderboardError
@@ -132,7 +133,6 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         version="1.0.0",
         summary="Game leaderboards on DynamoDB: scores in, exact boards and ranks out.",
         lifespan=lifespan,
-        dependencies=[Depends(refuse_unknown_query)],
         # Swagger UI from the service's own copy (install_docs), never a CDN; no ReDoc, whose
         # script no package here carries.
         docs_url=None,
@@ -141,6 +141,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         # OpenTelemetry hooks would only ask, on every request, whether a provider is set.
         telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
+    app.router.route_class = StrictQueryRoute  # the app's own routes (the viewer's, /docs)
     app.add_middleware(
         RequestContext,
         deadline=settings.request_deadline_seconds,

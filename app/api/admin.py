@@ -18,6 +18,7 @@ from app.api.deps import (
     WriteDefinitionDep,
     read_text_body,
 )
+from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
     ErasureOut,
     ReconcileReportOut,
@@ -31,7 +32,7 @@ from app.services.reconcile import reconcile_board
 from app.services.seeding import SeedPorts, seed_board
 from app.services.snapshots import SnapshotPorts, take_snapshot
 
-router = APIRouter()
+router = APIRouter(route_class=StrictQueryRoute)
 
 
 @router.post(

@@ -17,6 +17,7 @@ from app.api.deps import (
     limit_reads,
 )
 from app.api.patterns import GROUP_IDS_PATTERN
+from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
     AroundEntryOut,
     AroundOut,
@@ -43,7 +44,7 @@ from app.services.standings import (
     player_standings,
 )
 
-router = APIRouter(dependencies=[Depends(limit_reads)])
+router = APIRouter(route_class=StrictQueryRoute, dependencies=[Depends(limit_reads)])
 
 
 @router.get(

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from app.api.deps import NowDep, PathId, PrincipalDep, StateDep, limit_reads, read_json_body
 from app.api.invalid import invalid_input, validation_errors
+from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
     RESERVED_GAMES,
     BoardDefinitionIn,
@@ -21,7 +22,7 @@ from app.api.schemas import (
 from app.errors import InvalidInput
 from app.services.definitions import define_boards, list_definitions, show_definition
 
-router = APIRouter()
+router = APIRouter(route_class=StrictQueryRoute)
 
 
 async def _game(game: PathId) -> str:

@@ -10,8 +10,6 @@ from typing import Annotated, Any, cast
 
 import structlog
 from fastapi import Depends, Header, Path, Request, Response
-from fastapi.dependencies.models import Dependant
-from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 
@@ -266,27 +264,6 @@ async def read_json_body(request: Request, state: StateDep) -> Any:
         return json.loads(body, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise MalformedJson(f"the body is not valid JSON: {exc}") from None
-
-
-def _query_names(dependant: Dependant) -> set[str]:
-    names = {param.alias for param in dependant.query_params}
-    for inner in dependant.dependencies:
-        names |= _query_names(inner)
-    return names
-
-
-async def refuse_unknown_query(request: Request) -> None:
-    """An unknown query parameter is a 422, like an unknown body field: a typo (``?limt=5``)
-    should not silently fall back to a default."""
-    route = request.scope.get("route")
-    if not isinstance(route, APIRoute) or not request.query_params:
-        return
-    unknown = sorted(set(request.query_params) - _query_names(route.dependant))
-    if unknown:
-        raise InvalidInput(
-            f"unknown query parameters: {', '.join(unknown)}",
-            errors=[{"field": name, "message": "unknown"} for name in unknown],
-        )
 
 
 async def read_text_body(request: Request, max_bytes: int) -> tuple[str, str]:

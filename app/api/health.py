@@ -6,11 +6,12 @@ from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.api.deps import StateDep
+from app.api.routing import StrictQueryRoute
 from app.api.schemas import Health, problem_responses
 from app.errors import Unavailable
 from app.telemetry import REGISTRY
 
-router = APIRouter()
+router = APIRouter(route_class=StrictQueryRoute)
 
 
 @router.get("/healthz", response_model=Health, summary="Liveness")

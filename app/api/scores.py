@@ -16,11 +16,12 @@ from app.api.deps import (
     WriteLimitDep,
 )
 from app.api.ratelimit import ratelimit_headers
+from app.api.routing import StrictQueryRoute
 from app.api.schemas import ScoreSubmission, SubmitResponse, problem_responses
 from app.domain.clock import to_ms
 from app.services.submit import Submission, request_fingerprint, submit_score
 
-router = APIRouter()
+router = APIRouter(route_class=StrictQueryRoute)
 
 
 @router.post(

@@ -8,10 +8,11 @@ from fastapi import APIRouter, Depends, Path
 
 from app.api.deps import BoardDep, StoresDep, limit_reads
 from app.api.patterns import SNAPSHOT_TIME_PATTERN
+from app.api.routing import StrictQueryRoute
 from app.api.schemas import SnapshotListOut, SnapshotOut, problem_responses
 from app.services.snapshots import get_snapshot, list_snapshots
 
-router = APIRouter(dependencies=[Depends(limit_reads)])
+router = APIRouter(route_class=StrictQueryRoute, dependencies=[Depends(limit_reads)])
 
 SnapshotTime = Annotated[
     str,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -201,6 +202,23 @@ async def test_an_unknown_query_parameter_is_422(service: Service) -> None:
     assert problem["errors"] == [{"field": "limt", "message": "unknown"}]
     known = await service.http.get("/v1/leaderboards/trivia/classic/alltime?limit=5")
     assert known.status_code == 200
+
+
+async def test_every_route_refuses_an_unknown_query_parameter_first(service: Service) -> None:
+    """Each operation of the API and each page the service serves, with one parameter it does not
+    declare and nothing else right (no key, no body): 422 naming it, before any other refusal,
+    and nothing written."""
+    before = await scores_items(service.runtime)
+    paths = service.app.openapi()["paths"]
+    operations = [(m.upper(), p) for p, ops in paths.items() for m in ops]
+    operations += [("GET", "/"), ("GET", "/docs")]
+    assert len(operations) > 20
+    for method, template in operations:
+        path = re.sub(r"\{[^}]+\}", "x", template)
+        response = await service.http.request(method, f"{path}?nonsense=1")
+        problem = _assert_problem(response, 422)
+        assert problem["errors"] == [{"field": "nonsense", "message": "unknown"}], (method, path)
+    assert await scores_items(service.runtime) == before
 
 
 def _nested(kind: str, depth: int) -> str:

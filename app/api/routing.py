@@ -1,0 +1,54 @@
+"""The service's route class: an API route refuses a query parameter it does not declare.
+
+An unknown query parameter is a 422, like an unknown body field: a typo (``?limt=5``) should not
+silently fall back to a default. The route checks it itself, before FastAPI solves any of its
+dependencies, so it is the first refusal a request meets, as it was when this was an app-wide
+dependency. As a dependency FastAPI solved it on every request of every route (decision 0013
+has what that cost); here a request with no query costs one test of its query string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
+
+from app.errors import InvalidInput
+
+Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+
+
+class StrictQueryRoute(APIRoute):
+    """Every router of the service is made with ``route_class=StrictQueryRoute``, and so is the
+    app's own (``app.router.route_class``): a test holds that no API route is without it."""
+
+    def get_route_handler(self) -> Handler:
+        handler = super().get_route_handler()
+        known = frozenset(query_names(self.dependant))
+
+        async def checked(request: Request) -> Response:
+            if request.scope.get("query_string"):
+                refuse_unknown(request.query_params.keys(), known)
+            return await handler(request)
+
+        return checked
+
+
+def query_names(dependant: Dependant) -> set[str]:
+    """The query parameters a route declares, its dependencies' included."""
+    names = {param.alias for param in dependant.query_params}
+    for inner in dependant.dependencies:
+        names |= query_names(inner)
+    return names
+
+
+def refuse_unknown(given: Iterable[str], known: frozenset[str]) -> None:
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise InvalidInput(
+            f"unknown query parameters: {', '.join(unknown)}",
+            errors=[{"field": name, "message": "unknown"} for name in unknown],
+        )
