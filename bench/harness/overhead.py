@@ -16,11 +16,12 @@ Warm-up requests run on both sides and are left out of both.
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,9 @@ VARIANT = "cpu"
 BOARD = f"trivia/{VARIANT}/alltime"
 BEFORE_RATIO = {"submission": 1.10, "top page": 1.36, "rank read": 1.16}
 """The service's CPU per request over a bare aiobotocore script's, before this session."""
+TARGET_RATIO = 1.2
+"""Issue 13's target for every operation."""
+RESAMPLES = 2_000
 
 
 @dataclass(frozen=True)
@@ -53,10 +57,23 @@ class Overhead:
     figures are not of the same work."""
     left_out: int = 0
     """Requests measured but not compared: the service made other calls than the replay's."""
+    interval: tuple[float, float] | None = None
+    """The ratio's 95% interval over the requests compared (``ratio_interval``)."""
 
     @property
     def ratio(self) -> float:
         return self.service_cpu_ms / self.bare_cpu_ms if self.bare_cpu_ms else float("nan")
+
+    @property
+    def verdict(self) -> str | None:
+        """Against ``TARGET_RATIO``: met when the whole interval is at or under it, not met when
+        the whole interval is over it, and on the line when the interval holds it."""
+        if self.interval is None:
+            return None
+        low, high = self.interval
+        if high <= TARGET_RATIO:
+            return "met"
+        return "not met" if low > TARGET_RATIO else "on the line"
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -68,6 +85,10 @@ class Overhead:
             "calls_per_request": round(self.calls_per_request, 3),
             "left_out": self.left_out,
             "before_ratio": BEFORE_RATIO.get(self.operation),
+            "ratio_interval": None
+            if self.interval is None
+            else [round(x, 3) for x in self.interval],
+            "target": self.verdict,
         }
 
 
@@ -355,6 +376,26 @@ def served_calls(log_path: Path) -> dict[str, int]:
     return made
 
 
+def ratio_interval(
+    pairs: Sequence[tuple[float, float]], *, resamples: int = RESAMPLES, seed: int = 13
+) -> tuple[float, float] | None:
+    """The 2.5th and 97.5th percentiles of the ratio (service CPU over the replay's, summed) over
+    ``resamples`` draws of the compared requests with replacement, each request with its own
+    replay: how far the ratio could fall from these requests' noise alone. The machine's drift
+    between minutes is not in it (the alternation cancels that from the ratio itself). ``None``
+    for fewer than two requests. Seeded: the same samples give the same interval."""
+    if len(pairs) < 2:
+        return None
+    draw = random.Random(seed).choices
+    ratios = []
+    for _ in range(resamples):
+        picked = draw(pairs, k=len(pairs))
+        bare = sum(b for _, b in picked)
+        ratios.append(sum(s for s, _ in picked) / bare if bare else float("inf"))
+    ratios.sort()
+    return ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1]
+
+
 def _compared(
     samples: list[tuple[str, str, float, float]],
     planned: dict[str, int],
@@ -385,6 +426,7 @@ def _compared(
                 calls_per_request=sum(c for *_, c in kept) / n if n else 0.0,
                 replay_errors=errors,
                 left_out=left_out[operation],
+                interval=ratio_interval([(s, b) for s, b, _ in kept]),
             )
         )
     return figures

@@ -10,6 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from bench.harness.overhead import TARGET_RATIO
+
 OURS, SEEDS, BEFORE = "#1f77b4", "#d62728", "#7f7f7f"
 
 
@@ -107,7 +109,13 @@ def overhead(results: dict[str, Any], out: Path) -> str:
     rows = results["overhead"]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     x = range(len(rows))
-    ax.bar([i - 0.2 for i in x], [r["ratio"] or 0 for r in rows], 0.4, color=OURS, label="now")
+    ratios = [r["ratio"] or 0 for r in rows]
+    # The 95% interval as error bars (none where a run has none).
+    errors = [
+        [r["ratio"] - r["ratio_interval"][0] if r.get("ratio_interval") else 0 for r in rows],
+        [r["ratio_interval"][1] - r["ratio"] if r.get("ratio_interval") else 0 for r in rows],
+    ]
+    ax.bar([i - 0.2 for i in x], ratios, 0.4, yerr=errors, capsize=3, color=OURS, label="now")
     ax.bar(
         [i + 0.2 for i in x],
         [r["before_ratio"] or 0 for r in rows],
@@ -116,6 +124,7 @@ def overhead(results: dict[str, Any], out: Path) -> str:
         label="before",
     )
     ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.axhline(TARGET_RATIO, color="black", linewidth=0.8, linestyle="--", label="target")
     ax.set_xticks(list(x), [r["operation"] for r in rows])
     ax.set_ylabel("service CPU / bare aiobotocore CPU")
     ax.set_title("CPU per request: the service process over a bare replay of its calls")

@@ -89,17 +89,19 @@ def session_table(results: dict[str, Any]) -> list[str]:
 def overhead_table(results: dict[str, Any]) -> list[str]:
     lines = [
         "| operation | requests compared (left out) | calls a request | service CPU ms a request "
-        "| bare aiobotocore CPU ms | ratio | before |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| bare aiobotocore CPU ms | ratio | 95% interval | at most 1.2 | before |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     for r in results["overhead"]:
         before = f"{r['before_ratio']:.2f}x" if r["before_ratio"] else "-"
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"  # none compared
+        interval = r.get("ratio_interval")
+        between = "-" if interval is None else f"{interval[0]:.2f}-{interval[1]:.2f}"
         lines.append(
             f"| {r['operation']} | {r['requests']} ({r.get('left_out', 0)}) "
             f"| {r['calls_per_request']:.2f} "
             f"| {r['service_cpu_ms_per_request']:.2f} | {r['bare_cpu_ms_per_request']:.2f} "
-            f"| {ratio} | {before} |"
+            f"| {ratio} | {between} | {r.get('target') or '-'} | {before} |"
         )
     return lines
 

@@ -147,6 +147,30 @@ def test_the_cpu_part_compares_only_requests_where_the_service_made_the_replayed
     assert "| - |" in rows[3]
 
 
+def test_the_cpu_ratio_comes_with_its_interval_and_says_which_side_of_the_target_it_is() -> None:
+    steady = [(0.0011 * k, 0.001 * k) for k in range(1, 41)]  # every request at 1.1
+    assert overhead.ratio_interval(steady) == pytest.approx((1.1, 1.1))
+    spread = [(0.0010, 0.001), (0.0014, 0.001)] * 20  # requests at 1.0 and 1.4: 1.2 in all
+    low, high = overhead.ratio_interval(spread) or (0.0, 0.0)
+    assert low < 1.2 < high
+    assert overhead.ratio_interval(spread) == (low, high)  # seeded: the same every run
+    assert overhead.ratio_interval(steady[:1]) is None
+
+    def verdict(pairs: list[tuple[float, float]]) -> str | None:
+        samples = [("rank read", f"measured-{i}", s, b) for i, (s, b) in enumerate(pairs)]
+        planned = {f"measured-{i}": 5 for i in range(len(pairs))}
+        (figure,) = overhead._compared(samples, planned, planned, errors=0)
+        return figure.verdict
+
+    over = [(0.0013 * k, 0.001 * k) for k in range(1, 41)]
+    assert [verdict(steady), verdict(spread), verdict(over)] == ["met", "on the line", "not met"]
+    samples = [("rank read", f"measured-{i}", s, b) for i, (s, b) in enumerate(spread)]
+    planned = {f"measured-{i}": 5 for i in range(len(spread))}
+    (figure,) = overhead._compared(samples, planned, planned, errors=0)
+    (row,) = report.overhead_table({"overhead": [figure.summary()]})[2:]
+    assert f"| 1.20x | {low:.2f}-{high:.2f} | on the line |" in row
+
+
 def test_the_floor_says_the_least_ratio_a_one_call_request_can_reach() -> None:
     floor = overhead.Floor(requests=10, bare_call_ms=3.0, service_ms=1.5, stack_ms=0.9)
     assert floor.least_ratio(floor.stack_ms) == pytest.approx(1.3)
