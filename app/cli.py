@@ -50,7 +50,7 @@ from app.settings import ConfigurationError, Settings, get_settings
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.main import create_app
-    from app.server import AnnouncingServer, server_config
+    from app.server import ServiceServer, server_config
 
     app = create_app(settings, demo=args.demo)
 
@@ -77,7 +77,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         shutdown_grace_s=settings.shutdown_grace_seconds,
         keep_alive_s=settings.keep_alive_seconds,
     )
-    server = AnnouncingServer(config, announce=announce)
+    server = ServiceServer(config, announce=announce)
     # Ctrl-C ends the server gracefully, then uvicorn raises the signal again, as uvicorn.run.
     with contextlib.suppress(KeyboardInterrupt):
         server.run()

@@ -1,6 +1,7 @@
 """The service for the harness's measurements of a process: the app ``create_app`` builds, served
-by uvicorn as ``leaderboard serve`` serves it (``app.server.server_config``; before, this took
-uvicorn's own httptools protocol and its WebSocket handling), settings from the environment.
+by uvicorn as ``leaderboard serve`` serves it (``app.server.server_config`` and
+``ServiceServer``; before, this took uvicorn's own httptools protocol and its WebSocket handling),
+settings from the environment.
 Two additions, outside the app: ``--record FILE`` keeps every DynamoDB call the
 service makes (its parameters, by request id) and writes them at shutdown, for the bare replay;
 ``--stats FILE`` writes at shutdown how many API keys and rate-limit buckets the service holds.
@@ -16,12 +17,11 @@ import time
 from typing import Any
 
 import structlog
-import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.logging import configure_logging
 from app.main import create_app
-from app.server import server_config
+from app.server import ServiceServer, server_config
 from app.settings import get_settings
 
 
@@ -112,7 +112,7 @@ def main() -> None:
         shutdown_grace_s=settings.shutdown_grace_seconds,
         keep_alive_s=settings.keep_alive_seconds,
     )
-    uvicorn.Server(config).run()
+    ServiceServer(config).run()
 
 
 if __name__ == "__main__":
