@@ -26,11 +26,9 @@ async def hello(scope: Scope, receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-@pytest.fixture(scope="module")
-def address() -> Iterator[tuple[str, int]]:
-    port = free_port()
+def _config(port: int) -> uvicorn.Config:
     config = server_config(
-        hello,  # the 400 comes before any application code: a small app is enough
+        hello,
         host="127.0.0.1",
         port=port,
         forwarded_allow_ips="127.0.0.1",
@@ -38,7 +36,14 @@ def address() -> Iterator[tuple[str, int]]:
         keep_alive_s=5,
     )
     config.lifespan = "off"
-    server = uvicorn.Server(config)
+    return config
+
+
+@pytest.fixture(scope="module")
+def address() -> Iterator[tuple[str, int]]:
+    port = free_port()
+    # The 400 comes before any application code: a small app is enough.
+    server = uvicorn.Server(_config(port))
     thread = threading.Thread(
         target=server.run, daemon=True
     )  # no signal handlers off the main thread
@@ -122,17 +127,8 @@ def test_the_service_server_freezes_what_start_up_made_and_says_where_it_listens
     (decision 0013): once started, the server freezes them out of the collector's passes."""
     assert gc.get_freeze_count() == 0
     port = free_port()
-    config = server_config(
-        hello,
-        host="127.0.0.1",
-        port=port,
-        forwarded_allow_ips="127.0.0.1",
-        shutdown_grace_s=1,
-        keep_alive_s=5,
-    )
-    config.lifespan = "off"
     announced: list[list[str]] = []
-    server = ServiceServer(config, announce=announced.append)
+    server = ServiceServer(_config(port), announce=announced.append)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
