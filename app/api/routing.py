@@ -23,7 +23,14 @@ Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 class StrictQueryRoute(APIRoute):
     """Every router of the service is made with ``route_class=StrictQueryRoute``, and so is the
-    app's own (``app.router.route_class``): a test holds that no API route is without it."""
+    app's own (``app.router.route_class``). ``tests/api/test_bad_input.py`` sends every operation
+    of the OpenAPI document, the viewer page and ``/docs`` an unknown parameter; a route left out
+    of the schema would need adding there.
+
+    The names known are the route's own and its router's dependencies' (``self.dependant``).
+    FastAPI adds the dependencies given to ``include_router`` or to ``FastAPI(...)`` to an
+    included route's handler only: the service gives none, and one that read a query parameter
+    would see that parameter refused here until it is added to ``known``."""
 
     def get_route_handler(self) -> Handler:
         handler = super().get_route_handler()

@@ -112,8 +112,14 @@ def overhead(results: dict[str, Any], out: Path) -> str:
     ratios = [r["ratio"] or 0 for r in rows]
     # The 95% interval as error bars (none where a run has none).
     errors = [
-        [r["ratio"] - r["ratio_interval"][0] if r.get("ratio_interval") else 0 for r in rows],
-        [r["ratio_interval"][1] - r["ratio"] if r.get("ratio_interval") else 0 for r in rows],
+        [
+            max(0, r["ratio"] - r["ratio_interval"][0]) if r.get("ratio_interval") else 0
+            for r in rows
+        ],
+        [
+            max(0, r["ratio_interval"][1] - r["ratio"]) if r.get("ratio_interval") else 0
+            for r in rows
+        ],
     ]
     ax.bar([i - 0.2 for i in x], ratios, 0.4, yerr=errors, capsize=3, color=OURS, label="now")
     ax.bar(
