@@ -91,6 +91,9 @@ class ServedService:
     workdir: Path
     record: bool = False
     name: str = "service"
+    tree: Path | None = None
+    """The checkout whose ``app`` is served (``python -m`` puts its working directory first on the
+    path); by default the one this runs from."""
 
     def __post_init__(self) -> None:
         self.port = free_port()
@@ -113,7 +116,11 @@ class ServedService:
             command += ["--record", str(self.record_path)]
         with self.log_path.open("wb") as log:
             self._process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, env=environment(self.settings)
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=environment(self.settings),
+                cwd=self.tree,
             )
         try:
             wait_until_answering(f"{self.url}/readyz", self._process, log_path=self.log_path)

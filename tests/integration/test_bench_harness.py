@@ -5,12 +5,13 @@ renders from a run's results. The full run is ``python -m bench`` (docs/benchmar
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.harness import calls, document, overhead, plots, report, session, units
+from bench.harness import ab, calls, document, overhead, plots, report, session, units
 from bench.harness.trace import Call, round_trip_levels
 
 
@@ -210,3 +211,30 @@ def test_the_cpu_part_alternates_the_service_and_the_replay_of_the_same_calls(
     least = floor.summary()
     assert least["least_one_call_ratio_stack"] > 1
     assert least["least_one_call_ratio_service"] > 1
+
+
+def test_the_ab_comparison_serves_each_side_from_its_own_checkout(
+    dynamo_endpoint: str, tmp_path: Path
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    base = tmp_path / "base"
+    shutil.copytree(root / "app", base / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    marker = tmp_path / "imported-from-base"
+    init = base / "app" / "__init__.py"
+    init.write_text(f"{init.read_text()}\nopen({str(marker)!r}, 'w').close()\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    figures = ab.compare(dynamo_endpoint, (base, root), work, operations=["top page"], n=3, warm=1)
+    assert marker.exists()  # the base side's service ran the base checkout's app
+    (page,) = figures
+    assert (page.operation, page.requests) == ("top page", 3)
+    assert page.base_cpu_ms > 0
+    assert page.new_cpu_ms > 0
+    low, high = page.interval or (0.0, 0.0)
+    assert 0 < low <= high
+    assert "top page" in page.line()
+
+
+def test_the_ab_comparison_refuses_an_operation_it_does_not_know() -> None:
+    with pytest.raises(SystemExit):
+        ab.main(["--operations", "around,leaderboard"])
