@@ -21,9 +21,9 @@ import asyncio
 import contextlib
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -31,10 +31,9 @@ import httpx
 from app.bootstrap import open_runtime
 from app.local.embedded import EmbeddedDynamo
 from app.logging import configure_logging
-from bench.harness.overhead import Request, _requests, ratio_interval
-from bench.harness.process import ServedService, cpu_seconds
-from bench.harness.replay import SETTLE_S
-from bench.harness.service import bench_settings, run_tables, submit_headers
+from bench.harness.overhead import _cpu_of, _requests, _send, ratio_interval
+from bench.harness.process import ServedService
+from bench.harness.service import bench_settings, run_tables
 
 OPERATIONS = ("submission", "top page", "rank read", "around", "standings")
 
@@ -113,18 +112,18 @@ def compare(
     figures = []
     with sides[0], sides[1], contextlib.ExitStack() as stack:
         clients = [stack.enter_context(httpx.Client(base_url=s.url, timeout=120)) for s in sides]
-        for request in setup:
+        for i, request in enumerate(setup):
             for client in clients:
-                _send(client, request)
+                _send(client, "submission", request, f"ab-setup-{i:05d}")
         for operation in operations:
             spent: list[tuple[float, float]] = []
             for i, request in enumerate(requests[operation]):
+                request_id = f"ab-{operation.replace(' ', '-')}-{i:05d}"
                 cpu = [0.0, 0.0]
                 for k in (0, 1) if i % 2 == 0 else (1, 0):
-                    before = cpu_seconds(sides[k].pid)
-                    _send(clients[k], request)
-                    time.sleep(SETTLE_S)  # as the CPU part does after each request
-                    cpu[k] = cpu_seconds(sides[k].pid) - before
+                    cpu[k] = _cpu_of(
+                        sides[k].pid, partial(_send, clients[k], operation, request, request_id)
+                    )
                 if i >= warm:
                     spent.append((cpu[1], cpu[0]))
             figures.append(
@@ -138,14 +137,6 @@ def compare(
             )
             print(figures[-1].line(), flush=True)
     return figures
-
-
-def _send(client: httpx.Client, request: Request) -> None:
-    method, path, body = request
-    headers = submit_headers() if body is not None else {}
-    response = client.request(method, path, json=body, headers=headers)
-    if response.status_code != 200:
-        raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
