@@ -172,7 +172,7 @@ class Tables:
         """Create both tables (and the Scores table's TTL) where missing; with
         ``deletion_protection``, also turn it on where an existing table lacks it."""
         report = TablesReport()
-        existing = set((await self._client.list_tables())["TableNames"])
+        existing = await self._table_names()
         for spec in table_specs(self._names):
             name = spec["TableName"]
             if name in existing:
@@ -196,6 +196,19 @@ class Tables:
                 TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
             )
         return report
+
+    async def _table_names(self) -> set[str]:
+        """Every table of the account in the region: ListTables answers at most 100 names a
+        page, and an account may hold many more (other services' tables)."""
+        names: set[str] = set()
+        kwargs: dict[str, Any] = {}
+        while True:
+            page = await self._client.list_tables(**kwargs)
+            names.update(page.get("TableNames", []))
+            last = page.get("LastEvaluatedTableName")
+            if not last:
+                return names
+            kwargs["ExclusiveStartTableName"] = last
 
     async def _protected(self, name: str) -> bool:
         described = await self._client.describe_table(TableName=name)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -249,6 +250,26 @@ async def test_create_tables_turns_deletion_protection_on_for_tables_already_the
             assert described["Table"].get("DeletionProtectionEnabled") is True
             await client.update_table(TableName=name, DeletionProtectionEnabled=False)
             await client.delete_table(TableName=name)
+
+
+async def test_create_tables_reads_every_page_of_the_table_list(runtime: Runtime) -> None:
+    """An account with more tables than one ListTables page holds (100) still finds its own:
+    a page of one name makes moto page over the few it holds, as DynamoDB does over many."""
+    pages: list[dict[str, Any]] = []
+
+    def one_name_a_page(params: dict[str, Any], **_: Any) -> None:
+        params["Limit"] = 1
+        pages.append(dict(params))
+
+    runtime.client.meta.events.register(
+        "provide-client-params.dynamodb.ListTables", one_name_a_page
+    )
+    report = await runtime.table_admin.create_tables()
+    assert report.created == []
+    assert report.unchanged == [runtime.tables.scores, runtime.tables.snapshots]
+    assert len(pages) >= 2
+    assert "ExclusiveStartTableName" not in pages[0]
+    assert all(page.get("ExclusiveStartTableName") for page in pages[1:])
 
 
 async def test_boards_are_defined_listed_and_shown_from_the_command_line(
