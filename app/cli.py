@@ -87,6 +87,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 async def _create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
     report = await runtime.table_admin.create_tables(deletion_protection=args.deletion_protection)
     print("created: " + (", ".join(report.created) if report.created else "nothing"))
+    if report.ttl_enabled:
+        print("TTL turned on: " + ", ".join(report.ttl_enabled))
     if report.protected:
         print("deletion protection turned on: " + ", ".join(report.protected))
     if report.unchanged:

@@ -127,7 +127,10 @@ class TablesReport:
     created: list[str] = field(default_factory=list)
     protected: list[str] = field(default_factory=list)
     """Existing tables whose deletion protection it turned on."""
+    ttl_enabled: list[str] = field(default_factory=list)
+    """Existing tables whose TTL it turned on (a table it creates gets it as it is created)."""
     unchanged: list[str] = field(default_factory=list)
+    """Existing tables it left as they were."""
 
 
 class Tables:
@@ -169,17 +172,27 @@ class Tables:
                 raise answer
 
     async def create_tables(self, *, deletion_protection: bool = False) -> TablesReport:
-        """Create both tables (and the Scores table's TTL) where missing; with
-        ``deletion_protection``, also turn it on where an existing table lacks it."""
+        """Create both tables (and the Scores table's TTL) where missing; turn TTL on where an
+        existing Scores table lacks it (else its idempotency records, leases, erasure marks and
+        period boards' rows are never deleted); with ``deletion_protection``, also turn it on where an existing
+        table lacks it."""
         report = TablesReport()
         existing = await self._table_names()
         for spec in table_specs(self._names):
             name = spec["TableName"]
             if name in existing:
+                changed = False
+                # TTL before deletion protection: UpdateTimeToLive leaves the table's status as
+                # it is, and an UpdateTable may leave it UPDATING for a while.
+                if name == self._names.scores and not await self._ttl_on(name):
+                    await self._enable_ttl(name)
+                    report.ttl_enabled.append(name)
+                    changed = True
                 if deletion_protection and not await self._protected(name):
                     await self._client.update_table(TableName=name, DeletionProtectionEnabled=True)
                     report.protected.append(name)
-                else:
+                    changed = True
+                if not changed:
                     report.unchanged.append(name)
                 continue
             kwargs = dict(spec)
@@ -191,10 +204,7 @@ class Tables:
             waiter = self._client.get_waiter("table_exists")
             await waiter.wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
         if self._names.scores in report.created:
-            await self._client.update_time_to_live(
-                TableName=self._names.scores,
-                TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
-            )
+            await self._enable_ttl(self._names.scores)
         return report
 
     async def _table_names(self) -> set[str]:
@@ -209,6 +219,18 @@ class Tables:
             if not last:
                 return names
             kwargs["ExclusiveStartTableName"] = last
+
+    async def _ttl_on(self, name: str) -> bool:
+        """TTL is on, or turning on (DynamoDB takes up to an hour to finish)."""
+        described = await self._client.describe_time_to_live(TableName=name)
+        status = described.get("TimeToLiveDescription", {}).get("TimeToLiveStatus")
+        return status in ("ENABLED", "ENABLING")
+
+    async def _enable_ttl(self, name: str) -> None:
+        await self._client.update_time_to_live(
+            TableName=name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+        )
 
     async def _protected(self, name: str) -> bool:
         described = await self._client.describe_table(TableName=name)

@@ -19,7 +19,7 @@ from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey
 from app.store.client import open_client
 from app.store.counters import coarse_pk, fine_pk
-from app.store.tables import TableNames
+from app.store.tables import TTL_ATTRIBUTE, TableNames, table_specs
 from tests.support import counter_total, scores_items
 
 LAYOUT = BucketLayout()
@@ -270,6 +270,35 @@ async def test_create_tables_reads_every_page_of_the_table_list(runtime: Runtime
     assert len(pages) >= 2
     assert "ExclusiveStartTableName" not in pages[0]
     assert all(page.get("ExclusiveStartTableName") for page in pages[1:])
+
+
+async def test_create_tables_turns_ttl_on_for_a_scores_table_already_there_without_it(
+    dynamo_endpoint: str, table_names: TableNames
+) -> None:
+    async with open_client(
+        endpoint=dynamo_endpoint, region="us-east-1", dummy_credentials=True
+    ) as client:  # the tables as made by hand, or by a create-tables that stopped half-way
+        for spec in table_specs(table_names):
+            await client.create_table(**spec)
+    turned = _run(dynamo_endpoint, table_names, "create-tables")
+    assert turned.returncode == 0, turned.stderr
+    assert f"TTL turned on: {table_names.scores}\n" in turned.stdout
+    assert f"already there: {table_names.snapshots}\n" in turned.stdout
+    again = _run(dynamo_endpoint, table_names, "create-tables")
+    assert "TTL turned on" not in again.stdout
+    assert f"already there: {table_names.scores}, {table_names.snapshots}" in again.stdout
+    async with open_client(
+        endpoint=dynamo_endpoint, region="us-east-1", dummy_credentials=True
+    ) as client:
+        described = await client.describe_time_to_live(TableName=table_names.scores)
+        assert described["TimeToLiveDescription"] == {
+            "TimeToLiveStatus": "ENABLED",
+            "AttributeName": TTL_ATTRIBUTE,
+        }
+        snapshots = await client.describe_time_to_live(TableName=table_names.snapshots)
+        assert snapshots["TimeToLiveDescription"]["TimeToLiveStatus"] == "DISABLED"
+        for name in (table_names.scores, table_names.snapshots):
+            await client.delete_table(TableName=name)
 
 
 async def test_boards_are_defined_listed_and_shown_from_the_command_line(
