@@ -189,6 +189,8 @@ async def open_runtime(
         region=settings.region,
         dummy_credentials=settings.signs_with_dummy_credentials,
         read_timeout=settings.dynamodb_read_timeout_seconds,
+        # A connection for every call the bound lets through, and no more.
+        max_pool_connections=settings.dynamodb_max_in_flight,
     ) as client:
         # A burst queues at the bound on calls in flight instead of opening ever more
         # connections and failing.

@@ -302,15 +302,21 @@ async def _backoff(attempt: int) -> None:
         await asyncio.sleep(random.uniform(0, min(1.0, 0.05 * 2**attempt)))
 
 
-def client_config(*, connect_timeout: float = 2.0, read_timeout: float = 5.0) -> AioConfig:
+def client_config(
+    *, max_pool_connections: int = 64, connect_timeout: float = 2.0, read_timeout: float = 5.0
+) -> AioConfig:
     """Retries and timeouts set on purpose: standard mode (it backs off on throttling and retries
     transient 5xx and timeouts), 3 attempts; connect 2 s, read 5 s. Cancelled transactions are not
-    retried by botocore and are re-read and retried by the service."""
+    retried by botocore and are re-read and retried by the service.
+
+    The pool holds ``max_pool_connections``: the service passes its bound on calls in flight, so
+    that every call the bound lets through finds a connection (past the pool a call waits for one,
+    and no timeout covers that wait)."""
     return AioConfig(
         retries={"mode": "standard", "max_attempts": 3},
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
-        max_pool_connections=64,
+        max_pool_connections=max_pool_connections,
     )
 
 
@@ -326,16 +332,22 @@ def _local_session() -> aioboto3.Session:
 
 @asynccontextmanager
 async def open_client(
-    *, endpoint: str | None, region: str, dummy_credentials: bool, read_timeout: float = 5.0
+    *,
+    endpoint: str | None,
+    region: str,
+    dummy_credentials: bool,
+    read_timeout: float = 5.0,
+    max_pool_connections: int = 64,
 ) -> AsyncIterator[DynamoDBClient]:
-    """One DynamoDB client for the life of the process, counting calls for the request log."""
+    """One DynamoDB client for the life of the process, counting calls for the request log; its
+    pool holds ``max_pool_connections`` (the process's bound on calls in flight)."""
     session = _local_session() if dummy_credentials else aioboto3.Session()
     secret = "local" if dummy_credentials else None  # DynamoDB Local and moto take any
     async with session.client(
         "dynamodb",
         endpoint_url=endpoint,
         region_name=region,
-        config=client_config(read_timeout=read_timeout),
+        config=client_config(max_pool_connections=max_pool_connections, read_timeout=read_timeout),
         aws_access_key_id=secret,
         aws_secret_access_key=secret,
     ) as client:

@@ -73,3 +73,15 @@ async def test_development_signs_with_dummy_credentials_on_its_endpoint(
         await runtime.client.list_tables(Limit=1)
     (authorization,) = signed
     assert "Credential=local/" in authorization
+
+
+@pytest.mark.parametrize("bound", [1, 200, 1024])
+async def test_the_connection_pool_holds_every_call_in_flight(
+    dynamo_endpoint: str, table_names: TableNames, bound: int
+) -> None:
+    """A call let through the bound on calls in flight finds a connection: past the pool it would
+    wait for one, with no timeout."""
+    settings = make_settings(dynamo_endpoint, table_names, dynamodb_max_in_flight=bound)
+    async with open_runtime(settings) as runtime:
+        config: Any = runtime.client.meta.config  # botocore sets its options at run time
+        assert config.max_pool_connections == bound
