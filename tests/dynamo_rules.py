@@ -28,7 +28,11 @@ MAX_BATCH_KEYS = 100
 Item = Mapping[str, Any]
 """Attribute names to attribute values as the wire spells them (``{"S": "..."}``, ...)."""
 Checks = Iterator[str | None]
-"""A request's checks in the order DynamoDB makes them: each a refusal, or None."""
+"""A request's checks, in DynamoDB's order as far as it is known: each a refusal, or None."""
+
+# The messages are DynamoDB's own, from its documentation and from emulators whose test suites
+# run against it (dynalite, dynoxide, Scylla's Alternator, moto). The few not confirmed so are
+# marked "inferred" where they are made.
 
 
 @dataclass(frozen=True)
@@ -343,6 +347,7 @@ def _expression_problem(
 
 
 def _between(low: Item, high: Item) -> str | None:
+    # DynamoDB checks the bounds in any expression, not only in a key condition.
     (low_type, low_data), (high_type, high_data) = _only(low), _only(high)
     bounds = (
         f"lower bound operand: AttributeValue: {{{low_type}:{low_data}}}, "
@@ -402,7 +407,7 @@ def _filter_on_keys(request: Mapping[str, Any], keys: Sequence[str]) -> str | No
     }
     return next(
         (
-            f"Filter Expression can only contain non-primary key attributes: "
+            "Filter Expression can only contain non-primary key attributes: "
             f"Primary key attribute: {key}"
             for key in keys
             if key in heads
@@ -783,6 +788,7 @@ def _batch_write_item(body: Mapping[str, Any], shapes: Mapping[str, TableShape])
                 "greater than or equal to 1]"
             )
     if sum(map(len, tables.values())) > MAX_BATCH_WRITES:
+        # Inferred: BatchGetItem's words for its own total.
         yield "Too many items requested for the BatchWriteItem call"
     for table, writes in tables.items():
         shape = shapes.get(table)
@@ -851,6 +857,7 @@ def _transact_write_items(body: Mapping[str, Any], shapes: Mapping[str, TableSha
         "Transaction request cannot include multiple operations on one item",
     )
     if sum(_action_size(kind, request) for kind, request in steps) > MAX_TRANSACTION_BYTES:
+        # Inferred: dynoxide's words; DynamoDB's could not be confirmed.
         yield (
             "Collection size of items exceeded, which can also be caused by the aggregate size "
             "of the items in the transaction exceeding the 4MB limit"

@@ -39,7 +39,7 @@ from app.store.snapshots import SnapshotItems
 from app.store.standings import ErasureMarkItems, StandingItems
 from app.store.submissions import SubmissionItems
 from app.store.tables import TableNames, table_specs
-from tests.dynamo_rules import item_size, refusal, shapes_of
+from tests.dynamo_rules import item_size, refusal, reserved_words, shapes_of
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
@@ -313,6 +313,13 @@ def test_a_reserved_word_in_a_projection_is_refused() -> None:
     assert refused("Query", query(ProjectionExpression="rankKey, tieGrain")) is None
 
 
+def test_the_reserved_words_are_dynamodbs_list_as_moto_ships_it() -> None:
+    words = reserved_words()
+    assert len(words) > 500
+    assert {"NAME", "STATUS", "COUNT", "SIZE", "AND", "SET"} <= words
+    assert not {"RANKKEY", "VERSION", "N", "CONTEXT"} & words
+
+
 # ---- c. a Query filter on a key of what it queries ------------------------------------------
 
 
@@ -407,6 +414,18 @@ def test_bounds_of_two_types_are_refused() -> None:
         "Invalid KeyConditionExpression: The BETWEEN operator requires same data type for lower "
         "and upper bounds; lower bound operand: AttributeValue: {N:1}, upper bound operand: "
         "AttributeValue: {S:1}",
+    )
+
+
+def test_between_bounds_are_checked_in_a_condition_too() -> None:
+    body = {
+        "TableName": "Scores",
+        "Key": ROW,
+        "ConditionExpression": "achievedMs BETWEEN :lo AND :hi",
+        "ExpressionAttributeValues": {":lo": {"N": "2"}, ":hi": {"N": "1"}},
+    }
+    assert (refused("DeleteItem", body) or "").startswith(
+        "Invalid ConditionExpression: The BETWEEN operator requires upper bound"
     )
 
 
@@ -663,6 +682,18 @@ def test_a_transaction_may_not_act_twice_on_one_item() -> None:
     # The same key in another table is another item.
     check["ConditionCheck"] |= {"TableName": "Elsewhere", "Key": ROW}
     assert refused("TransactWriteItems", {"TransactItems": [put_row, check]}) is None
+
+
+def test_keys_are_compared_by_value() -> None:
+    # 1 and 1.0 are one number, so one key: on a table of unknown shape too.
+    keys = [{"id": {"N": "1"}}, {"id": {"N": "1.0"}}]
+    expect(
+        "BatchGetItem",
+        {"RequestItems": {"Numbers": {"Keys": keys}}},
+        "Provided list of item keys contains duplicates",
+    )
+    keys[1] = {"id": {"N": "10"}}
+    assert refused("BatchGetItem", {"RequestItems": {"Numbers": {"Keys": keys}}}) is None
 
 
 # ---- i. limits -------------------------------------------------------------------------------
