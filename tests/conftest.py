@@ -1,6 +1,10 @@
 """Shared fixtures: one embedded DynamoDB (moto's server over HTTP) per test session, fresh tables
 per test, the real adapter, and the app served in-process through its lifespan.
 
+Every DynamoDB client a test opens (through the composition root) carries ``tests.faults``' hook:
+a request real DynamoDB would refuse fails the test, pages end as DynamoDB ends them, and a test
+may switch on DynamoDB's unkinder answers (``faithful_run``).
+
 Set ``LEADERBOARD_TEST_DYNAMODB_ENDPOINT`` to run the same tests against another endpoint
 (DynamoDB Local, say) instead of the embedded one.
 """
@@ -18,8 +22,10 @@ import httpx
 import pytest
 import structlog
 from asgi_lifespan import LifespanManager
+from botocore.retries.standard import ExponentialBackoff
 from fastapi import FastAPI
 
+from app import bootstrap
 from app.api.deps import AppState
 from app.bootstrap import Runtime, open_runtime
 from app.local.embedded import EmbeddedDynamo
@@ -27,7 +33,9 @@ from app.logging import configure_logging
 from app.main import create_app
 from app.services.keys import digest_of
 from app.settings import ApiKeyEntry, Settings
+from app.store.client import open_client
 from app.store.tables import TableNames
+from tests.faults import MODERATE, Faithful, Profile, faithful, install
 
 SUBMIT_KEY = "test-submit-trivia-key"
 OTHER_GAME_KEY = "test-submit-chess-key"
@@ -38,6 +46,42 @@ ADMIN_KEY = "test-admin-key"
 def _logging() -> None:
     configure_logging(json=True, cache=False)
     structlog.contextvars.clear_contextvars()
+
+
+@asynccontextmanager
+async def _faithful_client(*, endpoint: str | None, **kwargs: Any) -> AsyncIterator[Any]:
+    async with open_client(endpoint=endpoint, **kwargs) as client:
+        if endpoint is not None:
+            install(client, endpoint)
+        yield client
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _faithful_clients() -> Iterator[None]:
+    """Every client the composition root opens in this process carries the hook."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bootstrap, "open_client", _faithful_client)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _refused_requests_fail_the_test() -> Iterator[None]:
+    faithful.reset()
+    yield
+    refused, faithful.refused = faithful.refused, []
+    faithful.reset()
+    assert not refused, "DynamoDB would refuse what the service sent:\n" + "\n".join(refused)
+
+
+@pytest.fixture
+def faithful_run(dynamo_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Faithful]:
+    """DynamoDB's unkind answers at ``MODERATE`` rates for this test (``tests.faults``), with
+    botocore's retries as configured but without their waits (up to 1 s, then 2 s, at random):
+    what a retry does is under test, not how long it waits first."""
+    monkeypatch.setattr(ExponentialBackoff, "delay_amount", lambda _self, _context: 0.01)
+    faithful.use(MODERATE, endpoint=dynamo_endpoint)
+    yield faithful
+    faithful.use(Profile(), endpoint=dynamo_endpoint)
 
 
 @pytest.fixture(scope="session")
