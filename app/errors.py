@@ -21,7 +21,9 @@
     │   └── IdempotencyKeyReused      the same key with a different request
     ├── RateLimited (429)             the caller's token bucket is empty
     ├── Unavailable (503)             a dependency failing after retries, or the request deadline
-    │   └── Throttled                 DynamoDB throttled the call past botocore's retries
+    │   ├── Throttled                 DynamoDB throttled the call past botocore's retries, or
+    │   │                             cancelled a transaction for throughput (never contention)
+    │   └── ItemBusy                  a plain write met a transaction holding its item
     └── StoreError                    raised by the DynamoDB adapter, handled inside the services
         ├── ConditionFailed           a conditional write found another state
         ├── TransactionCancelled      a transaction was cancelled: a conflict, or a condition
@@ -191,6 +193,14 @@ class Throttled(Unavailable):
     title, slug = "Throttled", "throttled"
 
 
+class ItemBusy(Unavailable):
+    """DynamoDB refused a plain write (Put, Update, Delete) because a transaction in flight holds
+    its item (``TransactionConflictException``, which botocore does not retry): try again in a
+    moment. Operator work retries it (``app.services.retries``); a request answers 503."""
+
+    title, slug = "Busy", "busy"
+
+
 class StoreError(LeaderboardError):
     """The adapter's errors that services handle themselves (a 500 if one ever escapes)."""
 
@@ -205,7 +215,9 @@ CancelKind = Literal["conflict", "condition", "other"]
 class TransactionCancelled(StoreError):
     """A transaction was cancelled and nothing of it was applied. ``kind`` says why: another
     transaction held one of its items (``conflict``), a condition failed (``condition``, the state
-    changed since it was read), or something else (``other``: a token reused, a throttled item)."""
+    changed since it was read), or something else (``other``: a token reused). Both are worth a
+    re-read and another try; a transaction cancelled for throughput is ``Throttled`` instead, and
+    one DynamoDB found invalid is ``StoreRejected``: neither is retried."""
 
     def __init__(self, detail: str, *, kind: CancelKind) -> None:
         super().__init__(detail)

@@ -77,13 +77,15 @@ DYNAMODB_RETRIES = Counter(
 )
 DYNAMODB_FAILURES = Counter(
     "leaderboard_dynamodb_failures",
-    "Calls that failed past botocore's retries, by kind (throttled, unavailable, rejected).",
+    "Calls that failed past botocore's retries, by kind (throttled, busy: a plain write met a "
+    "transaction holding its item, unavailable, rejected).",
     ["kind"],
     registry=REGISTRY,
 )
 CANCELLATIONS = Counter(
     "leaderboard_transaction_cancellations",
-    "Transactions DynamoDB cancelled, by what wrote them and why (conflict, condition, other).",
+    "Transactions DynamoDB cancelled, by what wrote them and why (conflict, condition and other "
+    "are retried; throttled is answered at once).",
     ["writer", "reason"],
     registry=REGISTRY,
 )
@@ -134,7 +136,7 @@ def dynamodb_call(operation: str, *, read_units: float, write_units: float, retr
         _child(DYNAMODB_RETRIES, operation).inc(retries)
 
 
-def dynamodb_failed(kind: Literal["throttled", "unavailable", "rejected"]) -> None:
+def dynamodb_failed(kind: Literal["throttled", "busy", "unavailable", "rejected"]) -> None:
     DYNAMODB_FAILURES.labels(kind).inc()
 
 

@@ -12,7 +12,8 @@ Three round trips with ``rankDelta``, two without:
    the pointer from the player to it, every board's row conditioned on the version read, and
    their counters. A cancelled transaction (a conflict, or a row changed since it was read) is
    re-read and retried with jittered backoff, bounded; a concurrent request with the same key
-   that lands first is replayed.
+   that lands first is replayed. A transaction DynamoDB cancels for throughput is not contention:
+   it is answered at once (503, throttled), as is any other throttled call.
 
 All of it lands or none of it does: a request cut short leaves nothing reserved and no board
 written without the others, so its retry is served at once (a replay, if the cut transaction
@@ -25,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import random
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
@@ -55,6 +55,7 @@ from app.errors import (
     InvalidInput,
     LeaderboardError,
     PlayerBeingErased,
+    Throttled,
     TransactionCancelled,
     Unavailable,
 )
@@ -71,6 +72,7 @@ from app.services.ports import (
 )
 from app.services.rank import RankQuery, rank_many
 from app.services.registry import BoardRegistrar
+from app.services.retries import wait_before
 
 log = structlog.get_logger(__name__)
 
@@ -211,9 +213,9 @@ class _Writer:
         board_ids = [board.board_id for board in self._boards]
         player = self._submission.player_id
         for attempt in range(self._policy.max_attempts):
-            if attempt:
-                delay = min(self._policy.backoff_cap_s, self._policy.backoff_base_s * 2**attempt)
-                await asyncio.sleep(random.uniform(0, delay))
+            await wait_before(
+                attempt, base_s=self._policy.backoff_base_s, cap_s=self._policy.backoff_cap_s
+            )
             unknown = self._leases.unknown(board_ids)
             reading = self._submissions.read_submission(
                 self._record_id,
@@ -268,6 +270,9 @@ class _Writer:
                 telemetry.transaction_cancelled("submission", cancelled.kind)
                 log.info("transaction_cancelled", attempt=attempt + 1, reason=cancelled.kind)
                 continue
+            except Throttled:
+                telemetry.transaction_cancelled("submission", "throttled")
+                raise
             return SubmitResult(outcome, replayed=False)
         raise Unavailable(
             "the boards are too contended right now; retry with the same Idempotency-Key",

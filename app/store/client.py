@@ -25,6 +25,7 @@ from app import telemetry
 from app.errors import (
     CancelKind,
     ConditionFailed,
+    ItemBusy,
     LeaderboardError,
     StoreRejected,
     Throttled,
@@ -47,7 +48,6 @@ _UNAVAILABLE = frozenset(
         "InternalServerError",
         "ServiceUnavailable",
         "TransactionInProgressException",
-        "TransactionConflictException",
         # A missing table or refused credentials: the deployment's fault, not the request's; the
         # readiness check reports them.
         "ResourceNotFoundException",
@@ -58,6 +58,10 @@ _UNAVAILABLE = frozenset(
         "ExpiredTokenException",
     }
 )
+_THROTTLED_REASONS = frozenset({"ThrottlingError", "ProvisionedThroughputExceeded"})
+"""A transaction's cancellation reasons that mean throughput: botocore does not retry them, and
+neither does the service (they are not contention)."""
+_REJECTED_REASONS = frozenset({"ValidationError", "ItemCollectionSizeLimitExceeded"})
 _BATCH_WRITE = 25
 _BATCH_GET = 100
 _BATCH_ATTEMPTS = 8
@@ -69,6 +73,16 @@ class TransactionItemsCancelled(TransactionCancelled):
 
     def __init__(self, detail: str, *, kind: CancelKind, item_reasons: Sequence[str | None]):
         super().__init__(detail, kind=kind)
+        self.item_reasons = tuple(item_reasons)
+
+
+class TransactionThrottled(Throttled):
+    """A transaction DynamoDB cancelled for throughput (a ``ThrottlingError`` or
+    ``ProvisionedThroughputExceeded`` reason, as a GSI or a partition that cannot keep up is
+    reported inside a transaction), with the reason of each item."""
+
+    def __init__(self, detail: str, *, item_reasons: Sequence[str | None]) -> None:
+        super().__init__(detail, retry_after=1)
         self.item_reasons = tuple(item_reasons)
 
 
@@ -96,6 +110,13 @@ def translate(exc: Exception, what: str) -> LeaderboardError:  # noqa: PLR0911 -
             None if r.get("Code") in (None, "None") else r.get("Code")
             for r in exc.response.get("CancellationReasons", [])
         ]
+        said = ", ".join(r or "None" for r in reasons)
+        if _REJECTED_REASONS.intersection(reasons):
+            return StoreRejected(f"DynamoDB refused {what} ({said})", code=f"{code} [{said}]")
+        if _THROTTLED_REASONS.intersection(reasons):
+            return TransactionThrottled(
+                f"DynamoDB throttled {what} (transaction cancelled: {said})", item_reasons=reasons
+            )
         return TransactionItemsCancelled(
             f"{what}: transaction cancelled", kind=_cancel_kind(reasons), item_reasons=reasons
         )
@@ -104,6 +125,8 @@ def translate(exc: Exception, what: str) -> LeaderboardError:  # noqa: PLR0911 -
         return TransactionItemsCancelled(f"{what}: token mismatch", kind="other", item_reasons=())
     if code in _THROTTLED:
         return Throttled(f"DynamoDB throttled {what} ({code})", retry_after=1)
+    if code == "TransactionConflictException":
+        return ItemBusy(f"a transaction held the item during {what} ({code})", retry_after=1)
     if code in _UNAVAILABLE:
         return Unavailable(f"DynamoDB is unavailable ({code}) during {what}", retry_after=1)
     # ValidationException and anything unknown: DynamoDB refused the request we built.
@@ -291,6 +314,8 @@ class Dynamo:
 def _count(error: LeaderboardError) -> None:
     if isinstance(error, Throttled):
         telemetry.dynamodb_failed("throttled")
+    elif isinstance(error, ItemBusy):
+        telemetry.dynamodb_failed("busy")
     elif isinstance(error, Unavailable):
         telemetry.dynamodb_failed("unavailable")
     elif isinstance(error, StoreRejected):

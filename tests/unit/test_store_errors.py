@@ -9,6 +9,7 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 
 from app.errors import (
     ConditionFailed,
+    ItemBusy,
     StoreRejected,
     Throttled,
     TransactionCancelled,
@@ -59,7 +60,6 @@ def test_a_transport_failure_is_unavailable() -> None:
         (["None", "TransactionConflict"], "conflict"),
         (["ConditionalCheckFailed", "None"], "condition"),
         (["ConditionalCheckFailed", "TransactionConflict"], "conflict"),
-        (["ThrottlingError"], "other"),
     ],
 )
 def test_a_cancelled_transaction_says_why_and_keeps_each_items_reason(
@@ -75,6 +75,50 @@ def test_a_cancelled_transaction_says_why_and_keeps_each_items_reason(
     assert isinstance(error, TransactionItemsCancelled)
     assert error.kind == kind
     assert error.item_reasons == tuple(None if r == "None" else r for r in reasons)
+
+
+@pytest.mark.parametrize(
+    "reasons",
+    [
+        ["ThrottlingError"],
+        ["None", "ProvisionedThroughputExceeded"],
+        ["TransactionConflict", "ThrottlingError"],
+    ],
+)
+def test_a_transaction_cancelled_for_throughput_is_throttled_not_contention(
+    reasons: list[str],
+) -> None:
+    error = translate(
+        client_error(
+            "TransactionCanceledException", CancellationReasons=[{"Code": r} for r in reasons]
+        ),
+        "writing the score",
+    )
+    assert isinstance(error, Throttled)
+    assert not isinstance(error, TransactionCancelled)  # nothing retries it as contention
+    assert "throttled" in error.detail
+
+
+@pytest.mark.parametrize(
+    "reasons", [["ValidationError"], ["None", "ValidationError", "ThrottlingError"]]
+)
+def test_a_transaction_dynamodb_found_invalid_is_a_refusal_not_retried(
+    reasons: list[str],
+) -> None:
+    error = translate(
+        client_error(
+            "TransactionCanceledException", CancellationReasons=[{"Code": r} for r in reasons]
+        ),
+        "writing the score",
+    )
+    assert isinstance(error, StoreRejected)
+    assert "ValidationError" in error.code
+
+
+def test_a_plain_write_on_an_item_a_transaction_holds_is_busy() -> None:
+    error = translate(client_error("TransactionConflictException"), "repairing a counter")
+    assert isinstance(error, ItemBusy)
+    assert error.status == 503
 
 
 def test_a_reused_token_is_a_cancelled_attempt() -> None:
