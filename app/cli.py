@@ -217,8 +217,17 @@ async def _seed(runtime: Runtime, args: argparse.Namespace) -> int:
     )
     progress.finish()
     print(SeedReportOut.of(report).model_dump_json(by_alias=True, indent=2))
-    if report.counter_conflicts:
-        print("some counters changed under the lease: run `leaderboard reconcile`", file=sys.stderr)
+    if report.counter_conflicts or report.counters_unwritten:
+        print(
+            "some counters changed under the lease or could not be written: run "
+            "`leaderboard reconcile --apply`",
+            file=sys.stderr,
+        )
+    if report.rows_unwritten:
+        print(
+            f"{report.rows_unwritten} rows could not be written (throttled): seed again",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -253,6 +262,11 @@ async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
     print(
         f"{len(report.differences)} differences, {len(report.repaired)} repaired, "
         f"{len(report.skipped)} skipped (changed meanwhile)"
+        + (
+            f", {len(report.unwritten)} unwritten (DynamoDB kept refusing: run again)"
+            if report.unwritten
+            else ""
+        )
     )
     for tie in report.ties:
         state = "to build" if tie.built and not report.applied else "built" if tie.built else "kept"
@@ -261,6 +275,7 @@ async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
             f"{tie.grain}, {state}): {tie.differences} differences, {tie.unmarked} rows unmarked"
             + (
                 f"; {tie.repaired} repaired, {tie.marked} marked, {tie.skipped} skipped"
+                + (f", {tie.unwritten} unwritten" if tie.unwritten else "")
                 if report.applied
                 else ""
             )

@@ -358,8 +358,14 @@ class SeedReportOut(_Model):
     rows_created: int
     rows_replaced: int
     rows_skipped: int
+    rows_unwritten: int = Field(
+        description="rows DynamoDB kept throttling through every retry: seed them again"
+    )
     counters_rebuilt: int
     counter_conflicts: int
+    counters_unwritten: int = Field(
+        description="counter items DynamoDB kept turning away: run the reconciler"
+    )
     player_count: int
     lease_released: bool
 
@@ -404,6 +410,10 @@ class TieSlotOut(_Model):
     repaired: int
     marked: int
     skipped: int
+    unwritten: int = Field(
+        description="writes DynamoDB kept turning away through every retry (the slot gets no "
+        "grain this run)"
+    )
 
     @classmethod
     def of(cls, report: TieReport) -> TieSlotOut:
@@ -417,7 +427,13 @@ class ReconcileReportOut(_Model):
     differences: list[CounterDifferenceOut]
     unsettled: list[CounterCellOut]
     repaired: list[CounterDifferenceOut]
-    skipped: list[CounterDifferenceOut]
+    skipped: list[CounterDifferenceOut] = Field(
+        description="repairs not written: the counter changed after it was read"
+    )
+    unwritten: list[CounterDifferenceOut] = Field(
+        description="repairs DynamoDB kept turning away (throttled, or the item held by a "
+        "transaction) through every retry: run again"
+    )
     tie_slots: list[TieSlotOut] = Field(
         default_factory=list,
         description="crowded slots (more entries than half the rank count cap) and their tie "
@@ -434,6 +450,7 @@ class ReconcileReportOut(_Model):
             unsettled=[CounterCellOut.of(c) for c in report.unsettled],
             repaired=[CounterDifferenceOut.of(d) for d in report.repaired],
             skipped=[CounterDifferenceOut.of(d) for d in report.skipped],
+            unwritten=[CounterDifferenceOut.of(d) for d in report.unwritten],
             tie_slots=[TieSlotOut.of(t) for t in report.ties],
         )
 

@@ -25,7 +25,6 @@ The display name is never logged; the player id is.
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -42,11 +41,14 @@ from app.errors import (
     BoardBeingSeeded,
     ConditionFailed,
     InvalidInput,
+    ItemBusy,
     LeaderboardError,
     LeaseHeld,
+    Throttled,
     TransactionCancelled,
     Unavailable,
 )
+from app.services.fanout import all_or_none
 from app.services.ports import (
     ErasureMarks,
     Membership,
@@ -55,6 +57,7 @@ from app.services.ports import (
     SnapshotStore,
     StandingStore,
 )
+from app.services.retries import persist, wait_before
 
 log = structlog.get_logger(__name__)
 
@@ -111,7 +114,7 @@ async def erase_player(
             f"{player_id!r} is not a player id",
             errors=[{"field": "playerId", "message": "not a player id"}],
         )
-    await marks.mark_erasing(player_id, until=int((now + mark_for).timestamp()))
+    await persist(lambda: marks.mark_erasing(player_id, until=int((now + mark_for).timestamp())))
     eraser = _Eraser(
         _Ports(standings, requests, snapshots), player_id, layout, now, max_attempts, snapshot_grace
     )
@@ -146,7 +149,7 @@ class _Ports:
 
 async def _clear_quietly(marks: ErasureMarks, player_id: str) -> None:
     try:
-        await marks.clear_erasing(player_id)
+        await persist(lambda: marks.clear_erasing(player_id))
     except LeaderboardError as exc:
         log.warning("erasure_mark_not_cleared", player=player_id, reason=type(exc).__name__)
 
@@ -188,7 +191,7 @@ class _Eraser:
         # Standings first: from here on, no new snapshot can include the player.
         erased = await self._each(rows.standings, self._erase_standing)
         self._boards += sum(erased)
-        scrubbed, erased_records = await asyncio.gather(
+        scrubbed, erased_records = await all_or_none(
             self._each(memberships, self._erase_membership),
             self._each(records, self._erase_record),
         )
@@ -201,13 +204,10 @@ class _Eraser:
             async with self._gate:
                 return await work(item)
 
-        return list(await asyncio.gather(*(gated(item) for item in items)))
+        return await all_or_none(*(gated(item) for item in items))
 
     async def _backoff(self, attempt: int) -> None:
-        if attempt:
-            await asyncio.sleep(
-                random.uniform(0, min(_BACKOFF_CAP_S, _BACKOFF_BASE_S * 2**attempt))
-            )
+        await wait_before(attempt, base_s=_BACKOFF_BASE_S, cap_s=_BACKOFF_CAP_S)
 
     async def _erase_standing(self, row: Standing) -> bool:
         current: Standing | None = row
@@ -238,6 +238,10 @@ class _Eraser:
                     attempt=attempt + 1,
                     reason=cancelled.kind,
                 )
+            except Throttled:
+                # Not contention, but an erasure has no client to retry it: wait, and try again.
+                telemetry.transaction_cancelled("erasure", "throttled")
+                log.info("erasure_throttled", board=row.board_id, attempt=attempt + 1)
             else:
                 return True
         raise Unavailable(
@@ -247,6 +251,7 @@ class _Eraser:
 
     async def _erase_membership(self, membership: Membership) -> bool:
         board_id, taken_at = membership.board_id, membership.taken_at
+        tried = False
         for attempt in range(self._attempts):
             await self._backoff(attempt)
             snapshot = await self._ports.snapshots.get_snapshot(board_id, taken_at)
@@ -258,7 +263,11 @@ class _Eraser:
                     log.warning("erasure_snapshot_pending", player=self._player, board=board_id)
                     return False
                 # A snapshot that was never written (its writer failed): nothing to scrub.
-                await self._ports.snapshots.delete_membership(self._player, board_id, taken_at)
+                await persist(
+                    lambda: self._ports.snapshots.delete_membership(
+                        self._player, board_id, taken_at
+                    )
+                )
                 return False
             place = next(
                 (i for i, e in enumerate(snapshot.entries) if e.player_id == self._player), None
@@ -273,14 +282,18 @@ class _Eraser:
                         entry=snapshot.entries[place].scrubbed(),
                     )
                 except ConditionFailed:
-                    continue  # the entries changed under us (they never move): read again
-            await self._ports.snapshots.delete_membership(self._player, board_id, taken_at)
-            return place is not None
+                    # The entry changed under us: scrubbed by this write, resent after its answer
+                    # was lost (the next read finds the player gone), or by another erasure.
+                    tried = True
+                    continue
+                except (ItemBusy, Throttled):
+                    continue
+            await persist(
+                lambda: self._ports.snapshots.delete_membership(self._player, board_id, taken_at)
+            )
+            return place is not None or tried
         raise Unavailable(f"could not scrub snapshot {board_id} {taken_at}; run it again")
 
     async def _erase_record(self, found: PlayerRecord) -> bool:
-        try:
-            await self._ports.requests.erase_record(self._player, found.record_id)
-        except ConditionFailed:
-            return False  # erased meanwhile, by another erasure of the player
+        await persist(lambda: self._ports.requests.erase_record(self._player, found.record_id))
         return True

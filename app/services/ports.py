@@ -44,7 +44,7 @@ class RequestStore(Protocol):
     transaction: ``SubmissionStore``)."""
 
     async def erase_record(self, player_id: str, record_id: str) -> None:
-        """Delete the record; ``ConditionFailed`` if it is gone already."""
+        """Delete the record (nothing, if it is gone already)."""
 
 
 # ---- a submission, read and written whole -------------------------------------------------------
@@ -175,9 +175,12 @@ class StandingStore(Protocol):
         *,
         definition: BoardDefinition,
         expires_at: int | None,
+        writer: str,
     ) -> RowOutcome:
         """Write a seeded row by the board's operator: unless the board holds an equal or better
-        entry (``best``), a later one (``latest``); a ``sum`` row sets the total."""
+        entry (``best``), a later one (``latest``); a ``sum`` row sets the total. ``writer``
+        names this seed (its lease holder), so that a write resent after a lost answer is told
+        by what it left, not taken for a row that was there."""
 
     async def standings_on_board(self, board_id: str, player_ids: Sequence[str]) -> list[Standing]:
         """The rows of those of ``player_ids`` (at most 100) on the board, in no order: one

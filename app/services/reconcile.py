@@ -25,7 +25,8 @@ import structlog
 
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
-from app.errors import BoardBeingSeeded, ConditionFailed, Unavailable
+from app.errors import BoardBeingSeeded, ConditionFailed, ItemBusy, Throttled, Unavailable
+from app.services.fanout import all_or_none
 from app.services.ports import (
     BoardIndex,
     CoarseItem,
@@ -38,6 +39,7 @@ from app.services.ports import (
     StoredCounters,
 )
 from app.services.progress import Progress
+from app.services.retries import persist
 from app.services.ties import TieReport, reconcile_ties
 
 log = structlog.get_logger(__name__)
@@ -203,6 +205,9 @@ class ReconcileReport:
     repaired: list[CounterDifference] = field(default_factory=list)
     skipped: list[CounterDifference] = field(default_factory=list)
     """Repairs not written because a counter changed after it was read (a submission landed)."""
+    unwritten: list[CounterDifference] = field(default_factory=list)
+    """Repairs DynamoDB kept turning away (throttled, or the item held by a transaction) through
+    every retry: left for the next run."""
     ties: list[TieReport] = field(default_factory=list)
     """Every crowded slot both passes agree on, and its tie counters (``app.services.ties``)."""
 
@@ -264,8 +269,8 @@ async def reconcile_board(
             for difference in differences
         ]
         results = await _bounded(writes, progress=progress)
-        for difference, done in zip(differences, results, strict=True):
-            (report.repaired if done else report.skipped).append(difference)
+        for difference, result in zip(differences, results, strict=True):
+            getattr(report, result).append(difference)  # its list: repaired, skipped, unwritten
     if ties is not None and standings is not None:
         agreed = {
             slot: entries
@@ -292,6 +297,7 @@ async def reconcile_board(
         unsettled=len(unsettled),
         repaired=len(report.repaired),
         skipped=len(report.skipped),
+        unwritten=len(report.unwritten),
     )
     return report
 
@@ -323,14 +329,43 @@ def compare_counts(
     return differences, unsettled
 
 
+RepairResult = Literal["repaired", "skipped", "unwritten"]
+
+
+async def _set(
+    counters: CounterStore,
+    board_id: str,
+    item: CounterItem,
+    *,
+    n: int,
+    expected: int | None,
+    expires_at: int | None,
+) -> RepairResult:
+    """One counter set to ``n`` where it still holds ``expected``: ``skipped`` where it changed
+    since it was read, ``unwritten`` where DynamoDB turned the write away through every retry."""
+    try:
+        await persist(
+            lambda: counters.set_counter(
+                board_id, item, n=n, expected=expected, expires_at=expires_at
+            )
+        )
+    except ConditionFailed:
+        log.info("counter_write_skipped", board=board_id, item=item, expected=expected)
+        return "skipped"
+    except (ItemBusy, Throttled) as exc:
+        log.warning("counter_write_unwritten", board=board_id, item=item, reason=exc.detail)
+        return "unwritten"
+    return "repaired"
+
+
 async def _repair(
     counters: CounterStore,
     board_id: str,
     difference: CounterDifference,
     stored: StoredCounters,
     expires_at: int | None,
-) -> bool:
-    """Write one repair conditioned on what was read; ``False`` when that changed meanwhile.
+) -> RepairResult:
+    """Write one repair conditioned on what was read (``_set``).
 
     A coarse count is a sum over shards that submissions ``ADD`` to: setting shard 0 to (counted -
     the other shards as read), conditioned on shard 0 alone, leaves the sum right even when a
@@ -348,14 +383,7 @@ async def _repair(
         item = FineItem(cell.bucket, cell.slot)
         expected = stored.fine.get((cell.bucket, cell.slot))
         target = difference.counted
-    try:
-        await counters.set_counter(
-            board_id, item, n=target, expected=expected, expires_at=expires_at
-        )
-    except ConditionFailed:
-        log.info("counter_repair_skipped", board=board_id, cell=cell, expected=expected)
-        return False
-    return True
+    return await _set(counters, board_id, item, n=target, expected=expected, expires_at=expires_at)
 
 
 @dataclass(frozen=True)
@@ -365,6 +393,8 @@ class RebuildOutcome:
     conflicts: int
     """Counter items that changed between the read and the write (nothing else should write them
     while the lease holds): left as they were, for the reconciler."""
+    unwritten: int = 0
+    """Counter items DynamoDB kept turning away through every retry: left for the reconciler."""
 
 
 async def rebuild_counters(
@@ -406,21 +436,17 @@ async def rebuild_counters(
     expires_at = _counter_expiry(board, retention)
     changes = [(item, n, read(item)) for item, n in wanted.items() if _needs_write(read(item), n)]
 
-    async def write(item: CounterItem, n: int, expected: int | None) -> bool:
-        try:
-            await counters.set_counter(
-                board_id, item, n=n, expected=expected, expires_at=expires_at
-            )
-        except ConditionFailed:
-            log.warning("counter_rebuild_conflict", board=board_id, item=item)
-            return False
-        return True
-
     results = await _bounded(
-        [write(item, n, expected) for item, n, expected in changes], progress=progress
+        [
+            _set(counters, board_id, item, n=n, expected=expected, expires_at=expires_at)
+            for item, n, expected in changes
+        ],
+        progress=progress,
     )
-    written = sum(results)
-    outcome = RebuildOutcome(written=written, conflicts=len(results) - written)
+    written = results.count("repaired")
+    outcome = RebuildOutcome(
+        written=written, conflicts=results.count("skipped"), unwritten=results.count("unwritten")
+    )
     if not (counters_absent and outcome.conflicts):
         return outcome
     log.warning("seeding_found_counters", board=board_id, conflicts=outcome.conflicts)
@@ -432,7 +458,11 @@ async def rebuild_counters(
         retention=retention,
         progress=progress,
     )
-    return RebuildOutcome(written=written + again.written, conflicts=again.conflicts)
+    return RebuildOutcome(
+        written=written + again.written,
+        conflicts=again.conflicts,
+        unwritten=outcome.unwritten + again.unwritten,
+    )
 
 
 def _needs_write(expected: int | None, n: int) -> bool:
@@ -468,7 +498,8 @@ async def _bounded(
     progress: Progress | None = None,
 ) -> list[T]:
     """Await ``calls`` with at most ``limit`` in flight, results in order; ``progress`` hears of
-    each one done, as counter writes."""
+    each one done, as counter writes. If one fails, the others are cancelled and waited for
+    before the failure is raised: none is left running."""
     gate = asyncio.Semaphore(limit)
     total = len(calls)
     done = 0
@@ -484,4 +515,4 @@ async def _bounded(
             progress("writing counters", done, total)
         return result
 
-    return list(await asyncio.gather(*(one(call) for call in calls)))
+    return await all_or_none(*(one(call) for call in calls))

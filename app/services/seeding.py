@@ -7,13 +7,15 @@ submission reached), waits out the submissions that started before the lease, wr
 rule (only where it beats what the board holds), recounts the board from RankIndex and rewrites its
 counters, then releases the lease. A seeder that fails or dies leaves its lease to expire on its
 own and its rows uncounted; running the seed again (or the reconciler with apply) restores the
-counters.
+counters. A write DynamoDB turns away for the moment (throttled, or an item a transaction holds) is
+tried again after a backoff; a row that never lands is reported as unwritten.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import math
 import os
 import socket
@@ -22,7 +24,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 
 import structlog
 
@@ -30,7 +32,15 @@ from app.domain.clock import iso_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.domain.seed_file import SeedFile, SeedRow
-from app.errors import BoardBeingSeeded, Conflict, InvalidInput, Unavailable
+from app.errors import (
+    BoardBeingSeeded,
+    Conflict,
+    InvalidInput,
+    ItemBusy,
+    LeaderboardError,
+    Throttled,
+    Unavailable,
+)
 from app.services.policies import SeedPolicy
 from app.services.ports import (
     BoardIndex,
@@ -43,6 +53,7 @@ from app.services.ports import (
 from app.services.progress import Progress
 from app.services.reconcile import BoardCount, RebuildOutcome, rebuild_counters, settled_count
 from app.services.registry import register_board
+from app.services.retries import persist
 from app.services.ties import reconcile_ties
 
 log = structlog.get_logger(__name__)
@@ -63,10 +74,14 @@ class SeedReport:
     rows_replaced: int
     rows_skipped: int
     """Rows not written: the board already held an equal or better entry for that player."""
+    rows_unwritten: int
+    """Rows DynamoDB kept turning away (throttled) through every retry: seed them again."""
     counters_rebuilt: int
     """Counter items set or deleted by the rebuild."""
     counter_conflicts: int
     """Counter items that changed under the lease (left for the reconciler); normally 0."""
+    counters_unwritten: int
+    """Counter items DynamoDB kept turning away through every retry (left for the reconciler)."""
     player_count: int
     """Entries on the board after seeding, as recounted."""
     lease_released: bool
@@ -127,6 +142,7 @@ async def seed_board(
                 definition=definition,
                 progress=progress,
                 expires_at=None if expires is None else int(expires.timestamp()),
+                writer=keeper.holder,
             ),
         )
     except BaseException as exc:
@@ -148,8 +164,10 @@ async def seed_board(
         rows_created=tally["created"],
         rows_replaced=tally["replaced"],
         rows_skipped=tally["kept"],
+        rows_unwritten=tally["unwritten"],
         counters_rebuilt=rebuilt.written,
         counter_conflicts=rebuilt.conflicts,
+        counters_unwritten=rebuilt.unwritten,
         player_count=count.total,
         lease_released=released,
     )
@@ -166,7 +184,8 @@ async def _fill(
     definition: BoardDefinition,
     progress: Progress | None,
     expires_at: int | None,
-) -> tuple[Counter[RowOutcome], BoardCount, RebuildOutcome]:
+    writer: str,
+) -> tuple[Counter[RowOutcome | Literal["unwritten"]], BoardCount, RebuildOutcome]:
     """Everything done under the lease: the registration, the grace period, the rows, the recount,
     the counters."""
     # First, so that even rows a failed seed leaves behind are on a board the snapshot job finds.
@@ -180,6 +199,7 @@ async def _fill(
         definition=definition,
         progress=progress,
         expires_at=expires_at,
+        writer=writer,
     )
     count = await settled_count(
         ports.index,
@@ -237,9 +257,10 @@ async def _write_rows(
     definition: BoardDefinition,
     progress: Progress | None,
     expires_at: int | None,
-) -> tuple[Counter[RowOutcome], list[str]]:
+    writer: str,
+) -> tuple[Counter[RowOutcome | Literal["unwritten"]], list[str]]:
     """Write the rows, ``policy.concurrency`` at a time; the outcomes and the keys now on the board."""
-    tally: Counter[RowOutcome] = Counter()
+    tally: Counter[RowOutcome | Literal["unwritten"]] = Counter()
     written: list[str] = []
     pending = iter(rows)  # shared by the workers: each takes the next row when it is free
     total = len(rows)
@@ -248,11 +269,21 @@ async def _write_rows(
 
     async def worker() -> None:
         for row in pending:
-            outcome = await standings.put_seed_row(
-                board_id, row, definition=definition, expires_at=expires_at
+            write = functools.partial(
+                standings.put_seed_row,
+                board_id,
+                row,
+                definition=definition,
+                expires_at=expires_at,
+                writer=writer,
             )
+            try:
+                outcome: RowOutcome | Literal["unwritten"] = await persist(write)
+            except (ItemBusy, Throttled) as exc:
+                log.warning("seed_row_unwritten", board=board_id, reason=exc.detail)
+                outcome = "unwritten"
             tally[outcome] += 1
-            if outcome != "kept":
+            if outcome in ("created", "replaced"):
                 written.append(row.key_for(definition.order).encode())
             if progress is not None:
                 progress("writing rows", tally.total(), total)
@@ -294,8 +325,10 @@ class _LeaseKeeper:
 
     async def acquire(self) -> None:
         expires_at = self._next_expiry()
-        held = await self._leases.acquire_lease(
-            self._board_id, holder=self.holder, expires_at=expires_at, now_s=self._now_s()
+        held = await persist(
+            lambda: self._leases.acquire_lease(
+                self._board_id, holder=self.holder, expires_at=expires_at, now_s=self._now_s()
+            )
         )
         if held is not None:
             wait = max(1, held.expires_at - self._now_s())
@@ -339,7 +372,13 @@ class _LeaseKeeper:
             delay = interval
 
     async def release(self) -> bool:
-        released = await self._leases.release_lease(self._board_id, holder=self.holder)
+        try:
+            released = await persist(
+                lambda: self._leases.release_lease(self._board_id, holder=self.holder)
+            )
+        except LeaderboardError as exc:
+            log.warning("lease_release_failed", board=self._board_id, error=exc.detail)
+            released = False  # it expires on its own
         if not released:
             log.warning("lease_not_released", board=self._board_id, holder=self.holder)
         return released

@@ -15,19 +15,27 @@ The reconciler and the seeder walk every entry of a board anyway; for each crowd
 Rank reads trust a slot's tie counts only where they add up to its fine counter, so a build that a
 submission overtakes (between steps 2 and 4) leaves an honest range for that slot until the next
 run, never a wrong rank. Without ``apply`` nothing is written: the report says what would be.
+A write DynamoDB turns away for the moment (throttled, or a transaction holding the item) is tried
+again after a backoff; one that never lands is reported as unwritten, and a slot with any such
+gets no grain this run (its rows are not all marked).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import functools
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import structlog
 
+from app.domain.keys import RankKey
 from app.domain.ties import choose_grain, tie_counts
-from app.errors import ConditionFailed
+from app.errors import ConditionFailed, ItemBusy, Throttled
+from app.services.fanout import all_or_none
 from app.services.ports import CounterStore, IndexedKey, StandingStore, TieItem
+from app.services.retries import persist
 
 log = structlog.get_logger(__name__)
 
@@ -52,6 +60,8 @@ class TieReport:
     marked: int = 0
     skipped: int = 0
     """Items or rows that changed between the read and the write: left for the next run."""
+    unwritten: int = 0
+    """Items or rows DynamoDB kept turning away through every retry: left for the next run."""
 
 
 async def reconcile_ties(
@@ -90,32 +100,16 @@ async def reconcile_ties(
             unmarked=len(unmarked),
         )
         if apply:
-            repaired = await asyncio.gather(
-                *(
-                    _gated(
-                        gate,
-                        _set(
-                            counters,
-                            board_id,
-                            TieItem(bucket, slot, sk),
-                            n=wanted.get(sk, 0),
-                            expected=stored.counts.get(sk),
-                            expires_at=expires_at,
-                        ),
-                    )
-                    for sk in differing
-                )
-            )
-            marked = await asyncio.gather(
-                *(_gated(gate, standings.mark_tie_grain(board_id, e.key, grain)) for e in unmarked)
-            )
-            if stored.grain is None:
-                await counters.set_grain(board_id, bucket, slot, grain, expires_at=expires_at)
-            report = replace(
+            report = await _build(
+                counters,
+                standings,
                 report,
-                repaired=sum(repaired),
-                marked=sum(marked),
-                skipped=len(repaired) - sum(repaired) + len(marked) - sum(marked),
+                board_id=board_id,
+                wanted={sk: (wanted.get(sk, 0), stored.counts.get(sk)) for sk in differing},
+                unmarked=[e.key for e in unmarked],
+                needs_grain=stored.grain is None,
+                expires_at=expires_at,
+                gate=gate,
             )
         reports.append(report)
     if reports:
@@ -131,23 +125,72 @@ async def reconcile_ties(
     return reports
 
 
-async def _gated(gate: asyncio.Semaphore, work: Awaitable[bool]) -> bool:
-    async with gate:
-        return await work
-
-
-async def _set(
+async def _build(
     counters: CounterStore,
-    board_id: str,
-    item: TieItem,
+    standings: StandingStore,
+    report: TieReport,
     *,
-    n: int,
-    expected: int | None,
+    board_id: str,
+    wanted: dict[str, tuple[int, int | None]],
+    unmarked: list[RankKey],
+    needs_grain: bool,
     expires_at: int | None,
-) -> bool:
-    """One tie counter set to ``n`` if it still holds what was read; ``False`` if it changed."""
-    try:
-        await counters.set_counter(board_id, item, n=n, expected=expected, expires_at=expires_at)
-    except ConditionFailed:
-        return False
-    return True
+    gate: asyncio.Semaphore,
+) -> TieReport:
+    """Steps 2 to 4 for one slot: each count (``wanted``: the walk's value and the one read),
+    each row's mark, and then, only where every one of them landed, the slot's grain."""
+    bucket, slot, grain = report.bucket, report.slot, report.grain
+    repaired = await all_or_none(
+        *(
+            _gated(
+                gate,
+                functools.partial(
+                    counters.set_counter,
+                    board_id,
+                    TieItem(bucket, slot, sk),
+                    n=n,
+                    expected=expected,
+                    expires_at=expires_at,
+                ),
+            )
+            for sk, (n, expected) in wanted.items()
+        )
+    )
+    marked = await all_or_none(
+        *(
+            _gated(gate, functools.partial(standings.mark_tie_grain, board_id, key, grain))
+            for key in unmarked
+        )
+    )
+    results = repaired + marked
+    if needs_grain and all(r == "done" for r in results):
+        results.append(
+            await _gated(
+                gate,
+                lambda: counters.set_grain(board_id, bucket, slot, grain, expires_at=expires_at),
+            )
+        )
+    return replace(
+        report,
+        repaired=repaired.count("done"),
+        marked=marked.count("done"),
+        skipped=results.count("skipped"),
+        unwritten=results.count("unwritten"),
+    )
+
+
+Written = Literal["done", "skipped", "unwritten"]
+
+
+async def _gated(gate: asyncio.Semaphore, write: Callable[[], Awaitable[object]]) -> Written:
+    """One write, retried while DynamoDB turns it away for the moment: ``skipped`` where what it
+    was conditioned on changed (it returned ``False``, or its condition failed)."""
+    async with gate:
+        try:
+            done = await persist(write)
+        except ConditionFailed:
+            return "skipped"
+        except (ItemBusy, Throttled) as exc:
+            log.warning("tie_write_unwritten", reason=exc.detail)
+            return "unwritten"
+    return "skipped" if done is False else "done"

@@ -11,13 +11,16 @@
 
 Counters change by relative updates (``ADD n``) inside the transaction that changes a row
 (``CounterChanges``, used by the standings module for submissions and erasures alike), and are set
-outright, conditioned on the value read, by the reconciler and the seeder. Day and week counters
-carry their board's ``expiresAt``.
+outright, conditioned on the value read, by the reconciler and the seeder. Such a write leaves its
+own id (``setBy``) on the item, so that when botocore resends it after a lost answer, and the
+resend fails its condition, the write knows the item as its own. Day and week counters carry
+their board's ``expiresAt``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -33,7 +36,7 @@ from app.services.ports import (
     StoredTies,
     TieCounts,
 )
-from app.store.client import Dynamo
+from app.store.client import ConditionFailedWithItem, Dynamo
 from app.store.item_locks import ItemLocks
 from app.store.items import Item, get_n, get_s, key, n, s
 
@@ -183,9 +186,12 @@ class CounterItems:
         )
         return {int(get_s(item, "leaderboardId") or 0): get_n(item, "n") or 0 for item in items}
 
-    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
+    async def coarse_counts(self, board_id: str, *, consistent: bool = False) -> Mapping[int, int]:
         shards = await asyncio.gather(
-            *(self._partition(coarse_pk(board_id, shard)) for shard in range(self._shards))
+            *(
+                self._partition(coarse_pk(board_id, shard), consistent=consistent)
+                for shard in range(self._shards)
+            )
         )
         totals: dict[int, int] = defaultdict(int)
         for shard in shards:
@@ -194,9 +200,11 @@ class CounterItems:
         return {b: count for b, count in totals.items() if count}
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int
+        self, board_id: str, bucket: int, first: int, last: int, *, consistent: bool = False
     ) -> Mapping[int, int]:
-        return await self._partition(fine_pk(board_id, bucket), slots=(first, last))
+        return await self._partition(
+            fine_pk(board_id, bucket), slots=(first, last), consistent=consistent
+        )
 
     async def read_counters(self, board_id: str, *, buckets: Iterable[int]) -> StoredCounters:
         """Read strongly, so that a repair conditioned on a value fails only when the item really
@@ -225,10 +233,13 @@ class CounterItems:
         }
         return StoredCounters(coarse=coarse, fine=fine)
 
-    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+    async def tie_counts(
+        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, consistent: bool = False
+    ) -> TieCounts:
         pk = tie_pk(board_id, bucket, slot)
         a, b = await asyncio.gather(
-            self._tie_items(pk, prefix="A#"), self._tie_items(pk, prefix=b_prefix)
+            self._tie_items(pk, prefix="A#", consistent=consistent),
+            self._tie_items(pk, prefix=b_prefix, consistent=consistent),
         )
         return TieCounts(_tie_counts(a), _tie_counts(b))
 
@@ -267,16 +278,20 @@ class CounterItems:
         if expires_at is not None:
             expression += ", expiresAt = :e"
             values[":e"] = _n(expires_at)
-        return await self._dynamo.applied(
-            self._dynamo.update_item(
+        try:
+            await self._dynamo.update_item(
                 "giving the slot its tie grain",
                 TableName=self._table,
                 Key=grain_key(board_id, bucket, slot),
                 UpdateExpression=expression,
                 ConditionExpression="attribute_not_exists(g)",
                 ExpressionAttributeValues=values,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
-        )
+        except ConditionFailedWithItem as failed:
+            # The slot has a grain: this one (a resend of this write), or another's.
+            return failed.item is not None and get_n(failed.item, "g") == grain
+        return True
 
     # ---- setting one outright -----------------------------------------------------------------
 
@@ -308,24 +323,38 @@ class CounterItems:
         if n == 0:
             if expected is None:
                 return  # absent already counts as 0
-            await self._dynamo.delete_item(
-                "deleting a counter",
-                TableName=self._table,
-                Key=item_key,
-                ConditionExpression=condition,
-                ExpressionAttributeValues=values,
-            )
+            try:
+                await self._dynamo.delete_item(
+                    "deleting a counter",
+                    TableName=self._table,
+                    Key=item_key,
+                    ConditionExpression=condition,
+                    ExpressionAttributeValues=values,
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                )
+            except ConditionFailedWithItem as failed:
+                if failed.item is not None:
+                    raise
+                # Gone, as this delete leaves it: a resend of it after its answer was lost (a
+                # submission since would have put the item back, and failed this).
             return
-        expression = "SET n = :n"
-        values[":n"] = _n(n)
+        write_id = uuid.uuid4().hex
+        expression = "SET n = :n, setBy = :w"
+        values |= {":n": _n(n), ":w": s(write_id)}
         if expires_at is not None:
             expression += ", expiresAt = :e"
             values[":e"] = _n(expires_at)
-        await self._dynamo.update_item(
-            "repairing a counter",
-            TableName=self._table,
-            Key=item_key,
-            UpdateExpression=expression,
-            ConditionExpression=condition,
-            ExpressionAttributeValues=values,
-        )
+        try:
+            await self._dynamo.update_item(
+                "repairing a counter",
+                TableName=self._table,
+                Key=item_key,
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ConditionFailedWithItem as failed:
+            if failed.item is None or get_s(failed.item, "setBy") != write_id:
+                raise
+            # This very write, resent after its answer was lost: it was applied.

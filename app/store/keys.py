@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from app.domain.clock import iso_ms, to_ms
 from app.errors import ConditionFailed, InvalidInput, NotFound
 from app.services.ports import StoredKey
-from app.store.client import Dynamo
+from app.store.client import ConditionFailedWithItem, Dynamo
 from app.store.items import Item, get_s, key, s
 
 if TYPE_CHECKING:
@@ -60,17 +60,24 @@ class KeyItems:
         """Store a new key; ``ConditionFailed`` if that digest is already stored (with 256 random
         bits behind it, that means the same key was submitted twice)."""
         created_at = iso_ms(_now_ms() if created_at_ms is None else created_at_ms)
-        await self._dynamo.put_item(
-            "storing the API key",
-            TableName=self._table,
-            Item={
-                **self._key(digest),
-                "name": s(name),
-                "scopes": {"L": [s(scope) for scope in scopes]},
-                "createdAt": s(created_at),
-            },
-            ConditionExpression="attribute_not_exists(playerId)",
-        )
+        item: dict[str, AttributeValueTypeDef] = {
+            **self._key(digest),
+            "name": s(name),
+            "scopes": {"L": [s(scope) for scope in scopes]},
+            "createdAt": s(created_at),
+        }
+        try:
+            await self._dynamo.put_item(
+                "storing the API key",
+                TableName=self._table,
+                Item=item,
+                ConditionExpression="attribute_not_exists(playerId)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ConditionFailedWithItem as failed:
+            if failed.item != item:
+                raise
+            # This very put, resent after its answer was lost: the key is stored, as asked.
         return StoredKey(digest, name, tuple(scopes), created_at)
 
     async def get(self, digest: str) -> StoredKey | None:

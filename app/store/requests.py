@@ -62,9 +62,7 @@ class RequestItems:
         self._table = table
 
     async def erase_record(self, player_id: str, record_id: str) -> None:
+        # Unconditional: a resend after a lost answer finds nothing and is as right as the first.
         await self._dynamo.delete_item(
-            "erasing the idempotency record",
-            TableName=self._table,
-            Key=key(player_id, record_id),
-            ConditionExpression="attribute_exists(playerId)",
+            "erasing the idempotency record", TableName=self._table, Key=key(player_id, record_id)
         )

@@ -12,6 +12,7 @@ A period-closed snapshot is written in one transaction with a mark on the board'
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from app.domain.clock import to_ms
 from app.errors import ConditionFailed
 from app.services.ports import Snapshot, SnapshotEntry, SnapshotSummary
-from app.store.client import Dynamo, TransactionItemsCancelled
+from app.store.client import ConditionFailedWithItem, Dynamo, TransactionItemsCancelled
 from app.store.items import Item, get_n, get_s, key, n, n_or_null, s, s_or_null
 from app.store.registry import registry_key
 from app.store.tables import TableNames
@@ -93,7 +94,18 @@ class SnapshotItems:
         }
 
     async def put_snapshot(self, snapshot: Snapshot) -> None:
-        await self._dynamo.put_item("writing the snapshot", **self._put(snapshot))
+        put = self._put(snapshot)
+        # This write's own id: a twin snapshot of the same board in the same millisecond (the
+        # same entries) is another's, and this one moves to the next millisecond.
+        put["Item"] = {**put["Item"], "writeId": s(uuid.uuid4().hex)}
+        try:
+            await self._dynamo.put_item(
+                "writing the snapshot", **put, ReturnValuesOnConditionCheckFailure="ALL_OLD"
+            )
+        except ConditionFailedWithItem as failed:
+            if failed.item != put["Item"]:
+                raise
+            # This very snapshot, resent after its answer was lost: it was written.
 
     async def put_closing_snapshot(self, snapshot: Snapshot) -> bool:
         mark = {

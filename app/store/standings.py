@@ -9,8 +9,9 @@ A row changes together with its counters, in one transaction: a submission's put
 the submission's transaction: ``app.store.submissions``) and an erasure's delete
 (``delete_standing``, which also checks that no seeding lease holds the board). A seeded row is
 one UpdateItem, conditioned by the board's operator (``best``: only a better key; ``latest``: only
-a later ``achievedMs``; ``sum``: the seed sets the total); it bumps ``version`` and removes what
-the last submission left, which described the old value.
+a later ``achievedMs``; ``sum``: the seed sets the total); it bumps ``version``, removes what the
+last submission left, which described the old value, and names its seed (``seededBy``), so that
+botocore's resend of it after a lost answer is told as this seed's own write.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Standing, StandingWrite
 from app.domain.seed_file import SeedRow
-from app.errors import ConditionFailed, LeaseHeld
+from app.errors import LeaseHeld
 from app.services.ports import Membership, PlayerRecord, PlayerRows, RowOutcome
-from app.store.client import Dynamo, TransactionItemsCancelled
+from app.store.client import ConditionFailedWithItem, Dynamo, TransactionItemsCancelled
 from app.store.counters import CounterItems
 from app.store.index import entry_of
 from app.store.items import Item, get_n, get_s, key, n, s
@@ -139,16 +140,18 @@ class StandingItems:
         *,
         definition: BoardDefinition,
         expires_at: int | None,
+        writer: str,
     ) -> RowOutcome:
         encoded = row.key_for(definition.order).encode()
         sets = ["rankKey = :k", "version = if_not_exists(version, :zero) + :one"]
-        sets += ["lastPlayedAt = :played", "achievedMs = :ms"]
+        sets += ["lastPlayedAt = :played", "achievedMs = :ms", "seededBy = :writer"]
         values: dict[str, AttributeValueTypeDef] = {
             ":k": s(encoded),
             ":zero": n(0),
             ":one": n(1),
             ":played": s(iso_ms(row.achieved_at_ms)),
             ":ms": n(row.achieved_at_ms),
+            ":writer": s(writer),
         }
         names: dict[str, str] = {}
         # Absent optional fields keep what the row holds, as a submission without them does.
@@ -177,11 +180,14 @@ class StandingItems:
                 + ", ".join([*_LAST_WRITE_ATTRIBUTES, TIE_GRAIN_ATTRIBUTE]),
                 ExpressionAttributeValues=values,
                 ReturnValues="ALL_OLD",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 **extra,
             )
-        except ConditionFailed:
+        except ConditionFailedWithItem as failed:
+            if failed.item is not None and get_s(failed.item, "seededBy") == writer:
+                return _seeded(failed.item, writer)
             return "kept"
-        return "replaced" if found else "created"
+        return _seeded(found, writer)
 
     async def standings_on_board(self, board_id: str, player_ids: Sequence[str]) -> list[Standing]:
         # Eventually consistent (half the units of a strong read), and one resend of what
@@ -216,6 +222,14 @@ class StandingItems:
             projection="playerId",
         )
         return {get_s(item, "playerId") or "" for item in found}
+
+
+def _seeded(old: Item | None, writer: str) -> RowOutcome:
+    """What a seed's write did, from the row as it was before it: where that is this very write
+    (botocore resent it after its answer was lost), what the first time did."""
+    if old is not None and get_s(old, "seededBy") == writer:
+        return "created" if (get_n(old, "version") or 0) <= 1 else "replaced"
+    return "created" if old is None else "replaced"
 
 
 def row_put(table: str, write: StandingWrite) -> dict[str, Any]:

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.services.ports import Lease, SlotAddress, SubmissionState, SubmissionWrite
+from app.services.ports import SlotAddress, SubmissionState, SubmissionWrite
 from app.store.client import Dynamo, TransactionItemsCancelled
 from app.store.counters import CounterChanges, CounterItems, grain_key
 from app.store.items import Item, get_n, get_s, key
-from app.store.leases import lease_key
+from app.store.leases import lease_key, lease_of
 from app.store.requests import record_of, record_put
 from app.store.standings import erasing_key, row_put, standing_of
 from app.store.tables import TTL_ATTRIBUTE
@@ -36,12 +36,6 @@ def _grains(items: Mapping[SlotAddress, Item | None]) -> dict[SlotAddress, int]:
         if grain is not None:
             grains[slot] = grain
     return grains
-
-
-def _lease(item: Item | None) -> Lease | None:
-    if item is None:
-        return None
-    return Lease(holder=get_s(item, "holder") or "", expires_at=get_n(item, TTL_ATTRIBUTE) or 0)
 
 
 class SubmissionItems:
@@ -84,7 +78,7 @@ class SubmissionItems:
                 board: standing_of(item) if item is not None and "rankKey" in item else None
                 for board, item in row_items.items()
             },
-            leases={board: _lease(at(k)) for board, k in leases.items()},
+            leases={board: lease_of(at(k)) for board, k in leases.items()},
             erasing_until=None if mark_item is None else get_n(mark_item, TTL_ATTRIBUTE),
             grains=_grains({slot: at(k) for slot, k in grains.items()}),
         )

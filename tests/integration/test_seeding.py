@@ -295,8 +295,10 @@ async def test_seeding_writes_by_the_board_rule_reads_back_in_order_and_rebuilds
         rows_created=38,
         rows_replaced=1,
         rows_skipped=1,
+        rows_unwritten=0,
         counters_rebuilt=report.counters_rebuilt,
         counter_conflicts=0,
+        counters_unwritten=0,
         player_count=40,
         lease_released=True,
     )

@@ -877,10 +877,18 @@ async def every_request_the_adapter_makes(client: RecordingClient) -> None:
     for operator in Operator:
         row = SeedRow(1, "player-1", 1200, 1_714_550_400_000, "Ada", "GB")
         await standings.put_seed_row(
-            BOARD, row, definition=BoardDefinition(operator=operator), expires_at=1_717_000_000
+            BOARD,
+            row,
+            definition=BoardDefinition(operator=operator),
+            expires_at=1_717_000_000,
+            writer="seeder-1",
         )
     await standings.put_seed_row(
-        LATER_BOARD, SeedRow(2, "player-2", 5, 0), definition=BoardDefinition(), expires_at=None
+        LATER_BOARD,
+        SeedRow(2, "player-2", 5, 0),
+        definition=BoardDefinition(),
+        expires_at=None,
+        writer="seeder-1",
     )
     await standings.standings_on_board(BOARD, ["player-1", "player-2"])
     await standings.mark_tie_grain(BOARD, rank_key, 3)
