@@ -133,6 +133,12 @@ def query_half_units_array(nbytes: IntArray) -> IntArray:
     return np.maximum(1, -(-nbytes // UNIT_BYTES)).astype(np.int64)
 
 
+STRONG = 2
+"""A strongly consistent read costs twice an eventually consistent one. A rank reads its counters
+strongly: they then count the player where they are now, never at a place their own write left a
+moment ago (RankIndex, always eventually consistent, is counted with the player left out)."""
+
+
 def write_units(nbytes: int, *, transactional: bool = True) -> int:
     """Write units for one item: 1 per KB rounded up, doubled inside a transaction."""
     units = max(1, -(-nbytes // 1_024))
@@ -496,7 +502,7 @@ def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> His
     shard_bytes = coarse_sizes.sum(axis=0)
     coarse_items = int((coarse > 0).sum())
     coarse_bytes = int(shard_bytes.sum())
-    coarse_half = sum(query_half_units(int(b)) for b in shard_bytes)
+    coarse_half = STRONG * sum(query_half_units(int(b)) for b in shard_bytes)
 
     fine = counts.reshape(layout.coarse, layout.fine)
     fine_base = fine_item_bytes(0, 0, 0) - number_bytes(0)
@@ -521,7 +527,7 @@ def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> His
     else:
         read_bytes = fine_sizes.sum(axis=1)[bucket]
         read_items = (fine > 0).sum(axis=1)[bucket]
-    fine_half = query_half_units_array(read_bytes)
+    fine_half = STRONG * query_half_units_array(read_bytes)
     return HistogramReads(
         ahead=above[flat],
         slot_size=counts[flat],
@@ -785,7 +791,8 @@ def model_ties(board: Board, spec: LayoutSpec, placement: Placement) -> tuple[An
         entries=np.minimum(in_chunk, ties.cap),
         extra_items=level_a.items + level_b.items,
         extra_bytes=level_a.nbytes + level_b.nbytes,
-        extra_half=query_half_units_array(level_a.nbytes) + query_half_units_array(level_b.nbytes),
+        extra_half=STRONG
+        * (query_half_units_array(level_a.nbytes) + query_half_units_array(level_b.nbytes)),
         hist_half=hist.half_units,
     )
     build = TieBuild(
@@ -935,7 +942,7 @@ class SimRankReader:
         for shard, nbytes in zip(self._coarse, self._shard_bytes, strict=True):
             self.cost.counter_items += len(shard)
             self.cost.counter_bytes += nbytes
-            self.cost.half_units += query_half_units(nbytes)
+            self.cost.half_units += STRONG * query_half_units(nbytes)
         await self._end()
         return {b: n for b, n in self._totals.items() if n}
 
@@ -948,7 +955,7 @@ class SimRankReader:
             self._fine_bytes[bucket] = sum(fine_item_bytes(bucket, s, n) for s, n in slots.items())
         self.cost.counter_items += len(slots)
         self.cost.counter_bytes += self._fine_bytes[bucket]
-        self.cost.half_units += query_half_units(self._fine_bytes[bucket])
+        self.cost.half_units += STRONG * query_half_units(self._fine_bytes[bucket])
         await self._end()
         return dict(slots)
 
@@ -963,7 +970,7 @@ class SimRankReader:
         nbytes = sum(fine_item_bytes(bucket, s, n) for s, n in slots.items())
         self.cost.counter_items += len(slots)
         self.cost.counter_bytes += nbytes
-        self.cost.half_units += query_half_units(nbytes)
+        self.cost.half_units += STRONG * query_half_units(nbytes)
         await self._end()
         return slots
 
@@ -971,19 +978,23 @@ class SimRankReader:
         self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
     ) -> tuple[int, bool]:
         """A COUNT Query with ``Limit``: it reads (and is charged for) the entries it counts; like
-        the adapter, it asks for one more when the player's own entry is filtered out."""
+        the adapter, where the player's own entry is filtered out of the first ``limit``, it reads
+        one more (in the same call here: the board holds one entry per player, at their key, so
+        the range ending just below it never holds theirs)."""
         self._check_board(board_id)
         self._begin(1)
         first = bisect.bisect_left(self._keys, low)
         end = bisect.bisect_right(self._keys, high)
-        scanned = min(end - first, limit + (1 if exclude_player is not None else 0))
+        scanned = min(end - first, limit)
         count = scanned
         if exclude_player is not None:
-            count -= sum(
+            own = sum(
                 1
                 for i in range(first, first + scanned)
                 if player_id(int(self._board.player[i])) == exclude_player
             )
+            scanned = min(end - first, limit + own)
+            count = scanned - own
         self.cost.entries += scanned
         self.cost.half_units += query_half_units(scanned * INDEX_ENTRY_BYTES)
         await self._end()
@@ -1048,7 +1059,11 @@ async def rank_of_full_read(
         reader.coarse_counts(BOARD_ID),
         reader.fine_all(BOARD_ID, bucket),
         reader.count_keys(
-            BOARD_ID, score_prefix(slot_hi - 1), key_just_below(key.encode()), limit=cap
+            BOARD_ID,
+            score_prefix(slot_hi - 1),
+            key_just_below(key.encode()),
+            limit=cap,
+            exclude_player=key.player_id,  # as the service's rank code does
         ),
     )
     ahead = sum(n for b, n in coarse.items() if b > bucket)
@@ -1134,7 +1149,7 @@ class SimTieReader(SimRankReader):
         nbytes = sum(tie_item_bytes(bucket, slot, key, n) for key, n in items.items())
         self.cost.counter_items += len(items)
         self.cost.counter_bytes += nbytes
-        self.cost.half_units += query_half_units(nbytes)
+        self.cost.half_units += STRONG * query_half_units(nbytes)
         return items
 
     async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:

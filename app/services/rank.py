@@ -151,9 +151,11 @@ def _plan(layout: BucketLayout, query: RankQuery) -> _Plan:
 
 
 def _excluded(query: RankQuery) -> str | None:
-    """The player's own index entry is left out of the count when it is not at ``key``."""
-    moved = query.on_board and query.counted_at is not None and query.counted_at != query.key
-    return query.key.player_id if moved else None
+    """The player's own index entry is left out of the count whenever they are on the board: where
+    the index has them at ``key``, nothing is ahead of it that is theirs anyway; where it has them
+    elsewhere (the rank after a move, asked before it; or RankIndex still showing a score since
+    replaced, a ``latest`` score that fell, within its lag), they must not count themselves."""
+    return query.key.player_id if query.on_board else None
 
 
 def _ahead(order: Order, place: tuple[int, int], of: tuple[int, int]) -> bool:

@@ -48,7 +48,10 @@ class IndexReads:
     async def query_board(
         self, board_id: str, *, limit: int, start: tuple[str, str] | None
     ) -> Page:
-        kwargs = self._board(board_id) | {"ScanIndexForward": True, "Limit": limit}
+        # One entry more than the page: a next page only where there is one. DynamoDB gives a
+        # LastEvaluatedKey whenever a page stops at its Limit, also when nothing follows it, which
+        # would be a cursor to an empty page.
+        kwargs = self._board(board_id) | {"ScanIndexForward": True, "Limit": limit + 1}
         if start is not None:
             kwargs["ExclusiveStartKey"] = {
                 "leaderboardId": s(board_id),
@@ -57,10 +60,15 @@ class IndexReads:
             }
         page = await self._dynamo.query("reading the board", **kwargs)
         entries = [entry_of(item) for item in page.get("Items", [])]
-        last = page.get("LastEvaluatedKey")
         next_start = None
-        if last and entries:
-            next_start = (get_s(last, "rankKey") or "", get_s(last, "playerId") or "")
+        if len(entries) > limit:
+            entries = entries[:limit]
+            last = entries[-1].key
+            next_start = (last.encode(), last.player_id)
+        elif page.get("LastEvaluatedKey") and entries:
+            # The page stopped short of its Limit (at 1 MB): more may follow.
+            last = entries[-1].key
+            next_start = (last.encode(), last.player_id)
         return Page(entries=entries, next_start=next_start)
 
     async def query_neighbours(
@@ -100,8 +108,10 @@ class IndexReads:
             kwargs["ExpressionAttributeValues"][":me"] = s(exclude_player)
         count = 0
         while count < limit:
-            # A filtered-out entry still counts against Limit: one more lets the cap be reached.
-            kwargs["Limit"] = limit - count + (1 if exclude_player else 0)
+            # A filtered-out entry still counts against Limit: where the player's own entry was
+            # in the range (rarely: a score of theirs since replaced, still on the index), the
+            # page falls one short of the cap, and one more Query of one entry settles it.
+            kwargs["Limit"] = limit - count
             page = await self._dynamo.query("counting the entries ahead", **kwargs)
             count += int(page.get("Count", 0))
             start = page.get("LastEvaluatedKey")
@@ -112,19 +122,24 @@ class IndexReads:
 
 
 class RankReads:
-    """The ``RankReader`` port: the histogram from the counters, the capped COUNT from the index."""
+    """The ``RankReader`` port: the histogram from the counters, the capped COUNT from the index.
+
+    The counters are read strongly: they count every player, the asking one included, where their
+    last committed write put them (a score that fell a moment ago is not still counted ahead of
+    the player). RankIndex cannot be read strongly: its COUNT leaves the asking player out, and
+    trails other players' writes by its lag (docs/ranking.md)."""
 
     def __init__(self, counters: CounterItems, index: IndexReads) -> None:
         self._counters = counters
         self._index = index
 
     async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
-        return await self._counters.coarse_counts(board_id)
+        return await self._counters.coarse_counts(board_id, consistent=True)
 
     async def fine_counts(
         self, board_id: str, bucket: int, first: int, last: int
     ) -> Mapping[int, int]:
-        return await self._counters.fine_counts(board_id, bucket, first, last)
+        return await self._counters.fine_counts(board_id, bucket, first, last, consistent=True)
 
     async def count_keys(
         self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
@@ -134,4 +149,4 @@ class RankReads:
         )
 
     async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
-        return await self._counters.tie_counts(board_id, bucket, slot, b_prefix)
+        return await self._counters.tie_counts(board_id, bucket, slot, b_prefix, consistent=True)
