@@ -12,6 +12,8 @@ import httpx
 from app.bootstrap import Runtime
 from app.domain.clock import iso_ms, to_ms
 from app.domain.models import StandingWrite
+from app.services.seeding import SeedPorts
+from app.services.snapshots import SnapshotPorts
 from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.item_locks import ItemLocks
@@ -99,3 +101,13 @@ async def put_row(runtime: Runtime, write: StandingWrite) -> None:
     await runtime.client.transact_write_items(
         TransactItems=[row_put(runtime.tables.scores, write), *planned.updates]  # type: ignore[list-item]
     )
+
+
+def seed_ports(runtime: Runtime) -> SeedPorts:
+    s = runtime.stores
+    return SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
+
+
+def snapshot_ports(runtime: Runtime) -> SnapshotPorts:
+    s = runtime.stores
+    return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
