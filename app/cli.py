@@ -297,6 +297,17 @@ async def _snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
             "taken": [
                 {"leaderboardId": s.board_id, "snapshotTakenAt": s.taken_at} for s in report.taken
             ],
+            "shortened": [
+                {
+                    "leaderboardId": s.board_id,
+                    "snapshotTakenAt": s.taken_at,
+                    "topN": s.top_n,
+                    "kept": s.kept,
+                    "itemBytes": s.item_bytes,
+                    "itemLimitBytes": s.limit_bytes,
+                }
+                for s in report.shortened
+            ],
             "alreadyTaken": report.already_taken,
             "expired": report.expired,
             "failed": report.failed,

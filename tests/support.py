@@ -11,7 +11,8 @@ import httpx
 
 from app.bootstrap import Runtime
 from app.domain.clock import iso_ms, to_ms
-from app.domain.models import StandingWrite
+from app.domain.keys import RankKey
+from app.domain.models import Entry, Standing, StandingWrite
 from app.services.seeding import SeedPorts
 from app.services.snapshots import SnapshotPorts
 from app.store.client import Dynamo
@@ -111,3 +112,45 @@ def seed_ports(runtime: Runtime) -> SeedPorts:
 def snapshot_ports(runtime: Runtime) -> SnapshotPorts:
     s = runtime.stores
     return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
+
+
+WIDEST_NAME = "\U00020000" * 64
+"""The widest display name allowed: 64 characters (the schema's bound), each 4 bytes in UTF-8."""
+
+
+def wide_player(place: int) -> str:
+    """A 64-character player id (the longest allowed), for the board's ``place`` (0-based)."""
+    return f"player-{place:04d}-".ljust(64, "x")
+
+
+async def put_wide_rows(
+    runtime: Runtime, board_id: str, count: int, *, achieved_ms: int = 1_700_000_000_000
+) -> None:
+    """``count`` rows as wide as a snapshot entry gets (a 64-character player id, ``WIDEST_NAME``,
+    a country, a 12-digit score), ``wide_player(0)`` first, with BatchWriteItem: no counters, so
+    the board's player count reads 0 (for tests that do not look at it)."""
+    rows = [
+        row_put(
+            runtime.tables.scores,
+            StandingWrite(
+                board_id=board_id,
+                standing=Standing(
+                    board_id,
+                    Entry(
+                        RankKey(999_999_999_999 - place, achieved_ms, wide_player(place)),
+                        WIDEST_NAME,
+                        "NZ",
+                        achieved_ms,
+                    ),
+                    version=1,
+                ),
+                expected_version=None,
+            ),
+        )["Put"]["Item"]
+        for place in range(count)
+    ]
+    await Dynamo(runtime.client, in_flight=asyncio.Semaphore(4)).batch_write(
+        "filling a wide board",
+        table=runtime.tables.scores,
+        requests=[{"PutRequest": {"Item": row}} for row in rows],
+    )

@@ -132,7 +132,15 @@ async def post_snapshot(
     board: BoardDep,
     definition: ReadDefinitionDep,
     now: NowDep,
-    top: Annotated[int, Query(ge=1, le=1000, description="entries kept")] = 100,
+    top: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=1000,
+            description="entries kept; a snapshot is one item of at most 400 KB, so a top that "
+            "does not fit is a 422 naming the largest that does",
+        ),
+    ] = 100,
 ) -> SnapshotOut:
     principal.require_admin()
     stores = state.stores

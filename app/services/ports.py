@@ -411,6 +411,22 @@ class SnapshotSummary:
     player_count: int
 
 
+@dataclass(frozen=True)
+class SnapshotFit:
+    """A snapshot measured against the store's largest item (a snapshot is one item)."""
+
+    item_bytes: int
+    """What the snapshot's item would take, every entry in it."""
+    limit_bytes: int
+    """The most one item may take."""
+    entries_that_fit: int
+    """How many of its first entries fit in one item: all of them when it fits."""
+
+    @property
+    def fits(self) -> bool:
+        return self.item_bytes <= self.limit_bytes
+
+
 class SnapshotStore(Protocol):
     """The Snapshots table, and the membership rows that let erasure find a player's snapshots."""
 
@@ -423,6 +439,10 @@ class SnapshotStore(Protocol):
     ) -> None: ...
 
     async def delete_membership(self, player_id: str, board_id: str, taken_at: str) -> None: ...
+
+    def fit(self, snapshot: Snapshot) -> SnapshotFit:
+        """How the snapshot's item measures against the largest item the store takes (no call
+        is made). ``put_snapshot`` and ``put_closing_snapshot`` take only snapshots that fit."""
 
     async def put_snapshot(self, snapshot: Snapshot) -> None:
         """Write a new snapshot; ``ConditionFailed`` if one exists with that board and time."""

@@ -10,6 +10,12 @@ them; a membership whose snapshot never got written is harmless, and erasure rem
 
 The period-closed snapshot is written in one transaction with a mark on the board's registry row,
 conditioned on the mark's absence, so however many runs overlap, each board gets one.
+
+A snapshot is one item of the store, whose size is bounded (400 KB on DynamoDB): before anything
+is written, the store measures it (``SnapshotStore.fit``). A manual snapshot whose top does not
+fit is refused (422, with what it would take and the largest top that fits); a period-closed one
+keeps the longest top that fits and says so, since a scheduled archive that fails every run is
+worse than a shorter one.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from app.services.ports import (
     CounterStore,
     Snapshot,
     SnapshotEntry,
+    SnapshotFit,
     SnapshotReason,
     SnapshotStore,
     SnapshotSummary,
@@ -53,10 +60,25 @@ log = structlog.get_logger(__name__)
 REASONS: tuple[SnapshotReason, ...] = ("period-closed", "manual")
 DEFAULT_TOP_N = 100
 MAX_TOP_N = 1000
-"""A snapshot is one item (at most 400 KB): 1,000 entries of about 200 bytes fit with room."""
+"""A snapshot is one item (at most 400 KB on DynamoDB): 1,000 entries of about 200 bytes fit with
+room, but not 1,000 of the widest (64-character ids and names of 4-byte characters, about 410 B
+each): the store's ``fit`` decides."""
 
 _COLLISION_ATTEMPTS = 5
 _CLOSING_CONCURRENCY = 4
+
+
+@dataclass(frozen=True)
+class ShortenedSnapshot:
+    """A period-closed snapshot that holds only the first ``kept`` of its top ``top_n``: all of
+    them would have taken ``item_bytes``, over the store's ``limit_bytes`` for one item."""
+
+    board_id: str
+    taken_at: str
+    top_n: int
+    kept: int
+    item_bytes: int
+    limit_bytes: int
 
 
 @dataclass
@@ -64,6 +86,8 @@ class ClosedPeriodsReport:
     """What one run of ``snapshot_closed_periods`` did, by board id."""
 
     taken: list[Snapshot] = field(default_factory=list)
+    shortened: list[ShortenedSnapshot] = field(default_factory=list)
+    """Those of ``taken`` whose whole top did not fit in one item: they keep what fits."""
     already_taken: list[str] = field(default_factory=list)
     """Closed boards that had their snapshot already (or that another run took meanwhile)."""
     expired: list[str] = field(default_factory=list)
@@ -107,8 +131,10 @@ async def take_snapshot(
     """Snapshot the board's top ``top_n`` (1..1000) and player count now.
 
     ``reason="period-closed"`` is for a day or week board whose period has closed (``settle``
-    after its end): it is taken at most once per board (``Conflict`` names the existing one).
-    ``NotFound`` for a board past its retention (its rows are, or are being, deleted).
+    after its end): it is taken at most once per board (``Conflict`` names the existing one), and
+    keeps the longest part of its top that fits in one item.
+    ``NotFound`` for a board past its retention (its rows are, or are being, deleted);
+    ``InvalidInput`` for a manual snapshot whose top does not fit in one item (nothing written).
     """
     _check_top_n(top_n)
     if reason not in REASONS:
@@ -116,7 +142,8 @@ async def take_snapshot(
     if board_is_expired(board, now=now, retention=retention):
         raise NotFound(f"board {board.board_id} is past its retention; its rows are not kept")
     if reason == "manual":
-        return await _take(ports, board, reason, now=now, top_n=top_n, closing=False)
+        snapshot, _ = await _take(ports, board, reason, now=now, top_n=top_n, closing=False)
+        return snapshot
     closes = period_closes_at(board, settle=settle)
     if closes is None or closes > now:
         raise InvalidInput(f"the period of board {board.board_id} has not closed yet")
@@ -128,7 +155,7 @@ async def take_snapshot(
             f"board {board.board_id} already has its period-closed snapshot"
             + (f" ({existing})" if existing else "")
         )
-    return taken
+    return taken[0]
 
 
 def _check_top_n(top_n: int) -> None:
@@ -145,9 +172,13 @@ async def _closed_snapshot_at(registry: BoardRegistry, board_id: str) -> str | N
     return None
 
 
+_Taken = tuple[Snapshot, ShortenedSnapshot | None]
+"""A snapshot as written, and how it was shortened to fit, if it was."""
+
+
 async def _take_closing(
     ports: SnapshotPorts, board: Board, *, now: datetime, top_n: int
-) -> Snapshot | None:
+) -> _Taken | None:
     try:
         return await _take(ports, board, "period-closed", now=now, top_n=top_n, closing=True)
     except _AlreadyClosed:
@@ -166,24 +197,29 @@ async def _take(
     now: datetime,
     top_n: int,
     closing: bool,
-) -> Snapshot:
+) -> _Taken:
     board_id = board.board_id
     entries, counts = await asyncio.gather(
         _top(ports.index, board_id, top_n), ports.counters.coarse_counts(board_id)
     )
     archive = ports.snapshots
-    ranked = _ranked(entries)
     taken_ms = to_ms(now)
+    whole = Snapshot(
+        board_id=board_id,
+        taken_at=iso_ms(taken_ms),
+        reason=reason,
+        player_count=sum(counts.values()),
+        top_n=top_n,
+        entries=_ranked(entries),
+    )
+    # Measured before anything is written: the memberships and the later attempts' times (of
+    # the same length) only ever keep the item as large or make it smaller.
+    fit = archive.fit(whole)
+    if not fit.fits and not closing:
+        raise _too_large(whole, fit)
+    fitting = replace(whole, entries=whole.entries[: fit.entries_that_fit])
     for _ in range(_COLLISION_ATTEMPTS):
-        snapshot = Snapshot(
-            board_id=board_id,
-            taken_at=iso_ms(taken_ms),
-            reason=reason,
-            player_count=sum(counts.values()),
-            top_n=top_n,
-            entries=ranked,
-        )
-        snapshot = await _with_memberships(ports, snapshot)
+        snapshot = await _with_memberships(ports, replace(fitting, taken_at=iso_ms(taken_ms)))
         members = _members(snapshot)
         try:
             if closing:
@@ -211,8 +247,47 @@ async def _take(
             entries=len(snapshot.entries),
             player_count=snapshot.player_count,
         )
-        return snapshot
+        return snapshot, None if fit.fits else _shortened(snapshot, fit)
     raise Unavailable(f"could not find a free snapshot time for board {board_id}", retry_after=1)
+
+
+def _too_large(snapshot: Snapshot, fit: SnapshotFit) -> InvalidInput:
+    largest = fit.entries_that_fit
+    return InvalidInput(
+        f"a snapshot of the top {snapshot.top_n} of board {snapshot.board_id} would take "
+        f"{fit.item_bytes:,} bytes, over the {fit.limit_bytes:,} bytes one snapshot can hold; "
+        f"the largest top that fits this board now is {largest:,}",
+        errors=[
+            {
+                "field": "top",
+                "message": f"too many entries for one snapshot: at most {largest} fit now",
+                "itemBytes": fit.item_bytes,
+                "itemLimitBytes": fit.limit_bytes,
+                "largestTop": largest,
+            }
+        ],
+    )
+
+
+def _shortened(snapshot: Snapshot, fit: SnapshotFit) -> ShortenedSnapshot:
+    shortened = ShortenedSnapshot(
+        board_id=snapshot.board_id,
+        taken_at=snapshot.taken_at,
+        top_n=snapshot.top_n,
+        kept=len(snapshot.entries),
+        item_bytes=fit.item_bytes,
+        limit_bytes=fit.limit_bytes,
+    )
+    log.warning(
+        "snapshot_shortened",
+        board=shortened.board_id,
+        taken_at=shortened.taken_at,
+        top_n=shortened.top_n,
+        kept=shortened.kept,
+        item_bytes=shortened.item_bytes,
+        limit_bytes=shortened.limit_bytes,
+    )
+    return shortened
 
 
 async def _top(index: BoardIndex, board_id: str, top_n: int) -> list[Entry]:
@@ -279,8 +354,9 @@ async def snapshot_closed_periods(
     Each board's retention is its variant's definition's.
 
     Safe to run on a schedule and to run twice at once: each board gets one period-closed snapshot
-    (written together with a mark on its registry row). A board that fails is reported and left
-    for the next run; the others go on.
+    (written together with a mark on its registry row). A board whose whole top does not fit in
+    one item keeps the longest part that does (``shortened``). A board that fails is reported and
+    left for the next run; the others go on.
     """
     _check_top_n(top_n)
     report = ClosedPeriodsReport()
@@ -313,8 +389,11 @@ async def snapshot_closed_periods(
                 return
         if taken is None:
             report.already_taken.append(board.board_id)
-        else:
-            report.taken.append(taken)
+            return
+        snapshot, shortened = taken
+        report.taken.append(snapshot)
+        if shortened is not None:
+            report.shortened.append(shortened)
 
     await asyncio.gather(*(close(board) for board in due))
     if report.expired:

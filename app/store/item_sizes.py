@@ -1,6 +1,7 @@
 """An item's size as DynamoDB counts it against its 400 KB item limit, from the wire format the
-adapter sends, so that what DynamoDB would refuse is found before it is sent (moto, which the
-tests and the embedded backend run on, stores items of any size).
+adapter sends, so that what DynamoDB would refuse is found before it is sent. moto, which the
+tests and the embedded backend run on, counts its own way (no list or map overhead, a number by
+its text, 405,000 bytes at most) and stores items DynamoDB refuses.
 
 The rules are DynamoDB's documented ones ("Item sizes and formats" in the developer guide): an
 attribute is its name's UTF-8 bytes plus its value; a string is its UTF-8 bytes, a binary its raw
@@ -32,6 +33,11 @@ def item_size(item: Mapping[str, AttributeValueTypeDef]) -> int:
     return sum(_utf8(name) + value_size(value) for name, value in item.items())
 
 
+def list_element_size(value: Mapping[str, Any]) -> int:
+    """What one more element adds to a list: its value and the element's byte."""
+    return _ELEMENT + value_size(value)
+
+
 def value_size(value: Mapping[str, Any]) -> int:  # noqa: PLR0911 - a return per type
     """One attribute value's size, without its name."""
     if "S" in value:
@@ -43,7 +49,7 @@ def value_size(value: Mapping[str, Any]) -> int:  # noqa: PLR0911 - a return per
     if "NULL" in value or "BOOL" in value:
         return 1
     if "L" in value:
-        return _COLLECTION + sum(_ELEMENT + value_size(v) for v in value["L"])
+        return _COLLECTION + sum(list_element_size(v) for v in value["L"])
     if "M" in value:
         return _COLLECTION + sum(
             _ELEMENT + _utf8(name) + value_size(v) for name, v in value["M"].items()

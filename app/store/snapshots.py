@@ -8,19 +8,25 @@
   its one Query by player through these.
 
 A period-closed snapshot is written in one transaction with a mark on the board's registry row.
+A snapshot is one item, so at most 400 KB (``item_sizes``): ``fit`` says whether it fits and how
+many of its entries would, before anything is written.
 """
 
 from __future__ import annotations
 
 import uuid
+from bisect import bisect_right
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from app.domain.clock import to_ms
 from app.errors import ConditionFailed
-from app.services.ports import Snapshot, SnapshotEntry, SnapshotSummary
+from app.services.ports import Snapshot, SnapshotEntry, SnapshotFit, SnapshotSummary
 from app.store.client import ConditionFailedWithItem, Dynamo, TransactionItemsCancelled
+from app.store.item_sizes import ITEM_LIMIT_BYTES, item_size, list_element_size
 from app.store.items import Item, get_n, get_s, key, n, n_or_null, s, s_or_null
 from app.store.registry import registry_key
 from app.store.tables import TableNames
@@ -80,7 +86,10 @@ class SnapshotItems:
             Key=key(player_id, membership_sk(board_id, taken_at)),
         )
 
-    def _put(self, snapshot: Snapshot) -> dict[str, Any]:
+    def _put(self, snapshot: Snapshot, *, write_id: str) -> dict[str, Any]:
+        """The snapshot's put. ``write_id`` is this write's own: botocore's resend of it after a
+        lost answer finds it there, while a twin snapshot of the same board in the same
+        millisecond (the same entries) carries another."""
         return {
             "TableName": self._tables.snapshots,
             "Item": {
@@ -89,15 +98,27 @@ class SnapshotItems:
                 "playerCount": n(snapshot.player_count),
                 "topN": n(snapshot.top_n),
                 "entries": {"L": [{"M": _entry_map(entry)} for entry in snapshot.entries]},
+                "writeId": s(write_id),
             },
             "ConditionExpression": "attribute_not_exists(leaderboardId)",
         }
 
+    def fit(self, snapshot: Snapshot) -> SnapshotFit:
+        bare = item_size(self._put(replace(snapshot, entries=()), write_id=_write_id())["Item"])
+        # The item's size with its first 0, 1, 2, ... entries: a list grows by each element.
+        sizes = list(
+            accumulate(
+                (list_element_size({"M": _entry_map(e)}) for e in snapshot.entries), initial=bare
+            )
+        )
+        return SnapshotFit(
+            item_bytes=sizes[-1],
+            limit_bytes=ITEM_LIMIT_BYTES,
+            entries_that_fit=max(0, bisect_right(sizes, ITEM_LIMIT_BYTES) - 1),
+        )
+
     async def put_snapshot(self, snapshot: Snapshot) -> None:
-        put = self._put(snapshot)
-        # This write's own id: a twin snapshot of the same board in the same millisecond (the
-        # same entries) is another's, and this one moves to the next millisecond.
-        put["Item"] = {**put["Item"], "writeId": s(uuid.uuid4().hex)}
+        put = self._put(snapshot, write_id=_write_id())
         try:
             await self._dynamo.put_item(
                 "writing the snapshot", **put, ReturnValuesOnConditionCheckFailure="ALL_OLD"
@@ -121,7 +142,8 @@ class SnapshotItems:
         }
         try:
             await self._dynamo.transact(
-                "writing the period-closed snapshot", [{"Put": self._put(snapshot)}, mark]
+                "writing the period-closed snapshot",
+                [{"Put": self._put(snapshot, write_id=_write_id())}, mark],
             )
         except TransactionItemsCancelled as cancelled:
             snapshot_reason, mark_reason = (*cancelled.item_reasons, None, None)[:2]
@@ -187,6 +209,10 @@ class SnapshotItems:
             ConditionExpression=f"entries[{int(index)}].playerId = :p",
             ExpressionAttributeValues={":e": {"M": _entry_map(entry)}, ":p": s(player_id)},
         )
+
+
+def _write_id() -> str:
+    return uuid.uuid4().hex  # always 32 characters: the size ``fit`` counts
 
 
 def _entry_map(entry: SnapshotEntry) -> dict[str, AttributeValueTypeDef]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -17,10 +18,12 @@ from app.bootstrap import Runtime
 from app.cli import build_parser, main
 from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey
+from app.domain.periods import Board
+from app.services.registry import register_board
 from app.store.client import open_client
 from app.store.counters import coarse_pk, fine_pk
 from app.store.tables import TTL_ATTRIBUTE, TableNames, table_specs
-from tests.support import counter_total, scores_items
+from tests.support import counter_total, put_wide_rows, scores_items
 
 LAYOUT = BucketLayout()
 
@@ -168,6 +171,42 @@ async def test_snapshot_and_erase_from_the_command_line(
         "idempotencyRecords": 0,
     }
     assert await counter_total(runtime, board) == (1, 1)
+
+
+async def test_a_snapshot_too_large_for_one_item_from_the_command_line(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    """A BOARD whose top does not fit in one item is refused with the numbers (exit 2, nothing
+    written); the closed-periods run keeps what fits and lists it as shortened."""
+    day = (datetime.now(UTC) - timedelta(days=2)).date()
+    board = Board.from_id(f"trivia#classic#day#{day.isoformat()}")
+    await put_wide_rows(runtime, board.board_id, 1000)
+    await register_board(
+        registry=runtime.stores.registry, board=board, retention=timedelta(days=30)
+    )
+    refused = _run(dynamo_endpoint, table_names, "snapshot", board.board_id, "--top", "1000")
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stdout == ""
+    assert "409,600 bytes" in refused.stderr
+    found = re.search(r"largestTop: (\d+)", refused.stderr)
+    assert found, refused.stderr
+    largest = int(found[1])
+    closed = _run(dynamo_endpoint, table_names, "snapshot", "--closed-periods", "--top", "1000")
+    assert closed.returncode == 0, closed.stderr
+    document = json.loads(closed.stdout)
+    (taken,) = document["taken"]
+    assert document["shortened"] == [
+        {
+            "leaderboardId": board.board_id,
+            "snapshotTakenAt": taken["snapshotTakenAt"],
+            "topN": 1000,
+            "kept": largest,
+            "itemBytes": document["shortened"][0]["itemBytes"],
+            "itemLimitBytes": 409_600,
+        }
+    ]
+    assert document["shortened"][0]["itemBytes"] > 409_600
+    assert "snapshot_shortened" in closed.stderr
 
 
 async def test_the_cli_builds_its_adapters_as_the_service_does(

@@ -4,12 +4,17 @@ rule with an item worked by hand."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from app.services.ports import Snapshot, SnapshotEntry, SnapshotFit
+from app.store.client import Dynamo
 from app.store.item_sizes import ITEM_LIMIT_BYTES, item_size, number_size
+from app.store.snapshots import SnapshotItems
+from app.store.tables import TableNames
 
 
 def test_the_limit_is_400_kb() -> None:
@@ -95,3 +100,46 @@ def test_something_that_is_not_an_attribute_value_is_refused() -> None:
         item_size({"x": {"Q": "1"}})  # type: ignore[typeddict-unknown-key]
     with pytest.raises(ValueError, match="number"):
         number_size("NaN")
+
+
+def _wide_snapshot(entries: int) -> Snapshot:
+    name = "\U00020000" * 64
+    return Snapshot(
+        board_id="trivia#classic#alltime",
+        taken_at="2026-11-30T12:00:00.000Z",
+        reason="manual",
+        player_count=5000,
+        top_n=entries,
+        entries=tuple(
+            SnapshotEntry(
+                rank,
+                f"p{rank}".ljust(64, "x"),
+                name,
+                "NZ",
+                10**12 - rank,
+                "2026-11-30T11:00:00.000Z",
+            )
+            for rank in range(1, entries + 1)
+        ),
+    )
+
+
+def test_a_snapshot_measures_as_its_item_and_keeps_the_longest_top_that_fits() -> None:
+    store = SnapshotItems(cast("Dynamo", None), TableNames(scores="s", snapshots="n"))
+    snapshot = _wide_snapshot(1000)
+    fit = store.fit(snapshot)
+    # What it measures is the item put_snapshot would send, counted whole.
+    assert fit.item_bytes == item_size(store._put(snapshot)["Item"])
+    assert (fit.limit_bytes, fit.fits) == (ITEM_LIMIT_BYTES, False)
+    kept = fit.entries_that_fit
+    fitting = replace(snapshot, entries=snapshot.entries[:kept])
+    assert item_size(store._put(fitting)["Item"]) <= ITEM_LIMIT_BYTES
+    one_more = replace(snapshot, entries=snapshot.entries[: kept + 1])
+    assert item_size(store._put(one_more)["Item"]) > ITEM_LIMIT_BYTES
+    assert store.fit(fitting) == SnapshotFit(
+        item_size(store._put(fitting)["Item"]),
+        ITEM_LIMIT_BYTES,
+        entries_that_fit=kept,
+    )
+    assert store.fit(fitting).fits
+    assert store.fit(_wide_snapshot(0)).entries_that_fit == 0
