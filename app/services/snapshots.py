@@ -35,6 +35,7 @@ from app.errors import (
     ConditionFailed,
     Conflict,
     InvalidInput,
+    LeaderboardError,
     NotFound,
     TransactionCancelled,
     Unavailable,
@@ -355,8 +356,8 @@ async def snapshot_closed_periods(
 
     Safe to run on a schedule and to run twice at once: each board gets one period-closed snapshot
     (written together with a mark on its registry row). A board whose whole top does not fit in
-    one item keeps the longest part that does (``shortened``). A board that fails is reported and
-    left for the next run; the others go on.
+    one item keeps the longest part that does (``shortened``). A board that fails, whatever the
+    error, is reported in ``failed`` and left for the next run; the others go on.
     """
     _check_top_n(top_n)
     report = ClosedPeriodsReport()
@@ -370,10 +371,15 @@ async def snapshot_closed_periods(
         closes = period_closes_at(board, settle=settle)
         if closes is None or closes > now:
             continue
-        retention = (await definitions.of(board.game, board.variant)).definition.retention
         if registered.closed_snapshot_at is not None:
             report.already_taken.append(board.board_id)
-        elif board_is_expired(board, now=now, retention=retention):
+            continue
+        try:
+            retention = (await definitions.of(board.game, board.variant)).definition.retention
+        except LeaderboardError as exc:
+            _failed(report, board, exc)
+            continue
+        if board_is_expired(board, now=now, retention=retention):
             report.expired.append(board.board_id)
         else:
             due.append(board)
@@ -383,9 +389,8 @@ async def snapshot_closed_periods(
         async with gate:
             try:
                 taken = await _take_closing(ports, board, now=now, top_n=top_n)
-            except Unavailable as exc:
-                log.warning("closed_period_snapshot_failed", board=board.board_id, error=str(exc))
-                report.failed.append(board.board_id)
+            except LeaderboardError as exc:
+                _failed(report, board, exc)
                 return
         if taken is None:
             report.already_taken.append(board.board_id)
@@ -399,6 +404,16 @@ async def snapshot_closed_periods(
     if report.expired:
         log.warning("closed_periods_missed", boards=report.expired)
     return report
+
+
+def _failed(report: ClosedPeriodsReport, board: Board, exc: LeaderboardError) -> None:
+    log.warning(
+        "closed_period_snapshot_failed",
+        board=board.board_id,
+        error=type(exc).__name__,
+        detail=exc.detail,
+    )
+    report.failed.append(board.board_id)
 
 
 # ---- reading snapshots ------------------------------------------------------------------------

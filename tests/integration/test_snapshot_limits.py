@@ -1,10 +1,11 @@
 """A snapshot is one DynamoDB item, at most 400 KB: a manual snapshot whose top does not fit is a
 422 that says by how much and what top fits, and writes nothing; a period-closed snapshot keeps
-the longest top that fits and says so.
+the longest top that fits and says so; one board failing does not stop a closed-periods run.
 
 moto counts an item's size its own way and stores items DynamoDB refuses; every test's client
 refuses a put over 400 KB by DynamoDB's count (``tests.dynamo_rules``), and fails the test that
-sends one: without the checks, these were 500s."""
+sends one: without the checks, these were 500s and a closed-periods run stopped at the first board
+that failed."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 import structlog
+from aiobotocore.awsrequest import AioAWSResponse
 
 from app.bootstrap import Runtime
 from app.domain.periods import Board, Period
@@ -21,11 +23,13 @@ from app.services.snapshots import (
     ShortenedSnapshot,
     SnapshotPorts,
     get_snapshot,
+    list_snapshots,
     snapshot_closed_periods,
 )
 from app.store.item_sizes import ITEM_LIMIT_BYTES
 from app.store.snapshots import MEMBERSHIP_PREFIX
 from tests.conftest import ADMIN_KEY, Service
+from tests.faults import install, rejected
 from tests.support import WIDEST_NAME, put_wide_rows, wide_player
 
 RETENTION = timedelta(days=30)
@@ -135,3 +139,42 @@ async def test_a_closed_period_snapshot_keeps_the_longest_top_that_fits_and_says
     (warning,) = [line for line in logs if line["event"] == "snapshot_shortened"]
     assert warning["log_level"] == "warning"
     assert (warning["board"], warning["top_n"], warning["kept"]) == (day.board_id, TOP, kept)
+
+
+async def test_one_board_failing_does_not_stop_the_closed_periods_run(
+    runtime: Runtime, archive: SnapshotPorts, dynamo_endpoint: str
+) -> None:
+    failing, fine = board("day:2026-11-29", game="chess"), board("day:2026-11-29")
+    for target in (failing, fine):
+        await put_wide_rows(runtime, target.board_id, 2)
+        await register_board(registry=archive.registry, board=target, retention=RETENTION)
+
+    def refuse_the_failing_board(operation: str, body: dict[str, Any]) -> AioAWSResponse | None:
+        puts = [a["Put"] for a in body.get("TransactItems", []) if "Put" in a]
+        if operation == "TransactWriteItems" and any(
+            put["TableName"] == runtime.tables.snapshots
+            and put["Item"]["leaderboardId"]["S"] == failing.board_id
+            for put in puts
+        ):
+            return rejected("One or more parameter values were invalid")
+        return None
+
+    faults = install(runtime.client, dynamo_endpoint)
+    faults.rules.append(refuse_the_failing_board)
+    with structlog.testing.capture_logs() as logs:
+        report = await snapshot_closed_periods(
+            ports=archive, now=NOW, definitions=runtime.definitions, settle=SETTLE
+        )
+    assert report.failed == [failing.board_id]
+    assert [s.board_id for s in report.taken] == [fine.board_id]
+    assert await list_snapshots(snapshots=archive.snapshots, board=failing) == []
+    (warning,) = [line for line in logs if line["event"] == "closed_period_snapshot_failed"]
+    assert warning["board"] == failing.board_id
+
+    # Left for the next run, which takes it.
+    faults.rules.clear()
+    again = await snapshot_closed_periods(
+        ports=archive, now=NOW, definitions=runtime.definitions, settle=SETTLE
+    )
+    assert (again.failed, [s.board_id for s in again.taken]) == ([], [failing.board_id])
+    assert again.already_taken == [fine.board_id]
