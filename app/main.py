@@ -51,6 +51,7 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
             max_buckets=settings.rate_limit_max_buckets,
         ),
         max_body_bytes=settings.max_body_bytes,
+        max_context_bytes=settings.max_context_bytes,
     )
 
 

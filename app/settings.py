@@ -118,6 +118,22 @@ class Settings(BaseSettings):
         le=1024 * 1024,
         description="request body limit, checked while streaming (413 above it)",
     )
+    # A submission's context is stored on each board row it writes. Every other attribute of a
+    # row, at its largest, takes under 1 KiB: ids of 64 characters (player; game and variant in
+    # the board id), a display name of 64 four-byte characters (256 bytes), the rank key, the
+    # numbers and times, their names. So a context of 384 KiB (393,216 bytes) leaves a row
+    # under DynamoDB's 400 KB item (409,600 bytes) with 15 KiB to spare; and a submission's
+    # transaction, at most 4 such rows (alltime, day, week, month) with its idempotency record
+    # and counters of a few hundred bytes each, stays under 1.6 MB of its 4 MB.
+    max_context_bytes: int = Field(
+        default=16 * 1024,
+        ge=1024,
+        le=384 * 1024,
+        description="a submission's `context`, as stored (compact JSON, non-ASCII escaped), at "
+        "most this many bytes (422 above it); it is stored on each board row the submission "
+        "writes, and at most 384 KiB keeps such a row, with every other field at its largest, "
+        "inside DynamoDB's 400 KB item",
+    )
     rank_count_cap: int = Field(
         default=2000, ge=1, le=100_000, description="most index entries one rank read counts"
     )

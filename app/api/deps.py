@@ -53,6 +53,7 @@ class AppState:
     write_limits: RateLimiter
     read_limits: RateLimiter
     max_body_bytes: int
+    max_context_bytes: int
     startup: StartupJobs = field(default_factory=StartupJobs)
     readiness: ReadinessLog = field(default_factory=ReadinessLog)
 

@@ -89,7 +89,9 @@ class ScoreSubmission(_Model):
     display_name: DisplayName | None = None
     country: Country | None = None
     context: dict[str, Any] | None = Field(
-        default=None, description="free-form, kept, never indexed"
+        default=None,
+        description="free-form, kept, never indexed; as compact JSON at most the service's "
+        "LEADERBOARD_MAX_CONTEXT_BYTES (16 KiB by default), or 422",
     )
     rank_delta: StrictBool = True
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from typing import Any
 
 from fastapi import APIRouter, Response
 
@@ -19,9 +20,24 @@ from app.api.ratelimit import ratelimit_headers
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import ScoreSubmission, SubmitResponse, problem_responses
 from app.domain.clock import to_ms
+from app.errors import InvalidInput
 from app.services.submit import Submission, request_fingerprint, submit_score
 
 router = APIRouter(route_class=StrictQueryRoute)
+
+
+def _stored_context(context: dict[str, Any], max_bytes: int) -> str:
+    """The context as each board row stores it (compact JSON, non-ASCII escaped, so its length is
+    its bytes); 422 over ``max_bytes``, which keeps the rows items DynamoDB takes."""
+    stored = json.dumps(context, separators=(",", ":"))
+    if len(stored) > max_bytes:
+        message = f"must be at most {max_bytes:,} bytes as compact JSON"
+        raise InvalidInput(
+            f"context takes {len(stored):,} bytes as compact JSON, over the {max_bytes:,} bytes "
+            "a submission may store",
+            errors=[{"field": "context", "message": message}],
+        )
+    return stored
 
 
 @router.post(
@@ -60,7 +76,7 @@ async def post_score(
         country=body.country,
         context_json=None
         if body.context is None
-        else json.dumps(body.context, separators=(",", ":")),
+        else _stored_context(body.context, state.max_context_bytes),
         rank_delta=body.rank_delta,
     )
     definitions = state.definitions

@@ -10,10 +10,14 @@ from typing import Any, cast
 
 import pytest
 
+from app.domain.keys import RankKey
+from app.domain.models import Entry, Standing, StandingWrite
 from app.services.ports import Snapshot, SnapshotEntry, SnapshotFit
+from app.settings import Settings
 from app.store.client import Dynamo
 from app.store.item_sizes import ITEM_LIMIT_BYTES, item_size, number_size
 from app.store.snapshots import SnapshotItems
+from app.store.standings import row_put
 from app.store.tables import TableNames
 
 
@@ -143,3 +147,30 @@ def test_a_snapshot_measures_as_its_item_and_keeps_the_longest_top_that_fits() -
     )
     assert store.fit(fitting).fits
     assert store.fit(_wide_snapshot(0)).entries_that_fit == 0
+
+
+def test_the_largest_context_bound_leaves_a_row_with_every_field_at_its_largest_an_item() -> None:
+    """LEADERBOARD_MAX_CONTEXT_BYTES's arithmetic: a row with a context at the setting's upper
+    bound and every other attribute at its largest is under 400 KB, with room; four such rows
+    (a submission to four boards) are far under a transaction's 4 MB."""
+    (bound,) = [
+        b.le for b in Settings.model_fields["max_context_bytes"].metadata if hasattr(b, "le")
+    ]
+    player, largest_ms = "p" * 64, 10**13 - 1
+    board_id = f"{'g' * 64}#{'v' * 64}#day#2026-11-30"  # the longest period suffix
+    write = StandingWrite(
+        board_id=board_id,
+        standing=Standing(
+            board_id,
+            Entry(RankKey(10**12 - 1, largest_ms, player), "\U00020000" * 64, "NZ", largest_ms),
+            version=10**38 - 1,
+            expires_at=10**11 - 1,
+            tie_grain=99,
+        ),
+        expected_version=None,
+        context_json="x" * bound,
+    )
+    row = item_size(row_put("scores", write)["Put"]["Item"])
+    assert row - bound < 1024  # every other attribute, as the setting's comment says
+    assert row <= ITEM_LIMIT_BYTES - 15 * 1024
+    assert 4 * row < 1_600_000
