@@ -6,7 +6,8 @@ per player in it (``<player>`` / ``snap#<board>#<takenAt>``, so erasure finds th
 one Query by player); check with one strongly consistent read that those players' rows still exist
 (a player erased while the index still showed them is left out, and their membership removed); then
 write the snapshot item, conditionally. Memberships go first, so a snapshot is never written without
-them; a membership whose snapshot never got written is harmless, and erasure removes it.
+them; a membership whose snapshot never got written is harmless, and erasure removes it. A write
+DynamoDB turns away for the moment (throttled) is tried again after a backoff.
 
 The period-closed snapshot is written in one transaction with a mark on the board's registry row,
 conditioned on the mark's absence, so however many runs overlap, each board gets one.
@@ -21,6 +22,7 @@ worse than a shorter one.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -55,6 +57,7 @@ from app.services.ports import (
     StandingStore,
 )
 from app.services.registry import register_board
+from app.services.retries import persist
 
 log = structlog.get_logger(__name__)
 
@@ -222,21 +225,22 @@ async def _take(
     for _ in range(_COLLISION_ATTEMPTS):
         snapshot = await _with_memberships(ports, replace(fitting, taken_at=iso_ms(taken_ms)))
         members = _members(snapshot)
+        unwritten = functools.partial(archive.remove_memberships, board_id, snapshot.taken_at)
         try:
             if closing:
-                if not await archive.put_closing_snapshot(snapshot):
-                    await archive.remove_memberships(board_id, snapshot.taken_at, members)
+                if not await persist(functools.partial(archive.put_closing_snapshot, snapshot)):
+                    await persist(functools.partial(unwritten, members))
                     raise _AlreadyClosed
             else:
-                await archive.put_snapshot(snapshot)
+                await persist(functools.partial(archive.put_snapshot, snapshot))
         except ConditionFailed:
             # Another snapshot of this board in this very millisecond: the next one is free.
-            await archive.remove_memberships(board_id, snapshot.taken_at, members)
+            await persist(functools.partial(unwritten, members))
             taken_ms += 1
             continue
         except TransactionCancelled:
             # A conflict with a run closing the same board: the next attempt sees its mark.
-            await archive.remove_memberships(board_id, snapshot.taken_at, members)
+            await persist(functools.partial(unwritten, members))
             await asyncio.sleep(random.uniform(0, 0.2))
             taken_ms += 1
             continue
@@ -327,12 +331,16 @@ async def _with_memberships(ports: SnapshotPorts, snapshot: Snapshot) -> Snapsho
     members = _members(snapshot)
     if not members:
         return snapshot
-    await ports.snapshots.add_memberships(snapshot.board_id, snapshot.taken_at, members)
+    await persist(
+        lambda: ports.snapshots.add_memberships(snapshot.board_id, snapshot.taken_at, members)
+    )
     present = await ports.standings.players_on_board(snapshot.board_id, members)
     gone = [player for player in members if player not in present]
     if not gone:
         return snapshot
-    await ports.snapshots.remove_memberships(snapshot.board_id, snapshot.taken_at, gone)
+    await persist(
+        lambda: ports.snapshots.remove_memberships(snapshot.board_id, snapshot.taken_at, gone)
+    )
     log.info("snapshot_left_out_removed_players", board=snapshot.board_id, players=len(gone))
     kept = [e for e in snapshot.entries if e.player_id in present]
     return replace(snapshot, entries=tuple(replace(e, rank=i) for i, e in enumerate(kept, start=1)))

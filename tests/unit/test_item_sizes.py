@@ -133,15 +133,15 @@ def test_a_snapshot_measures_as_its_item_and_keeps_the_longest_top_that_fits() -
     snapshot = _wide_snapshot(1000)
     fit = store.fit(snapshot)
     # What it measures is the item put_snapshot would send, counted whole.
-    assert fit.item_bytes == item_size(store._put(snapshot)["Item"])
+    assert fit.item_bytes == item_size(store._put(snapshot, write_id="0" * 32)["Item"])
     assert (fit.limit_bytes, fit.fits) == (ITEM_LIMIT_BYTES, False)
     kept = fit.entries_that_fit
     fitting = replace(snapshot, entries=snapshot.entries[:kept])
-    assert item_size(store._put(fitting)["Item"]) <= ITEM_LIMIT_BYTES
+    assert item_size(store._put(fitting, write_id="0" * 32)["Item"]) <= ITEM_LIMIT_BYTES
     one_more = replace(snapshot, entries=snapshot.entries[: kept + 1])
-    assert item_size(store._put(one_more)["Item"]) > ITEM_LIMIT_BYTES
+    assert item_size(store._put(one_more, write_id="0" * 32)["Item"]) > ITEM_LIMIT_BYTES
     assert store.fit(fitting) == SnapshotFit(
-        item_size(store._put(fitting)["Item"]),
+        item_size(store._put(fitting, write_id="0" * 32)["Item"]),
         ITEM_LIMIT_BYTES,
         entries_that_fit=kept,
     )
