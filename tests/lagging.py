@@ -61,6 +61,7 @@ class LaggingView:
     _due: dict[str, float] = field(default_factory=dict)
     _seq: itertools.count[int] = field(default_factory=itertools.count)
     _lock: asyncio.Lock | None = None
+    _create_lock: asyncio.Lock | None = None
     _lock_loop: asyncio.AbstractEventLoop | None = None
     lagged_reads: int = 0
     """Reads answered while some change was still held back from the shadow."""
@@ -91,17 +92,30 @@ class LaggingView:
     # ---- keeping the shadow ----------------------------------------------------------------------
 
     def _locked(self) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()
-        if self._lock is None or self._lock_loop is not loop:
-            self._lock, self._lock_loop = asyncio.Lock(), loop
+        """Changes reach the shadow one catch-up at a time, in order."""
+        self._bind()
+        assert self._lock is not None
         return self._lock
+
+    def _creating(self) -> asyncio.Lock:
+        """One creation of a shadow at a time."""
+        self._bind()
+        assert self._create_lock is not None
+        return self._create_lock
+
+    def _bind(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._lock_loop is not loop:
+            self._lock, self._create_lock, self._lock_loop = asyncio.Lock(), asyncio.Lock(), loop
 
     async def key_names(self, table: str) -> list[str]:
         """The table's key attributes, creating its shadow (a copy of it now) the first time."""
         if table not in self._keys:
-            described = (await self.call("DescribeTable", {"TableName": table}))["Table"]
-            self._keys[table] = [k["AttributeName"] for k in described["KeySchema"]]
-            await self._create_shadow(described)
+            async with self._creating():
+                if table not in self._keys:  # another read or write may have created it
+                    described = (await self.call("DescribeTable", {"TableName": table}))["Table"]
+                    await self._create_shadow(described)
+                    self._keys[table] = [k["AttributeName"] for k in described["KeySchema"]]
         return self._keys[table]
 
     async def _create_shadow(self, described: Mapping[str, Any]) -> None:
