@@ -135,8 +135,12 @@ def query_half_units_array(nbytes: IntArray) -> IntArray:
 
 STRONG = 2
 """A strongly consistent read costs twice an eventually consistent one. A rank reads its counters
-strongly: they then count the player where they are now, never at a place their own write left a
-moment ago (RankIndex, always eventually consistent, is counted with the player left out)."""
+strongly only on a board where a player's own place can move back (``latest``, or ``sum`` where
+lower is better); the boards simulated here keep the best score, and read them eventually."""
+
+
+def _consistency(strong: bool) -> int:
+    return STRONG if strong else 1
 
 
 def write_units(nbytes: int, *, transactional: bool = True) -> int:
@@ -502,7 +506,7 @@ def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> His
     shard_bytes = coarse_sizes.sum(axis=0)
     coarse_items = int((coarse > 0).sum())
     coarse_bytes = int(shard_bytes.sum())
-    coarse_half = STRONG * sum(query_half_units(int(b)) for b in shard_bytes)
+    coarse_half = sum(query_half_units(int(b)) for b in shard_bytes)
 
     fine = counts.reshape(layout.coarse, layout.fine)
     fine_base = fine_item_bytes(0, 0, 0) - number_bytes(0)
@@ -527,7 +531,7 @@ def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> His
     else:
         read_bytes = fine_sizes.sum(axis=1)[bucket]
         read_items = (fine > 0).sum(axis=1)[bucket]
-    fine_half = STRONG * query_half_units_array(read_bytes)
+    fine_half = query_half_units_array(read_bytes)
     return HistogramReads(
         ahead=above[flat],
         slot_size=counts[flat],
@@ -791,8 +795,7 @@ def model_ties(board: Board, spec: LayoutSpec, placement: Placement) -> tuple[An
         entries=np.minimum(in_chunk, ties.cap),
         extra_items=level_a.items + level_b.items,
         extra_bytes=level_a.nbytes + level_b.nbytes,
-        extra_half=STRONG
-        * (query_half_units_array(level_a.nbytes) + query_half_units_array(level_b.nbytes)),
+        extra_half=query_half_units_array(level_a.nbytes) + query_half_units_array(level_b.nbytes),
         hist_half=hist.half_units,
     )
     build = TieBuild(
@@ -935,14 +938,14 @@ class SimRankReader:
         if board_id != BOARD_ID:
             raise SimulationError(f"asked for board {board_id!r}, simulating {BOARD_ID!r}")
 
-    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
+    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
         """One Query per shard, each returning every coarse item of that shard."""
         self._check_board(board_id)
         self._begin(SHARDS)
         for shard, nbytes in zip(self._coarse, self._shard_bytes, strict=True):
             self.cost.counter_items += len(shard)
             self.cost.counter_bytes += nbytes
-            self.cost.half_units += STRONG * query_half_units(nbytes)
+            self.cost.half_units += _consistency(strong) * query_half_units(nbytes)
         await self._end()
         return {b: n for b, n in self._totals.items() if n}
 
@@ -955,12 +958,12 @@ class SimRankReader:
             self._fine_bytes[bucket] = sum(fine_item_bytes(bucket, s, n) for s, n in slots.items())
         self.cost.counter_items += len(slots)
         self.cost.counter_bytes += self._fine_bytes[bucket]
-        self.cost.half_units += STRONG * query_half_units(self._fine_bytes[bucket])
+        self.cost.half_units += query_half_units(self._fine_bytes[bucket])
         await self._end()
         return dict(slots)
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int
+        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
     ) -> Mapping[int, int]:
         """One Query for the fine items of ``bucket`` with ``first <= slot <= last`` (a key
         condition ``BETWEEN``): what the service's ``rank_of`` reads."""
@@ -970,7 +973,7 @@ class SimRankReader:
         nbytes = sum(fine_item_bytes(bucket, s, n) for s, n in slots.items())
         self.cost.counter_items += len(slots)
         self.cost.counter_bytes += nbytes
-        self.cost.half_units += STRONG * query_half_units(nbytes)
+        self.cost.half_units += _consistency(strong) * query_half_units(nbytes)
         await self._end()
         return slots
 
@@ -1000,7 +1003,9 @@ class SimRankReader:
         await self._end()
         return min(count, limit), count >= limit
 
-    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+    async def tie_counts(
+        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+    ) -> TieCounts:
         """A layout without tie counters gives no query a grain, so this is never asked."""
         raise SimulationError("this layout has no tie counters")
 
@@ -1140,7 +1145,7 @@ class SimTieReader(SimRankReader):
         """The grain the player's row would carry (``tieGrain``): their slot's, if it has one."""
         return self._grains.get(self._layout.fine_of(key.score))
 
-    def _items(self, bucket: int, slot: int, prefix: str) -> dict[str, int]:
+    def _items(self, bucket: int, slot: int, prefix: str, strong: bool) -> dict[str, int]:
         """One ``begins_with`` Query of a slot's tie counters, charged as the adapter's is."""
         keys = self._tie_keys.get((bucket, slot), [])
         found = keys[bisect.bisect_left(keys, prefix) : bisect.bisect_left(keys, prefix + "\uffff")]
@@ -1149,15 +1154,19 @@ class SimTieReader(SimRankReader):
         nbytes = sum(tie_item_bytes(bucket, slot, key, n) for key, n in items.items())
         self.cost.counter_items += len(items)
         self.cost.counter_bytes += nbytes
-        self.cost.half_units += STRONG * query_half_units(nbytes)
+        self.cost.half_units += _consistency(strong) * query_half_units(nbytes)
         return items
 
-    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+    async def tie_counts(
+        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+    ) -> TieCounts:
         """The slot's level-A items and the level-B items under ``b_prefix``: two Queries sent
         together, as ``CounterItems.tie_counts`` sends them."""
         self._check_board(board_id)
         self._begin(2)
-        counts = TieCounts(self._items(bucket, slot, "A#"), self._items(bucket, slot, b_prefix))
+        counts = TieCounts(
+            self._items(bucket, slot, "A#", strong), self._items(bucket, slot, b_prefix, strong)
+        )
         await self._end()
         return counts
 

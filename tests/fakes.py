@@ -32,20 +32,24 @@ class MemoryIndex:
         self.grains = dict(grains or {})
         self._uncounted = uncounted
         self.tie_reads = 0
+        self.counter_reads: list[tuple[str, str, bool]] = []
+        """Each counter read: what (``coarse``, ``fine``, ``tie``), of which board, strongly."""
 
     def true_rank(self, key: RankKey) -> int:
         """1 + the number of entries strictly ahead of ``key`` (other than its own player)."""
         return 1 + sum(1 for k in self.keys if k.order < key.order and k.player_id != key.player_id)
 
-    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
+    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
+        self.counter_reads.append(("coarse", board_id, strong))
         totals: Counter[int] = Counter()
         for (bucket, _), n in self._fine.items():
             totals[bucket] += n
         return dict(totals)
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int
+        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
     ) -> Mapping[int, int]:
+        self.counter_reads.append(("fine", board_id, strong))
         return {s: n for (b, s), n in self._fine.items() if b == bucket and first <= s <= last}
 
     async def count_keys(
@@ -58,8 +62,11 @@ class MemoryIndex:
         ]
         return min(len(matching), limit), len(matching) >= limit
 
-    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+    async def tie_counts(
+        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+    ) -> TieCounts:
         self.tie_reads += 1
+        self.counter_reads.append(("tie", board_id, strong))
         grain = self.grains.get((bucket, slot))
         if grain is None:
             return TieCounts({}, {})

@@ -50,6 +50,15 @@ class BoardDefinition:
     def retention(self) -> timedelta:
         return timedelta(days=self.retention_days)
 
+    @property
+    def places_fall(self) -> bool:
+        """Whether a player's place on these boards can move back: a ``latest`` score lower than
+        the one before, or a ``sum`` where lower is better. Where it cannot, counters read a moment
+        late can only count the player behind where they stand, never ahead of themselves."""
+        return self.operator is Operator.LATEST or (
+            self.operator is Operator.SUM and self.order is Order.ASC
+        )
+
     def ranks_like(self, other: BoardDefinition) -> bool:
         """Whether boards of this definition order their entries as ``other``'s do: changing the
         order or the operator of boards that hold entries would reorder their history."""

@@ -198,13 +198,14 @@ class StandingStore(Protocol):
 
 
 class RankReader(Protocol):
-    """What the rank code reads: the histogram and a capped count of index keys."""
+    """What the rank code reads: the histogram and a capped count of index keys. ``strong`` reads
+    the counters strongly (twice the read units): as of every write committed before the read."""
 
-    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
+    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
         """Players per coarse bucket (summed over shards); absent buckets are empty."""
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int
+        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
     ) -> Mapping[int, int]:
         """Players per fine slot ``first..last`` (inclusive) of coarse ``bucket``."""
 
@@ -214,7 +215,9 @@ class RankReader(Protocol):
         """Count index entries with ``low <= rankKey <= high`` (not ``exclude_player``'s), stopping
         at ``limit``; returns the count and whether it stopped there."""
 
-    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
+    async def tie_counts(
+        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+    ) -> TieCounts:
         """A crowded slot's level-A counts, and its level-B counts under ``b_prefix``."""
 
 

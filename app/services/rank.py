@@ -38,6 +38,9 @@ class RankQuery:
     on_board: bool = True
     tie_grain: int | None = None
     """The grain ``key`` is (or will be) counted at in its slot's tie counters, if it is."""
+    strong: bool = False
+    """The player's own place can have moved back a moment ago (``BoardDefinition.places_fall``):
+    the counters are read strongly, so they never count the player at a place they left."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +72,12 @@ async def rank_many(
     plans = [_plan(layout, query) for query in queries]
     boards = sorted({p.query.board_id for p in plans})
     spans = _fine_spans(plans)
-    coarse_reads = [reader.coarse_counts(board) for board in boards]
-    fine_reads = [reader.fine_counts(board, bucket, lo, hi) for board, bucket, lo, hi in spans]
+    strong = {p.query.board_id for p in plans if p.query.strong}
+    coarse_reads = [reader.coarse_counts(board, strong=board in strong) for board in boards]
+    fine_reads = [
+        reader.fine_counts(board, bucket, lo, hi, strong=board in strong)
+        for board, bucket, lo, hi in spans
+    ]
     count_reads = [
         reader.count_keys(
             p.query.board_id, p.low, p.high, limit=cap, exclude_player=_excluded(p.query)
@@ -80,7 +87,9 @@ async def rank_many(
     tie_reads = [
         _no_ties()
         if p.tie is None
-        else reader.tie_counts(p.query.board_id, p.bucket, p.slot, p.tie.b_prefix)
+        else reader.tie_counts(
+            p.query.board_id, p.bucket, p.slot, p.tie.b_prefix, strong=p.query.board_id in strong
+        )
         for p in plans
     ]
     coarse_found, fine_found, counted, ties = await asyncio.gather(

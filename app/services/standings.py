@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from app.domain.definitions import BoardDefinition
 from app.domain.models import Entry, Standing
 from app.domain.periods import Board
 from app.domain.ranks import EstimatedRank, ExactRank, Rank
@@ -56,17 +57,22 @@ async def player_rank(
     ranks: RankReader,
     policy: ReadPolicy,
     board: Board,
-    retention: timedelta,
+    definition: BoardDefinition,
     player_id: str,
     now: datetime,
 ) -> PlayerRank:
     """The player's entry (read strongly from their row) and rank: one round trip for the row,
     one for the rank's reads."""
-    standing = await _standing(standings, board, retention, player_id, now)
+    standing = await _standing(standings, board, definition.retention, player_id, now)
     rank = await rank_of(
         ranks,
         policy.layout,
-        RankQuery(board.board_id, standing.entry.key, tie_grain=standing.tie_grain),
+        RankQuery(
+            board.board_id,
+            standing.entry.key,
+            tie_grain=standing.tie_grain,
+            strong=definition.places_fall,
+        ),
         cap=policy.cap,
     )
     return PlayerRank(board, standing.entry, rank)
@@ -90,7 +96,7 @@ async def around_player(
     ranks: RankReader,
     policy: ReadPolicy,
     board: Board,
-    retention: timedelta,
+    definition: BoardDefinition,
     player_id: str,
     before: int,
     after: int,
@@ -98,13 +104,18 @@ async def around_player(
 ) -> Around:
     """The ``before`` entries just ahead, the player, the ``after`` just behind, in board order:
     one round trip for the player's row, one for their rank and the neighbours together."""
-    standing = await _standing(standings, board, retention, player_id, now)
+    standing = await _standing(standings, board, definition.retention, player_id, now)
     key = standing.entry.key.encode()
     rank, ahead, behind = await asyncio.gather(
         rank_of(
             ranks,
             policy.layout,
-            RankQuery(board.board_id, standing.entry.key, tie_grain=standing.tie_grain),
+            RankQuery(
+                board.board_id,
+                standing.entry.key,
+                tie_grain=standing.tie_grain,
+                strong=definition.places_fall,
+            ),
             cap=policy.cap,
         ),
         index.query_neighbours(board.board_id, key, ahead=True, limit=before),
@@ -139,19 +150,27 @@ async def player_standings(
     boards = [(Board.from_id(row.board_id), row) for row in rows]
     variants = sorted({(board.game, board.variant) for board, _ in boards})
     found = await asyncio.gather(*(definitions.of(game, variant) for game, variant in variants))
-    retention = {
-        v: resolved.definition.retention for v, resolved in zip(variants, found, strict=True)
-    }
+    definition_of = {v: resolved.definition for v, resolved in zip(variants, found, strict=True)}
     live = [
         (board, row)
         for board, row in boards
-        if not board_is_expired(board, now=now, retention=retention[(board.game, board.variant)])
+        if not board_is_expired(
+            board, now=now, retention=definition_of[(board.game, board.variant)].retention
+        )
         and (row.expires_at is None or row.expires_at > now.timestamp())
     ]
     ranked = await rank_many(
         ranks,
         policy.layout,
-        [RankQuery(board.board_id, row.entry.key, tie_grain=row.tie_grain) for board, row in live],
+        [
+            RankQuery(
+                board.board_id,
+                row.entry.key,
+                tie_grain=row.tie_grain,
+                strong=definition_of[(board.game, board.variant)].places_fall,
+            )
+            for board, row in live
+        ],
         cap=policy.cap,
     )
     return [
@@ -179,7 +198,7 @@ async def group_board(
     ranks: RankReader,
     policy: ReadPolicy,
     board: Board,
-    retention: timedelta,
+    definition: BoardDefinition,
     player_ids: Sequence[str],
     with_rank: bool,
     now: datetime,
@@ -193,7 +212,7 @@ async def group_board(
             f"name 1 to {limit} players in ids" + (" with withRank=true" if with_rank else ""),
             errors=[{"field": "ids", "message": f"must name 1 to {limit} players"}],
         )
-    if board_is_expired(board, now=now, retention=retention):
+    if board_is_expired(board, now=now, retention=definition.retention):
         return []
     rows = await standings.standings_on_board(board.board_id, player_ids)
     rows = [r for r in rows if r.expires_at is None or r.expires_at > now.timestamp()]
@@ -204,7 +223,15 @@ async def group_board(
             await rank_many(
                 ranks,
                 policy.layout,
-                [RankQuery(board.board_id, r.entry.key, tie_grain=r.tie_grain) for r in rows],
+                [
+                    RankQuery(
+                        board.board_id,
+                        r.entry.key,
+                        tie_grain=r.tie_grain,
+                        strong=definition.places_fall,
+                    )
+                    for r in rows
+                ],
                 cap=policy.cap,
             )
         )

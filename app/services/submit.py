@@ -419,17 +419,30 @@ class _Writer:
         Asked before the write, of the counters as they stand: after the move the player is at
         ``key``; before it, at ``previous_key`` (nowhere, for a new player)."""
         queries: list[RankQuery] = []
+        strong = self._definition.places_fall
         for p in planned:
             board_id = p.outcome.board_id
             if p.previous_key is None:
                 queries.append(RankQuery(board_id, p.key, on_board=False, tie_grain=p.tie_grain))
             elif p.previous_key == p.key:
-                queries.append(RankQuery(board_id, p.key, tie_grain=p.previous_tie_grain))
+                queries.append(
+                    RankQuery(board_id, p.key, tie_grain=p.previous_tie_grain, strong=strong)
+                )
             else:
                 queries.append(
-                    RankQuery(board_id, p.key, counted_at=p.previous_key, tie_grain=p.tie_grain)
+                    RankQuery(
+                        board_id,
+                        p.key,
+                        counted_at=p.previous_key,
+                        tie_grain=p.tie_grain,
+                        strong=strong,
+                    )
                 )
-                queries.append(RankQuery(board_id, p.previous_key, tie_grain=p.previous_tie_grain))
+                queries.append(
+                    RankQuery(
+                        board_id, p.previous_key, tie_grain=p.previous_tie_grain, strong=strong
+                    )
+                )
         found = iter(
             await rank_many(self._ranks, self._policy.layout, queries, cap=self._policy.rank_cap)
         )

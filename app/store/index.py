@@ -124,22 +124,22 @@ class IndexReads:
 class RankReads:
     """The ``RankReader`` port: the histogram from the counters, the capped COUNT from the index.
 
-    The counters are read strongly: they count every player, the asking one included, where their
-    last committed write put them (a score that fell a moment ago is not still counted ahead of
-    the player). RankIndex cannot be read strongly: its COUNT leaves the asking player out, and
-    trails other players' writes by its lag (docs/ranking.md)."""
+    The rank code asks for the counters strongly where a player's own place can move back: they
+    then count the asking player where their last committed write put them, not ahead of it.
+    RankIndex cannot be read strongly: its COUNT leaves the asking player out, and trails other
+    players' writes by its lag (docs/ranking.md)."""
 
     def __init__(self, counters: CounterItems, index: IndexReads) -> None:
         self._counters = counters
         self._index = index
 
-    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
-        return await self._counters.coarse_counts(board_id, consistent=True)
+    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
+        return await self._counters.coarse_counts(board_id, consistent=strong)
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int
+        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
     ) -> Mapping[int, int]:
-        return await self._counters.fine_counts(board_id, bucket, first, last, consistent=True)
+        return await self._counters.fine_counts(board_id, bucket, first, last, consistent=strong)
 
     async def count_keys(
         self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
@@ -148,5 +148,7 @@ class RankReads:
             board_id, low, high, limit=limit, exclude_player=exclude_player
         )
 
-    async def tie_counts(self, board_id: str, bucket: int, slot: int, b_prefix: str) -> TieCounts:
-        return await self._counters.tie_counts(board_id, bucket, slot, b_prefix, consistent=True)
+    async def tie_counts(
+        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+    ) -> TieCounts:
+        return await self._counters.tie_counts(board_id, bucket, slot, b_prefix, consistent=strong)

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.domain.buckets import BucketLayout
+from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import Order, RankKey
 from app.domain.ranks import EstimatedRank, ExactRank, rank_from_counts
-from app.services.rank import RankQuery, rank_of
+from app.services.rank import RankQuery, rank_many, rank_of
 from tests.fakes import MemoryIndex
 
 LAYOUT = BucketLayout(coarse=8, fine=3)  # coarse enough that small boards crowd the buckets
@@ -94,3 +95,40 @@ def test_estimates_never_claim_a_rank() -> None:
     assert isinstance(rank, EstimatedRank)
     assert rank.rank_range == (16, 30)
     assert rank.top_percent_range == (16.0, 30.0)
+
+
+@pytest.mark.parametrize(
+    ("operator", "order", "falls"),
+    [
+        (Operator.BEST, Order.DESC, False),
+        (Operator.BEST, Order.ASC, False),
+        (Operator.SUM, Order.DESC, False),
+        (Operator.SUM, Order.ASC, True),
+        (Operator.LATEST, Order.DESC, True),
+        (Operator.LATEST, Order.ASC, True),
+    ],
+)
+def test_a_place_falls_only_where_a_later_submission_can_put_the_player_behind(
+    operator: Operator, order: Order, falls: bool
+) -> None:
+    assert BoardDefinition(order=order, operator=operator).places_fall is falls
+
+
+async def test_only_the_boards_of_strong_queries_read_their_counters_strongly() -> None:
+    keys = [RankKey(score, score, f"p{score}", Order.DESC) for score in range(30)]
+    index = MemoryIndex(LAYOUT, keys, grains={LAYOUT.fine_of(7): 0})
+    await rank_many(
+        index,
+        LAYOUT,
+        [
+            RankQuery("latest-board", keys[7], tie_grain=0, strong=True),
+            RankQuery("best-board", keys[7], tie_grain=0),
+        ],
+        cap=3,
+    )
+    by_board = {
+        board: {(what, strong) for what, b, strong in index.counter_reads if b == board}
+        for board in ("latest-board", "best-board")
+    }
+    assert by_board["latest-board"] == {("coarse", True), ("fine", True), ("tie", True)}
+    assert by_board["best-board"] == {("coarse", False), ("fine", False), ("tie", False)}
