@@ -146,8 +146,16 @@ class BoardMachine(RuleBasedStateMachine):
         assert response.status_code == 200, response.text
         self.accepted(response.json(), player, score, achieved)
 
-    def accepted(self, document: dict[str, Any], player: str, score: int, achieved: int) -> None:
-        """An accepted submission's outcome on every board, and the model after it."""
+    def accepted(
+        self,
+        document: dict[str, Any],
+        player: str,
+        score: int,
+        achieved: int,
+        asked_at: float | None = None,
+    ) -> None:
+        """An accepted submission's outcome on every board, and the model after it (``asked_at``:
+        when its request was sent, for machines whose ranks may trail it)."""
         old = self.model.value(player) if player in self.model else None
         changed = self.model.submit(player, score, achieved)
         for board in document["boards"]:
@@ -327,11 +335,12 @@ class LaggingBoardMachine(BoardMachine):
     def moved(self, player: str) -> None:
         self.moves.append((time.monotonic(), player))
 
-    def bound(self, player: str) -> int:
-        """Other players' entries that may not have reached the index yet."""
-        window = faithful.profile.lag_s + 0.1
-        now = time.monotonic()
-        return len({p for t, p in self.moves if now - t <= window and p != player})
+    def bound(self, player: str, asked_at: float) -> int:
+        """Other players' entries that may not have reached the index when a request sent at
+        ``asked_at`` read it: those that moved (by the time their answer came) since one lag
+        before it. The request's reads come after it was sent, however long it then took."""
+        since = asked_at - faithful.profile.lag_s - 0.1
+        return len({p for t, p in self.moves if t >= since and p != player})
 
     def retried(self, send: Any) -> httpx.Response:
         for _ in range(30):
@@ -352,6 +361,7 @@ class LaggingBoardMachine(BoardMachine):
     def submit_score(self, player: str, score: int, offset: int) -> None:
         achieved = self.base + offset
         key = uuid.uuid4().hex
+        asked_at = time.monotonic()
         response = self.retried(
             lambda: submit(
                 self.service.http,
@@ -362,9 +372,17 @@ class LaggingBoardMachine(BoardMachine):
             )
         )
         assert response.status_code == 200, response.text
-        self.accepted(response.json(), player, score, achieved)
+        self.accepted(response.json(), player, score, achieved, asked_at)
 
-    def accepted(self, document: dict[str, Any], player: str, score: int, achieved: int) -> None:
+    def accepted(
+        self,
+        document: dict[str, Any],
+        player: str,
+        score: int,
+        achieved: int,
+        asked_at: float | None = None,
+    ) -> None:
+        assert asked_at is not None
         old = self.model.value(player) if player in self.model else None
         changed = self.model.submit(player, score, achieved)
         truth = self.order().index(player) + 1
@@ -373,12 +391,13 @@ class LaggingBoardMachine(BoardMachine):
             assert board["previousBest"] == old
             assert board["best"] == self.model.value(player)
             if board.get("rankAfter") is not None:
-                assert abs(board["rankAfter"] - truth) <= self.bound(player), board
+                assert abs(board["rankAfter"] - truth) <= self.bound(player, asked_at), board
         if changed:
             self.moved(player)
 
     @rule(player=PLAYERS)
     def read_rank(self, player: str) -> None:
+        asked_at = time.monotonic()
         response = self.retried(
             lambda: self.service.http.get(
                 f"/v1/leaderboards/trivia/classic/alltime/players/{player}"
@@ -389,7 +408,7 @@ class LaggingBoardMachine(BoardMachine):
             return
         rank = response.json()["rank"]
         truth = self.order().index(player) + 1
-        slack = self.bound(player)
+        slack = self.bound(player, asked_at)
         if rank["kind"] == "exact":
             assert abs(rank["rank"] - truth) <= slack, (rank, truth, slack)
         else:
