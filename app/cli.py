@@ -612,8 +612,8 @@ def build_parser() -> argparse.ArgumentParser:
     create = command(
         "create-tables",
         "create the tables where missing",
-        "Create the Scores and Snapshots tables (and TTL) where they are missing; report those "
-        "already there.",
+        "Create the Scores and Snapshots tables where they are missing, turn TTL on for the Scores "
+        "table where it is off (also on one already there), and report what was there.",
     )
     create.add_argument(
         "--deletion-protection",
