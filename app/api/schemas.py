@@ -20,7 +20,12 @@ from pydantic.alias_generators import to_camel
 
 from app.api.patterns import COUNTRY_PATTERN, DISPLAY_NAME_PATTERN
 from app.domain.clock import iso_ms
-from app.domain.definitions import MAX_RETENTION_DAYS, BoardDefinition, Operator
+from app.domain.definitions import (
+    MAX_RETENTION_DAYS,
+    WHAT_CHANGES,
+    BoardDefinition,
+    Operator,
+)
 from app.domain.keys import ID_PATTERN, SCORE_CEILING, Order
 from app.domain.models import Entry, SubmitOutcome
 from app.domain.periods import PeriodKind
@@ -99,9 +104,11 @@ class ScoreSubmission(_Model):
 class BoardOutcomeOut(_Model):
     leaderboard_id: str
     period: str
-    best: int
-    previous_best: int | None
-    improved: bool
+    best: int = Field(description="the player's value on the board after this submission")
+    previous_best: int | None = Field(
+        description="their value before it; null where they were not on the board"
+    )
+    improved: bool = Field(description=WHAT_CHANGES)
     rank_before: int | None = None
     rank_after: int | None = None
 

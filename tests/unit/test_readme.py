@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from app.domain.definitions import WHAT_CHANGES
 from app.main import create_app
 from app.settings import TABLE_START, Settings, settings_table, with_settings_table
 
@@ -59,3 +60,19 @@ def test_paths_in_the_readme_and_docs_name_their_parameters_as_the_api_does() ->
     for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
         used = set(re.findall(r"/\{(\w+)\}", page.read_text()))
         assert used <= names, (page.name, used - names)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_what_a_submission_changes_is_said_once_and_the_same_everywhere() -> None:
+    document = create_app(Settings(dynamodb_endpoint="http://unused")).openapi()
+    outcome = document["components"]["schemas"]["BoardOutcomeOut"]["properties"]
+    assert outcome["improved"]["description"] == WHAT_CHANGES
+    boards = (REPO / "docs" / "boards.md").read_text()
+    for name, text in (("README.md", README), ("docs/boards.md", boards)):
+        assert _words(WHAT_CHANGES) in _words(text), (
+            f"{name} does not state the rule as the API does"
+        )
+        assert "worse or equal" not in text, name
