@@ -72,7 +72,7 @@ async def rank_many(
     plans = [_plan(layout, query) for query in queries]
     boards = sorted({p.query.board_id for p in plans})
     spans = _fine_spans(plans)
-    strong = {p.query.board_id for p in plans if p.query.strong}
+    strong = {p.query.board_id for p in plans if _strong(p)}
     coarse_reads = [reader.coarse_counts(board, strong=board in strong) for board in boards]
     fine_reads = [
         reader.fine_counts(board, bucket, lo, hi, strong=board in strong)
@@ -144,10 +144,17 @@ def _plan(layout: BucketLayout, query: RankQuery) -> _Plan:
     slot_lo, slot_hi = layout.fine_bounds(bucket, slot)
     slices = layout.slices(bucket)
     # Read only the fine counters on the nearer side of the player's slot (theirs included): the
-    # players in the slots ahead are those read, or the bucket's total less those read, exact
-    # because the coarse and fine counters change in the same transaction. At most half a bucket's
-    # items. Ahead is the higher slots where higher is better, the lower ones where lower is.
-    read_ahead = slot < slices // 2 if ascending else slot >= slices // 2
+    # players in the slots ahead are those read, or the bucket's total less those read. Ahead is
+    # the higher slots where higher is better, the lower ones where lower is. The total less the
+    # slots behind is right only where the coarse and fine reads agree on the player's own last
+    # move, which reads apart agree on only when strong (``_strong``): a player on the board whose
+    # query is not strong anyway reads behind only where that side is under half the ahead side.
+    ahead_slots = slot if ascending else slices - 1 - slot
+    behind_slots = slices - 1 - ahead_slots
+    if query.on_board and not query.strong:
+        read_ahead = ahead_slots <= 2 * behind_slots
+    else:
+        read_ahead = slot < slices // 2 if ascending else slot >= slices // 2
     reads_up = read_ahead != ascending
     first, last = (slot, slices - 1) if reads_up else (0, slot)
     # The slot's best key comes first on the index: its lowest score where lower is better.
@@ -157,6 +164,13 @@ def _plan(layout: BucketLayout, query: RankQuery) -> _Plan:
         low = tie.chunk_start  # the tie counts say how many are ahead of the chunk
     high = key_just_below(key.encode())
     return _Plan(query, bucket, slot, read_ahead, first, last, low, high, tie)
+
+
+def _strong(plan: _Plan) -> bool:
+    """Whether the plan's counters must be read strongly: its player's place can have moved back,
+    or it takes the slots ahead as the bucket's total less those behind, which counts a player on
+    the board ahead of themselves where one read saw their last move and the other did not yet."""
+    return plan.query.strong or (plan.query.on_board and not plan.read_ahead)
 
 
 def _excluded(query: RankQuery) -> str | None:

@@ -5,6 +5,7 @@ improvement asked for after it."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,7 @@ from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import Order, RankKey
 from app.domain.ranks import EstimatedRank, ExactRank, rank_from_counts
+from app.services.ports import TieCounts
 from app.services.rank import RankQuery, rank_many, rank_of
 from tests.fakes import MemoryIndex
 
@@ -116,13 +118,14 @@ def test_a_place_falls_only_where_a_later_submission_can_put_the_player_behind(
 
 async def test_only_the_boards_of_strong_queries_read_their_counters_strongly() -> None:
     keys = [RankKey(score, score, f"p{score}", Order.DESC) for score in range(30)]
-    index = MemoryIndex(LAYOUT, keys, grains={LAYOUT.fine_of(7): 0})
+    top = keys[-1]  # nothing ahead in its bucket: a best board's query reads the slots ahead
+    index = MemoryIndex(LAYOUT, keys, grains={LAYOUT.fine_of(7): 0, LAYOUT.fine_of(top.score): 0})
     await rank_many(
         index,
         LAYOUT,
         [
             RankQuery("latest-board", keys[7], tie_grain=0, strong=True),
-            RankQuery("best-board", keys[7], tie_grain=0),
+            RankQuery("best-board", top, tie_grain=0),
         ],
         cap=3,
     )
@@ -132,3 +135,56 @@ async def test_only_the_boards_of_strong_queries_read_their_counters_strongly() 
     }
     assert by_board["latest-board"] == {("coarse", True), ("fine", True), ("tie", True)}
     assert by_board["best-board"] == {("coarse", False), ("fine", False), ("tie", False)}
+
+
+class _ReadsApart:
+    """A board just after the asking player's own move, read as separate eventually consistent
+    reads can see it: ``fresh`` reads show the move, the others do not yet. Strong reads show it."""
+
+    def __init__(self, before: MemoryIndex, after: MemoryIndex, fresh: set[str]) -> None:
+        self.before, self.after, self.fresh = before, after, fresh
+
+    def _seen(self, what: str, strong: bool) -> MemoryIndex:
+        return self.after if strong or what in self.fresh else self.before
+
+    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
+        return await self._seen("coarse", strong).coarse_counts(board_id)
+
+    async def fine_counts(
+        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
+    ) -> Mapping[int, int]:
+        return await self._seen("fine", strong).fine_counts(board_id, bucket, first, last)
+
+    async def count_keys(
+        self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
+    ) -> tuple[int, bool]:
+        return await self.after.count_keys(
+            board_id, low, high, limit=limit, exclude_player=exclude_player
+        )
+
+    async def tie_counts(
+        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+    ) -> TieCounts:
+        return await self.after.tie_counts(board_id, bucket, slot, b_prefix)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    keys=boards, cap=st.integers(1, 6), fresh=st.sampled_from(["coarse", "fine"]), data=st.data()
+)
+async def test_a_best_board_read_apart_just_after_the_player_s_move_is_right(
+    keys: list[RankKey], cap: int, fresh: str, data: st.DataObject
+) -> None:
+    old = data.draw(st.sampled_from(keys))
+    step = data.draw(st.integers(1, 30))
+    score = old.score + step if old.order_by is Order.DESC else max(0, old.score - step)
+    better = RankKey(score, max(0, old.achieved_at_ms - 1), old.player_id, old.order_by)
+    before = MemoryIndex(LAYOUT, keys)
+    after = MemoryIndex(LAYOUT, [better if k == old else k for k in keys])
+    truth = after.true_rank(better)
+    reader = _ReadsApart(before, after, {fresh})
+    rank = await rank_of(reader, LAYOUT, RankQuery("b", better), cap=cap)
+    if isinstance(rank, ExactRank):
+        assert rank.rank == truth
+    else:
+        assert rank.rank_range[0] <= truth <= rank.rank_range[1]
