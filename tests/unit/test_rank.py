@@ -46,16 +46,20 @@ async def test_rank_matches_brute_force(keys: list[RankKey], cap: int, data: st.
         assert lo <= rank.rank_estimate <= hi
 
 
+def _improved(old: RankKey, step: int) -> RankKey:
+    """``old``'s player ``step`` better (higher where higher is better, lower where lower is),
+    reached a moment earlier."""
+    score = old.score + step if old.order_by is Order.DESC else max(0, old.score - step)
+    return RankKey(score, max(0, old.achieved_at_ms - 1), old.player_id, old.order_by)
+
+
 @settings(max_examples=200, deadline=None)
 @given(keys=boards, cap=st.integers(1, 6), data=st.data())
 async def test_rank_before_an_improvement(
     keys: list[RankKey], cap: int, data: st.DataObject
 ) -> None:
     old = data.draw(st.sampled_from(keys))
-    step = data.draw(st.integers(1, 30))
-    # Better is higher where higher is better, lower where lower is.
-    score = old.score + step if old.order_by is Order.DESC else max(0, old.score - step)
-    better = RankKey(score, max(0, old.achieved_at_ms - 1), old.player_id, old.order_by)
+    better = _improved(old, data.draw(st.integers(1, 30)))
     before_board = MemoryIndex(LAYOUT, keys)
     after_board = MemoryIndex(LAYOUT, [better if k == old else k for k in keys])
     truth = before_board.true_rank(old)
@@ -176,9 +180,7 @@ async def test_a_best_board_read_apart_just_after_the_player_s_move_is_right(
     keys: list[RankKey], cap: int, fresh: str, data: st.DataObject
 ) -> None:
     old = data.draw(st.sampled_from(keys))
-    step = data.draw(st.integers(1, 30))
-    score = old.score + step if old.order_by is Order.DESC else max(0, old.score - step)
-    better = RankKey(score, max(0, old.achieved_at_ms - 1), old.player_id, old.order_by)
+    better = _improved(old, data.draw(st.integers(1, 30)))
     before = MemoryIndex(LAYOUT, keys)
     after = MemoryIndex(LAYOUT, [better if k == old else k for k in keys])
     truth = after.true_rank(better)
