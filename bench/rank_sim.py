@@ -135,8 +135,10 @@ def query_half_units_array(nbytes: IntArray) -> IntArray:
 
 STRONG = 2
 """A strongly consistent read costs twice an eventually consistent one. A rank reads its counters
-strongly only on a board where a player's own place can move back (``latest``, or ``sum`` where
-lower is better); the boards simulated here keep the best score, and read them eventually."""
+strongly on a board where a player's own place can move back (``latest``, or ``sum`` where lower
+is better), and wherever it reads the fine slots behind the player (the total less those is the
+slots ahead, right only where both reads saw the player's last move); the boards simulated here
+keep the best score, so only the second applies."""
 
 
 def _consistency(strong: bool) -> int:
@@ -488,6 +490,11 @@ class HistogramReads:
     nbytes: IntArray
     half_units: IntArray
     """Of the coarse and fine Queries."""
+    strong: BoolArray
+    """Whether the player's counters are read strongly (the side behind them is read)."""
+    unseen: IntArray
+    """1 where the reads are eventual: a range then reaches one place past the slot (or chunk),
+    in case the counters do not show the player's own last move into it yet."""
 
 
 def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> HistogramReads:
@@ -511,10 +518,17 @@ def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> His
     fine = counts.reshape(layout.coarse, layout.fine)
     fine_base = fine_item_bytes(0, 0, 0) - number_bytes(0)
     fine_sizes = np.where(fine > 0, fine_base + number_bytes_array(fine), 0)
+    strong = np.zeros(board.size, dtype=bool)
+    unseen = np.zeros(board.size, dtype=np.int64)
     if spec.nearer_half:
-        # Slots from the player's up, or from the bottom up to the player's, whichever is fewer.
+        # Slots from the player's up (those ahead, and theirs), unless they are more than twice
+        # the slots behind: then from the bottom up to the player's, read strongly, as
+        # ``rank_of`` does for a player on the board (docs/ranking.md).
         slices = np.array([layout.slices(b) for b in range(layout.coarse)], dtype=np.int64)
-        upward = slot >= slices[bucket] // 2
+        ahead_slots = slices[bucket] - 1 - slot
+        upward = ahead_slots <= 2 * slot
+        strong = ~upward
+        unseen = upward.astype(np.int64)
         below_bytes = np.cumsum(fine_sizes, axis=1)
         below_items = np.cumsum(fine > 0, axis=1)
         own_bytes, own_item = fine_sizes[bucket, slot], (fine[bucket, slot] > 0).astype(np.int64)
@@ -537,7 +551,9 @@ def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> His
         slot_size=counts[flat],
         items=(coarse_items + read_items).astype(np.int64),
         nbytes=(coarse_bytes + read_bytes).astype(np.int64),
-        half_units=(coarse_half + fine_half).astype(np.int64),
+        half_units=(np.where(strong, STRONG, 1) * (coarse_half + fine_half)).astype(np.int64),
+        strong=strong,
+        unseen=unseen,
     )
 
 
@@ -561,7 +577,7 @@ def _two_level(board: Board, spec: LayoutSpec, hist: HistogramReads) -> Answers:
     capped = in_slot >= CAP
     entries = np.minimum(in_slot, CAP)
     lo = np.where(capped, ahead + CAP + 1, rank)
-    hi = np.where(capped, np.maximum(lo, ahead + size), rank)
+    hi = np.where(capped, np.maximum(lo, ahead + size + hist.unseen), rank)
     return Answers(
         exact=~capped,
         lo=lo,
@@ -783,7 +799,7 @@ def model_ties(board: Board, spec: LayoutSpec, placement: Placement) -> tuple[An
     before = hist.ahead[idx] + level_a.ahead + level_b.ahead
     rank = before + in_chunk + 1
     lo = np.where(capped, before + ties.cap + 1, rank)
-    top = before + own_b
+    top = before + own_b + hist.unseen[idx]
 
     a_read[idx], b_read[idx] = level_a.items, level_b.items
     answers = _replaced(
@@ -795,7 +811,8 @@ def model_ties(board: Board, spec: LayoutSpec, placement: Placement) -> tuple[An
         entries=np.minimum(in_chunk, ties.cap),
         extra_items=level_a.items + level_b.items,
         extra_bytes=level_a.nbytes + level_b.nbytes,
-        extra_half=query_half_units_array(level_a.nbytes) + query_half_units_array(level_b.nbytes),
+        extra_half=np.where(hist.strong[idx], STRONG, 1)
+        * (query_half_units_array(level_a.nbytes) + query_half_units_array(level_b.nbytes)),
         hist_half=hist.half_units,
     )
     build = TieBuild(

@@ -216,9 +216,21 @@ def _rank(
             ahead -= 1
         if now != (bucket, slot):
             slot_size += 1
+    # Read eventually, the counters may not show the player's own last move yet, into this slot
+    # (and chunk) where they now are: a range reaches one place further, in case they are not in it.
+    unseen = int(query.on_board and not _strong(plan) and query.counted_at in (None, query.key))
+    slot_size += unseen
     if plan.tie is not None and ties is not None:
         return _rank_in_chunk(
-            layout, plan, plan.tie, ties, fine.get(slot, 0), max(0, ahead), counted, player_count
+            layout,
+            plan,
+            plan.tie,
+            ties,
+            fine.get(slot, 0),
+            max(0, ahead),
+            counted,
+            player_count,
+            unseen=unseen,
         )
     return rank_from_counts(
         ahead_in_higher_buckets=max(0, ahead),
@@ -238,15 +250,18 @@ def _rank_in_chunk(
     ahead: int,
     counted: tuple[int, bool],
     player_count: int,
+    *,
+    unseen: int,
 ) -> Rank:
     """The rank of a key in a crowded slot: the tie counts of the chunks ahead of its own, then
     the COUNT inside its chunk. Where the counts do not add up to the slot's counter (and the A
-    chunk's level-B counts to its level-A count), the slot's honest range instead."""
+    chunk's level-B counts to its level-A count), the slot's honest range instead. ``unseen`` is
+    1 where the counts, read eventually, may not show the player in their own chunk yet."""
     query = plan.query
     a_key, b_key = tie.a_sort_key, tie.b_sort_key
     consistent = sum(ties.a.values()) == slot_count and sum(ties.b.values()) == ties.a.get(a_key, 0)
-    slot_size = slot_count
-    chunk_size = ties.b.get(b_key, 0)
+    slot_size = slot_count + unseen
+    chunk_size = ties.b.get(b_key, 0) + unseen
     was: TiePlace | None = None  # where the player is counted in these tie counts, if elsewhere
     moved = query.on_board and query.counted_at is not None and query.counted_at != query.key
     if (

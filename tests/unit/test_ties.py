@@ -83,7 +83,9 @@ async def test_a_row_left_out_of_the_tie_counts_gives_the_slot_s_range(
     assert isinstance(rank, EstimatedRank)
     lo, hi = rank.rank_range
     assert lo <= index.true_rank(key) <= hi
-    assert hi - lo + 1 == len(in_slot)  # the whole slot: nothing better is known
+    # The whole slot: nothing better is known; read eventually, one place more, in case the
+    # counters do not show the player's own move into it yet.
+    assert len(in_slot) <= hi - lo + 1 <= len(in_slot) + 1
 
 
 @settings(max_examples=200, deadline=None)
