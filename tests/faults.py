@@ -28,7 +28,6 @@ import contextlib
 import json
 import random
 import re
-import ssl
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -42,11 +41,9 @@ from botocore.compat import HTTPHeaders
 from botocore.exceptions import ReadTimeoutError
 
 from tests.dynamo_rules import TableShape, refusal, shapes_of
-from tests.lagging import LaggingView
+from tests.lagging import TLS, LaggingView
 
 _PREFIX = "com.amazonaws.dynamodb.v20120810#"
-_TLS = ssl.create_default_context()
-"""Built once: a client building its own loads the CA bundle each time, ~45 ms a call."""
 
 READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
 PLAIN_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
@@ -544,7 +541,7 @@ class Faults:
         content = (
             json.dumps(body) if body is not None else raw if isinstance(raw, str | bytes) else None
         )
-        async with httpx.AsyncClient(timeout=120, verify=_TLS) as http:
+        async with httpx.AsyncClient(timeout=120, verify=TLS) as http:
             return await http.post(request.url, headers=headers, content=content)
 
     async def after_call(
