@@ -211,12 +211,16 @@ class _Eraser:
 
     async def _erase_standing(self, row: Standing) -> bool:
         current: Standing | None = row
+        maybe_ours = False
         for attempt in range(self._attempts):
             if attempt:
                 await self._backoff(attempt)
                 current = await self._ports.standings.read_standing(row.board_id, self._player)
             if current is None:
-                return False  # gone meanwhile (another erasure, or its TTL)
+                # Gone meanwhile: by another erasure or its TTL, or by an attempt of ours that
+                # was throttled only on botocore's resend, its first send committed with the
+                # response lost (the resend's token would have said so, had it been answered).
+                return maybe_ours
             bucket, slot = self._layout.fine_of(current.entry.score)
             grain = current.tie_grain
             tie = None if grain is None else TiePlace.of(current.entry.key, grain)
@@ -240,6 +244,7 @@ class _Eraser:
                 )
             except Throttled:
                 # Not contention, but an erasure has no client to retry it: wait, and try again.
+                maybe_ours = True
                 telemetry.transaction_cancelled("erasure", "throttled")
                 log.info("erasure_throttled", board=row.board_id, attempt=attempt + 1)
             else:

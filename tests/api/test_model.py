@@ -22,7 +22,13 @@ import pytest
 from botocore.retries.standard import ExponentialBackoff
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from app.bootstrap import open_runtime
 from app.domain.clock import from_ms
@@ -334,6 +340,7 @@ class LaggingBoardMachine(BoardMachine):
         super().__init__()
         self.moves: list[tuple[float, str]] = []
         self.erasures: list[tuple[float, str]] = []
+        self.tries = 0
 
     def moved(self, player: str) -> None:
         self.moves.append((time.monotonic(), player))
@@ -352,19 +359,27 @@ class LaggingBoardMachine(BoardMachine):
         return READS_APART * others + returned
 
     def retried(self, send: Any) -> httpx.Response:
-        for _ in range(30):
+        """``send`` until it is neither a 409 nor a 503; ``self.tries`` says how many it took."""
+        for self.tries in range(1, 31):
             response: httpx.Response = self.run(send())
             if response.status_code not in (409, 503):
                 return response
             time.sleep(min(1.0, float(response.headers.get("Retry-After", "1"))) / 10)
         return response
 
+    @initialize(player=PLAYERS, score=TIED, offset=st.integers(0, 3))
+    def first_round(self, player: str, score: int, offset: int) -> None:
+        """Every run starts with a read within the lag, whatever else it draws: a submission and
+        the submitter's rank read at once after it."""
+        self.submit_score_then_read(player, score, offset, player)
+
     @rule(player=PLAYERS, score=TIED, offset=st.integers(0, 3), reader=PLAYERS)
     def submit_score_then_read(self, player: str, score: int, offset: int, reader: str) -> None:
-        """A submission, and a player's rank read at once after it: within the lag. Scores are
-        few, so players tie: the entries ahead in a player's own slot are counted on the index."""
+        """A submission, and a player's rank read at once after it: within the lag (the
+        submitter's own, where the reader is on no board). Scores are few, so players tie: the
+        entries ahead in a player's own slot are counted on the index."""
         self.submit_score(player, score, offset)
-        self.read_rank(reader)
+        self.read_rank(reader if reader in self.model else player)
 
     @rule(player=PLAYERS, score=TIED, offset=st.integers(0, 3))
     def submit_score(self, player: str, score: int, offset: int) -> None:
@@ -400,7 +415,8 @@ class LaggingBoardMachine(BoardMachine):
             assert board["previousBest"] == old
             assert board["best"] == self.model.value(player)
             if board.get("rankAfter") is not None:
-                assert abs(board["rankAfter"] - truth) <= self.bound(player, asked_at), board
+                slack = self.bound(player, asked_at)
+                assert abs(board["rankAfter"] - truth) <= slack, self.told(board, truth, slack)
         if changed:
             self.moved(player)
 
@@ -419,10 +435,17 @@ class LaggingBoardMachine(BoardMachine):
         truth = self.order().index(player) + 1
         slack = self.bound(player, asked_at)
         if rank["kind"] == "exact":
-            assert abs(rank["rank"] - truth) <= slack, (rank, truth, slack)
+            assert abs(rank["rank"] - truth) <= slack, self.told(rank, truth, slack)
         else:
             low, high = rank["rankRange"]
-            assert low - slack <= truth <= high + slack, (rank, truth, slack)
+            assert low - slack <= truth <= high + slack, self.told(rank, truth, slack)
+
+    def told(self, answer: object, truth: int, slack: int) -> str:
+        """What a failed bound says: the answer, the truth, and the model and moves behind them."""
+        now = time.monotonic()
+        moves = [(round(now - t, 2), p) for t, p in self.moves[-8:]]
+        values = {p: self.model.values[p] for p in self.order()}
+        return f"{answer} truth {truth} slack {slack}; model {values}; moves (s ago) {moves}"
 
     @rule(player=PLAYERS)
     def erase(self, player: str) -> None:
@@ -433,7 +456,10 @@ class LaggingBoardMachine(BoardMachine):
         )
         assert response.status_code == 200, response.text
         removed = len(self.periods) if player in self.model else 0
-        assert response.json()["removed"]["boards"] == removed
+        if self.tries == 1:
+            assert response.json()["removed"]["boards"] == removed
+        else:  # each call reports what it removed: an attempt cut short may have removed some
+            assert response.json()["removed"]["boards"] <= removed
         if player in self.model:
             self.moved(player)
             self.erasures.append((time.monotonic(), player))

@@ -10,8 +10,10 @@ import asyncio
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
+from aiobotocore.awsrequest import AioAWSResponse
 
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
@@ -256,6 +258,39 @@ async def test_an_erasure_whose_answers_were_lost_reports_what_it_removed(
         now=datetime.now(UTC),
     )
     assert (report.boards, report.idempotency_records) == (3, 2)
+    assert [i for i in await scores_items(runtime) if i["playerId"]["S"] == "ada"] == []
+
+
+async def test_an_erasure_whose_delete_committed_unseen_then_was_throttled_reports_it(
+    service: Service, runtime: Runtime, dynamo_endpoint: str
+) -> None:
+    response = await submit(service.http, player="ada", score=5, rankDelta=False)
+    assert response.status_code == 200, response.text
+    faults = install(runtime.client, dynamo_endpoint)
+    faults.lose_responses = 1  # the first standing's delete commits; its answer is lost
+    tokens: list[str] = []
+
+    def resend_throttled(operation: str, body: dict[str, Any]) -> AioAWSResponse | None:
+        """botocore's resend of that delete (the first token, seen again) is throttled."""
+        if operation != "TransactWriteItems":
+            return None
+        tokens.append(body["ClientRequestToken"])
+        if tokens.count(tokens[0]) == 2 and tokens[-1] == tokens[0]:
+            return cancelled_at(body, "ThrottlingError", index=1)
+        return None
+
+    faults.rules.append(resend_throttled)
+    report = await erase_player(
+        standings=runtime.stores.standings,
+        requests=runtime.stores.requests,
+        snapshots=runtime.stores.snapshots,
+        marks=runtime.stores.erasures,
+        player_id="ada",
+        layout=LAYOUT,
+        now=datetime.now(UTC),
+    )
+    assert tokens.count(tokens[0]) == 2  # sent, lost, resent and throttled; not sent again
+    assert report.boards == 3
     assert [i for i in await scores_items(runtime) if i["playerId"]["S"] == "ada"] == []
 
 
