@@ -23,7 +23,8 @@
     ├── Unavailable (503)             a dependency failing after retries, or the request deadline
     │   ├── Throttled                 DynamoDB throttled the call past botocore's retries, or
     │   │                             cancelled a transaction for throughput (never contention)
-    │   └── ItemBusy                  a plain write met a transaction holding its item
+    │   ├── ItemBusy                  a plain write met a transaction holding its item
+    │   └── CountsIncomplete          a seed or a counter rebuild has the counters part-written
     └── StoreError                    raised by the DynamoDB adapter, handled inside the services
         ├── ConditionFailed           a conditional write found another state
         ├── TransactionCancelled      a transaction was cancelled: a conflict, or a condition
@@ -191,6 +192,14 @@ class Unavailable(_RetryLater):
 
 class Throttled(Unavailable):
     title, slug = "Throttled", "throttled"
+
+
+class CountsIncomplete(Unavailable):
+    """A board's counters are part-written (a seed or a counter rebuild is under way, or one
+    stopped part-way): no rank or player count can be known from them until it completes, or
+    ``reconcile --apply`` rebuilds them."""
+
+    title, slug = "Board is being counted", "counts-incomplete"
 
 
 class ItemBusy(Unavailable):

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
-from datetime import UTC, datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 
 from app.bootstrap import Runtime
+from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import RankKey
 from app.domain.models import Entry, Standing, StandingWrite
+from app.domain.periods import Board
+from app.services.ports import BoardIndex, CounterStore
+from app.services.reconcile import ReconcileReport, reconcile_board
 from app.services.seeding import SeedPorts
 from app.services.snapshots import SnapshotPorts
 from app.store.client import Dynamo
@@ -82,6 +88,8 @@ async def counter_total(runtime: Runtime, board_id: str) -> tuple[int, int]:
     coarse = fine = 0
     for item in await scores_items(runtime):
         pk = item["playerId"]["S"]
+        if "n" not in item:
+            continue  # not a counter: a grain, or the mark of counters part-written
         if pk.startswith(f"hist#{board_id}#c"):
             coarse += int(item["n"]["N"])
         elif pk.startswith(f"hist#{board_id}#f"):
@@ -153,4 +161,30 @@ async def put_wide_rows(
         "filling a wide board",
         table=runtime.tables.scores,
         requests=[{"PutRequest": {"Item": row}} for row in rows],
+    )
+
+
+async def reconciled(
+    runtime: Runtime,
+    board: Board,
+    retention: timedelta,
+    *,
+    apply: bool = True,
+    pass_gap_s: float = 0.0,
+    index: BoardIndex | None = None,
+    counters: CounterStore | None = None,
+    clock: Callable[[], float] = time.time,
+) -> ReconcileReport:
+    """``reconcile_board`` on the runtime's own stores (or the ``index``/``counters`` given), with
+    no gap between its passes unless one is asked for."""
+    return await reconcile_board(
+        index=index or runtime.stores.index,
+        counters=counters or runtime.stores.counters,
+        leases=runtime.stores.leases,
+        board=board,
+        layout=BucketLayout(),
+        retention=retention,
+        apply=apply,
+        pass_gap_s=pass_gap_s,
+        clock=clock,
     )

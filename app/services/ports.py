@@ -202,7 +202,9 @@ class RankReader(Protocol):
     the counters strongly (twice the read units): as of every write committed before the read."""
 
     async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
-        """Players per coarse bucket (summed over shards); absent buckets are empty."""
+        """Players per coarse bucket (summed over shards); absent buckets are empty.
+        ``CountsIncomplete`` while the board's counters are marked part-written: no rank is
+        known then, exact or range."""
 
     async def fine_counts(
         self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
@@ -316,7 +318,15 @@ class CounterStore(Protocol):
     def counter_shards(self) -> int: ...
 
     async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
-        """Players per coarse bucket (summed over shards): the player count is their sum."""
+        """Players per coarse bucket (summed over shards): the player count is their sum.
+        ``CountsIncomplete`` while the board's counters are marked part-written."""
+
+    async def mark_incomplete(self, board_id: str, *, by: str, expires_at: int | None) -> None:
+        """Mark the board's counters part-written, before a seed or a rebuild writes any: until
+        ``clear_incomplete``, every rank and player count of the board is ``CountsIncomplete``."""
+
+    async def clear_incomplete(self, board_id: str) -> None:
+        """Every counter of the board is written: ranks and player counts are known again."""
 
     async def read_counters(self, board_id: str, *, buckets: Iterable[int]) -> StoredCounters:
         """Every coarse counter item (all shards) and the fine items of ``buckets``, strongly."""

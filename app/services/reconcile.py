@@ -14,6 +14,7 @@ board's counters from scratch while its lease keeps submissions away.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -264,6 +265,10 @@ async def reconcile_board(
     )
     if apply and differences:
         expires_at = _counter_expiry(board, retention)
+        # The counters are known wrong: no rank is answered from them until they are repaired.
+        await persist(
+            lambda: counters.mark_incomplete(board_id, by="reconcile", expires_at=expires_at)
+        )
         writes = [
             _repair(counters, board_id, difference, stored, expires_at)
             for difference in differences
@@ -271,6 +276,12 @@ async def reconcile_board(
         results = await _bounded(writes, progress=progress)
         for difference, result in zip(differences, results, strict=True):
             getattr(report, result).append(difference)  # its list: repaired, skipped, unwritten
+    if apply and not (report.skipped or report.unwritten):
+        # Every counter agrees with the index: clear the mark of a repair, or of a seed that
+        # stopped part-way, unless a seeder took the board meanwhile (its own mark is its own).
+        lease = await leases.read_lease(board_id)
+        if lease is None or not lease.is_live(clock()):
+            await persist(lambda: counters.clear_incomplete(board_id))
     if ties is not None and standings is not None:
         agreed = {
             slot: entries
@@ -503,8 +514,6 @@ async def _bounded(
     gate = asyncio.Semaphore(limit)
     total = len(calls)
     done = 0
-    if progress is not None:
-        progress("writing counters", 0, total)
 
     async def one(call: Awaitable[T]) -> T:
         nonlocal done
@@ -515,4 +524,11 @@ async def _bounded(
             progress("writing counters", done, total)
         return result
 
-    return await all_or_none(*(one(call) for call in calls))
+    try:
+        if progress is not None:
+            progress("writing counters", 0, total)
+        return await all_or_none(*(one(call) for call in calls))
+    finally:
+        for call in calls:  # those never started, stopped by a failure: not left unawaited
+            if inspect.iscoroutine(call):
+                call.close()

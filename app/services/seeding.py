@@ -5,9 +5,12 @@ board's lease, then rebuild its counters.
 refused), registers the board (so the closed-period snapshot job finds it, as it finds a board a
 submission reached), waits out the submissions that started before the lease, writes each row by the board
 rule (only where it beats what the board holds), recounts the board from RankIndex and rewrites its
-counters, then releases the lease. A seeder that fails or dies leaves its lease to expire on its
-own and its rows uncounted; running the seed again (or the reconciler with apply) restores the
-counters. A write DynamoDB turns away for the moment (throttled, or an item a transaction holds) is
+counters, then releases the lease. From before its first row until every counter is written, the
+board's counters are marked part-written, and its ranks and player count answer 503
+(``CountsIncomplete``) rather than a rank counted from rows whose counters are not there yet. A
+seeder that fails or dies leaves its lease to expire on its own, its rows uncounted and the mark
+in place; running the seed again (or the reconciler with apply) restores the counters and clears
+it. A write DynamoDB turns away for the moment (throttled, or an item a transaction holds) is
 tried again after a backoff; a row that never lands is reported as unwritten.
 """
 
@@ -190,6 +193,11 @@ async def _fill(
     the counters."""
     # First, so that even rows a failed seed leaves behind are on a board the snapshot job finds.
     await register_board(registry=ports.registry, board=board, retention=definition.retention)
+    # Before any row: from here until every counter is written, no rank of the board is known
+    # (``CountsIncomplete``), rather than one counted from rows whose counters are not there yet.
+    await persist(
+        lambda: ports.counters.mark_incomplete(board.board_id, by=writer, expires_at=expires_at)
+    )
     await _wait_out(policy.grace_s, progress)
     tally, written = await _write_rows(
         ports.standings,
@@ -220,6 +228,10 @@ async def _fill(
         progress=progress,
         counters_absent=policy.counters_absent,
     )
+    if rebuilt.conflicts == 0 and rebuilt.unwritten == 0:
+        await persist(lambda: ports.counters.clear_incomplete(board.board_id))
+    else:  # left marked: ranks stay unknown until the reconciler rebuilds the counters
+        log.warning("seeding_left_counters_incomplete", board=board.board_id)
     if policy.tie_group is not None and count.crowded:
         # Nothing else writes under the lease: the settled count is the board.
         await reconcile_ties(

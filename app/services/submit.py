@@ -51,6 +51,7 @@ from app.domain.ranks import ExactRank, Rank
 from app.domain.ties import TiePlace
 from app.errors import (
     BoardBeingSeeded,
+    CountsIncomplete,
     IdempotencyKeyReused,
     InvalidInput,
     LeaderboardError,
@@ -443,9 +444,13 @@ class _Writer:
                         board_id, p.previous_key, tie_grain=p.previous_tie_grain, strong=strong
                     )
                 )
-        found = iter(
-            await rank_many(self._ranks, self._policy.layout, queries, cap=self._policy.rank_cap)
-        )
+        try:
+            ranks = await rank_many(
+                self._ranks, self._policy.layout, queries, cap=self._policy.rank_cap
+            )
+        except CountsIncomplete:
+            return planned  # a board's counters are part-written: no rank is known, so none is said
+        found = iter(ranks)
         ranked = []
         for p in planned:
             after = next(found)

@@ -7,7 +7,11 @@
 - a fine counter: ``hist#<board>#f<bucket:04d>`` / ``<slot:04d>``, attribute ``n``;
 - a crowded slot's tie counters (``app.domain.ties``): ``hist#<board>#t<bucket:04d>#<slot:04d>``,
   holding its grain (``grain``, attribute ``g``) and its level-A and level-B counts (``A#...``,
-  ``B#...``, attribute ``n``), all one partition, so a rank reads them in one or two Queries.
+  ``B#...``, attribute ``n``), all one partition, so a rank reads them in one or two Queries;
+- the board's mark of counters part-written, ``hist#<board>#c0`` / ``incomplete``: set by a seed
+  or a counter rebuild before its first write and deleted once every counter is written, it sits
+  in the first coarse shard's partition, so every rank and player count reads it with the
+  counters, at no extra call, and gets ``CountsIncomplete`` while it is there.
 
 Counters change by relative updates (``ADD n``) inside the transaction that changes a row
 (``CounterChanges``, used by the standings module for submissions and erasures alike), and are set
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.domain.models import CounterDelta
+from app.errors import CountsIncomplete
 from app.services.ports import (
     CoarseItem,
     CounterItem,
@@ -46,6 +51,8 @@ if TYPE_CHECKING:
 _n = n  # ``set_counter``'s keyword ``n`` (the port's name for the value) shadows the helper
 
 READ_CONCURRENCY = 16
+INCOMPLETE = -1
+"""Where ``_partition`` says it met the board's mark of counters part-written."""
 """Counter partitions queried at once when a board's counters are read whole."""
 
 
@@ -66,6 +73,7 @@ def tie_pk(board_id: str, bucket: int, slot: int) -> str:
 
 
 GRAIN_SORT_KEY = "grain"
+INCOMPLETE_SORT_KEY = "incomplete"
 
 
 def grain_key(board_id: str, bucket: int, slot: int) -> dict[str, AttributeValueTypeDef]:
@@ -171,7 +179,8 @@ class CounterItems:
         self, pk: str, *, slots: tuple[int, int] | None = None, consistent: bool = False
     ) -> dict[int, int]:
         """One counter partition: sort key (bucket or slot) to ``n``; slot keys are zero-padded,
-        so string order is slot order and a range is one key condition."""
+        so string order is slot order and a range is one key condition. ``-1`` holds 1 where the
+        partition holds the board's mark of counters part-written (``INCOMPLETE``)."""
         condition = "playerId = :p"
         values: dict[str, AttributeValueTypeDef] = {":p": s(pk)}
         if slots is not None:
@@ -184,20 +193,53 @@ class CounterItems:
             ExpressionAttributeValues=values,
             ConsistentRead=consistent,
         )
-        return {int(get_s(item, "leaderboardId") or 0): get_n(item, "n") or 0 for item in items}
+        counts: dict[int, int] = {}
+        for item in items:
+            sort_key = get_s(item, "leaderboardId") or ""
+            if sort_key == INCOMPLETE_SORT_KEY:
+                counts[INCOMPLETE] = 1
+            else:
+                counts[int(sort_key)] = get_n(item, "n") or 0
+        return counts
 
     async def coarse_counts(self, board_id: str, *, consistent: bool = False) -> Mapping[int, int]:
+        """Players per coarse bucket, summed over shards; ``CountsIncomplete`` while the board's
+        counters are marked part-written."""
         shards = await asyncio.gather(
             *(
                 self._partition(coarse_pk(board_id, shard), consistent=consistent)
                 for shard in range(self._shards)
             )
         )
+        if any(INCOMPLETE in shard for shard in shards):
+            raise CountsIncomplete(
+                f"board {board_id} is being counted (a seed or a counter rebuild has its counters "
+                "part-written): ranks and the player count are known again once it completes",
+                retry_after=5,
+            )
         totals: dict[int, int] = defaultdict(int)
         for shard in shards:
             for bucket, count in shard.items():
                 totals[bucket] += count
         return {b: count for b, count in totals.items() if count}
+
+    async def mark_incomplete(self, board_id: str, *, by: str, expires_at: int | None) -> None:
+        item: dict[str, AttributeValueTypeDef] = {
+            **key(coarse_pk(board_id, 0), INCOMPLETE_SORT_KEY),
+            "setBy": s(by),
+        }
+        if expires_at is not None:
+            item["expiresAt"] = _n(expires_at)
+        await self._dynamo.put_item(
+            "marking the counters part-written", TableName=self._table, Item=item
+        )
+
+    async def clear_incomplete(self, board_id: str) -> None:
+        await self._dynamo.delete_item(
+            "clearing the counters' part-written mark",
+            TableName=self._table,
+            Key=key(coarse_pk(board_id, 0), INCOMPLETE_SORT_KEY),
+        )
 
     async def fine_counts(
         self, board_id: str, bucket: int, first: int, last: int, *, consistent: bool = False
@@ -213,7 +255,9 @@ class CounterItems:
 
         async def read(pk: str) -> dict[int, int]:
             async with gate:
-                return await self._partition(pk, consistent=True)
+                counts = await self._partition(pk, consistent=True)
+            counts.pop(INCOMPLETE, None)  # the mark is no counter
+            return counts
 
         shards = list(range(self._shards))
         fine_buckets = list(buckets)

@@ -22,7 +22,7 @@ from app.domain.seed_file import parse_seed_text
 from app.services import retries
 from app.services.erasure import erase_player
 from app.services.keys import digest_of
-from app.services.reconcile import ReconcileReport, reconcile_board
+from app.services.reconcile import ReconcileReport
 from app.services.seeding import seed_board
 from app.services.snapshots import take_snapshot
 from app.settings import Settings
@@ -42,7 +42,7 @@ from tests.integration.test_reconcile import (
     submitted_board,
 )
 from tests.integration.test_seeding import assert_counters_match_board, csv_text, policy
-from tests.support import now_ms, scores_items, seed_ports, snapshot_ports, submit
+from tests.support import now_ms, reconciled, scores_items, seed_ports, snapshot_ports, submit
 
 BOARD = Board.from_id("trivia#classic#alltime")
 LAYOUT = BucketLayout()
@@ -70,16 +70,7 @@ async def _drifted(service: Service, runtime: Runtime) -> None:
 
 
 async def _reconcile(runtime: Runtime, settings: Settings) -> ReconcileReport:
-    return await reconcile_board(
-        index=runtime.stores.index,
-        counters=runtime.stores.counters,
-        leases=runtime.stores.leases,
-        board=BOARD,
-        layout=LAYOUT,
-        retention=settings.retention,
-        apply=True,
-        pass_gap_s=0,
-    )
+    return await reconciled(runtime, BOARD, settings.retention)
 
 
 def _tasks() -> set[asyncio.Task[object]]:

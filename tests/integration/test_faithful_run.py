@@ -20,7 +20,6 @@ from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
-from app.services.reconcile import reconcile_board
 from app.services.seeding import seed_board
 from app.services.snapshots import take_snapshot
 from app.settings import Settings
@@ -36,7 +35,7 @@ from tests.integration.test_seeding import (
     recount,
     stored_histogram,
 )
-from tests.support import now_ms, scores_items, seed_ports, snapshot_ports, submit
+from tests.support import now_ms, reconciled, scores_items, seed_ports, snapshot_ports, submit
 
 BOARD = Board.from_id("trivia#classic#alltime")
 PAGE = "/v1/leaderboards/trivia/classic/alltime"
@@ -197,18 +196,9 @@ async def test_a_reconcile_during_submissions_never_overwrites_one(
         )
 
     report, later = await asyncio.gather(
-        reconcile_board(
-            index=runtime.stores.index,
-            counters=runtime.stores.counters,
-            leases=runtime.stores.leases,
-            board=BOARD,
-            layout=LAYOUT,
-            retention=settings.retention,
-            apply=True,
-            # Longer than the index's lag: a submission the first pass missed and the counters
-            # hold shows in the second pass as a disagreement, never as a false difference.
-            pass_gap_s=2 * faithful_run.profile.lag_s,
-        ),
+        # A gap longer than the index's lag: a submission the first pass missed and the
+        # counters hold shows in the second pass as a disagreement, never as a false difference.
+        reconciled(runtime, BOARD, settings.retention, pass_gap_s=2 * faithful_run.profile.lag_s),
         more(),
     )
     assert {a.status_code for a in later} == {200}

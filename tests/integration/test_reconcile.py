@@ -31,7 +31,6 @@ from app.services.reconcile import (
     CounterCell,
     CounterDifference,
     ReconcileReport,
-    reconcile_board,
 )
 from app.services.seeding import SeedPorts, seed_board
 from app.settings import Settings
@@ -44,7 +43,7 @@ from tests.integration.test_seeding import (
     spread,
     wait_for_expiry,
 )
-from tests.support import counter_total, now_ms, scores_items, submit
+from tests.support import counter_total, now_ms, reconciled, scores_items, submit
 
 BOARD = Board.from_id("trivia#classic#alltime")
 LAYOUT = BucketLayout()
@@ -59,15 +58,8 @@ async def reconcile(
     index: BoardIndex | None = None,
     counters: CounterStore | None = None,
 ) -> ReconcileReport:
-    return await reconcile_board(
-        index=index or runtime.stores.index,
-        counters=counters or runtime.stores.counters,
-        leases=runtime.stores.leases,
-        board=BOARD,
-        layout=LAYOUT,
-        retention=settings.retention,
-        apply=apply,
-        pass_gap_s=0,
+    return await reconciled(
+        runtime, BOARD, settings.retention, apply=apply, index=index, counters=counters
     )
 
 
@@ -180,7 +172,7 @@ async def test_where_the_passes_disagree_nothing_is_compared_or_repaired(
 async def _stored_coarse(runtime: Runtime) -> dict[int, int]:
     totals: dict[int, int] = {}
     for item in await scores_items(runtime):
-        if item["playerId"]["S"].startswith(f"hist#{BOARD.board_id}#c"):
+        if item["playerId"]["S"].startswith(f"hist#{BOARD.board_id}#c") and "n" in item:
             bucket = int(item["leaderboardId"]["S"])
             totals[bucket] = totals.get(bucket, 0) + int(item["n"]["N"])
     return totals
@@ -213,6 +205,12 @@ class _WritesAfterTheRead:
         await self._counters.set_counter(
             board_id, item, n=n, expected=expected, expires_at=expires_at
         )
+
+    async def mark_incomplete(self, board_id: str, *, by: str, expires_at: int | None) -> None:
+        await self._counters.mark_incomplete(board_id, by=by, expires_at=expires_at)
+
+    async def clear_incomplete(self, board_id: str) -> None:
+        await self._counters.clear_incomplete(board_id)
 
     async def read_ties(self, board_id: str, bucket: int, slot: int) -> StoredTies:
         return await self._counters.read_ties(board_id, bucket, slot)

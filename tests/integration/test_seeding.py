@@ -85,6 +85,8 @@ async def stored_histogram(runtime: Runtime, board_id: str) -> Histogram:
     fine: Counter[tuple[int, int]] = Counter()
     for item in await scores_items(runtime):
         pk, n = item["playerId"]["S"], int(item.get("n", {}).get("N", "0"))
+        if "n" not in item:
+            continue  # the mark of counters part-written
         if pk.startswith(f"hist#{board_id}#c"):
             coarse[int(item["leaderboardId"]["S"])] += n
         elif pk.startswith(f"hist#{board_id}#f"):
