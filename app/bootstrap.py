@@ -27,7 +27,13 @@ from app.services.boards import PlayerCounts
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.definitions import Definitions
 from app.services.keys import digest_of
-from app.services.policies import Policies, ReadPolicy, SeedPolicy, SubmitPolicy
+from app.services.policies import (
+    Policies,
+    ReadPolicy,
+    RedefinePolicy,
+    SeedPolicy,
+    SubmitPolicy,
+)
 from app.services.ports import KeyLookup, Stores
 from app.services.registry import BoardRegistrar, RegisteredBoards
 from app.settings import Settings
@@ -88,6 +94,23 @@ def build_policies(settings: Settings) -> Policies:
         layout=LAYOUT,
         tie_group=tie_group(settings),
         settle=timedelta(seconds=settings.max_lateness_seconds),
+        redefine=redefine_policy(settings),
+    )
+
+
+def redefine_policy(settings: Settings) -> RedefinePolicy:
+    """A ranking change's grace covers the submissions that read the old definition and no lease
+    (a request deadline, and the lease cache's time, as a seed's); once it is put, the boards stay
+    held while a task may still hold the old definition (a submission that takes it then reads
+    the lease first, and is refused)."""
+    grace = settings.definition_change_grace_seconds
+    if grace is None:
+        grace = settings.request_deadline_seconds + settings.lease_cache_seconds
+    ttl = settings.definition_cache_seconds
+    return RedefinePolicy(
+        grace_s=grace,
+        after_s=ttl + settings.lease_cache_seconds + 1 if ttl > 0 else 0.0,
+        reach=timedelta(seconds=settings.max_lateness_seconds + settings.future_skew_seconds),
     )
 
 

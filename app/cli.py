@@ -38,7 +38,12 @@ from app.domain.periods import Board
 from app.domain.seed_file import FORMAT_BY_SUFFIX, SeedFile, SeedFormat, parse_seed_text
 from app.errors import InvalidInput, LeaderboardError
 from app.logging import configure_logging
-from app.services.definitions import define_boards, list_definitions, show_definition
+from app.services.definitions import (
+    DefinePorts,
+    define_boards,
+    list_definitions,
+    show_definition,
+)
 from app.services.erasure import erase_player
 from app.services.keys import create_api_key, list_api_keys, revoke_api_key
 from app.services.progress import Stage
@@ -431,9 +436,8 @@ async def _boards(runtime: Runtime, args: argparse.Namespace) -> int:
             raise invalid_input(validation_errors(exc.errors()), whole="definition") from None
         stored = await define_boards(
             definitions=definitions,
-            store=runtime.stores.definitions,
-            registry=runtime.stores.registry,
-            index=runtime.stores.index,
+            ports=DefinePorts.of(runtime.stores),
+            policy=runtime.policies.redefine,
             game=game,
             variant=variant,
             definition=wanted.definition(retention_days=definitions.default.retention_days),

@@ -147,6 +147,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         RequestContext,
         deadline=settings.request_deadline_seconds,
         exempt_suffixes=("/seed", "/reconcile"),
+        exempt_puts_under=("/v1/games/",),
         # On AWS the log line carries CloudWatch's embedded metrics; locally it would be noise.
         cloudwatch_metrics=settings.environment == "production",
         placeholder_units=settings.uses_embedded_backend,

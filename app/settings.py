@@ -151,6 +151,14 @@ class Settings(BaseSettings):
         description="`GET /v1/boards` reads the board registry at most this often per task (0: "
         "every request); a new board is listed within it",
     )
+    definition_change_grace_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        le=900,
+        description="how long a change of a variant's order or operator holds its boards before "
+        "it checks that they are empty: the submissions that read the old definition are done "
+        "or cut off by then (unset: the request deadline plus the lease cache's time)",
+    )
     lease_cache_seconds: float = Field(
         default=1.0,
         ge=0,
@@ -188,9 +196,10 @@ class Settings(BaseSettings):
         default=10.0,
         gt=0,
         le=600,
-        description="a request not answered by then is a 503 with `Retry-After`; seeding and "
-        "reconciling (`.../seed`, `.../reconcile`) are exempt. With the lease cache, also a "
-        "seed's default grace period",
+        description="a request not answered by then is a 503 with `Retry-After`; seeding, "
+        "reconciling and defining boards (`.../seed`, `.../reconcile`, `PUT /v1/games/...`) are "
+        "exempt. With the lease cache, also a seed's default grace period and a ranking "
+        "change's",
     )
     shutdown_grace_seconds: float = Field(
         default=20.0,

@@ -115,6 +115,10 @@ def make_settings(endpoint: str, tables: TableNames, **overrides: object) -> Set
         "player_count_cache_seconds": 0,
         "board_list_cache_seconds": 0,
         "lease_cache_seconds": 0,
+        # One task, with no request in flight when a test changes a variant's ranking: no grace,
+        # and the leases let go as the definition is put (their own tests set both).
+        "definition_cache_seconds": 0,
+        "definition_change_grace_seconds": 0,
         "api_keys": [
             ApiKeyEntry(
                 name="trivia-server", sha256=digest_of(SUBMIT_KEY), scopes=["submit:trivia"]

@@ -20,7 +20,12 @@ from app.api.schemas import (
     problem_responses,
 )
 from app.errors import InvalidInput
-from app.services.definitions import define_boards, list_definitions, show_definition
+from app.services.definitions import (
+    DefinePorts,
+    define_boards,
+    list_definitions,
+    show_definition,
+)
 
 router = APIRouter(route_class=StrictQueryRoute)
 
@@ -68,12 +73,10 @@ async def put_definition(
     now: NowDep,
 ) -> BoardDefinitionOut:
     principal.require_admin()
-    stores = state.stores
     stored = await define_boards(
         definitions=state.definitions,
-        store=stores.definitions,
-        registry=stores.registry,
-        index=stores.index,
+        ports=DefinePorts.of(state.stores),
+        policy=state.policies.redefine,
         game=game,
         variant=variant,
         definition=body.definition(retention_days=state.definitions.default.retention_days),

@@ -27,7 +27,8 @@ class RequestContext:
     Also bounds each request's time: past ``deadline`` seconds a request that has not started its
     response is answered 503 with ``Retry-After`` (a submission cut short this way is completed
     exactly once by a retry with the same Idempotency-Key). Operator paths (seeding, reconciling)
-    are exempt: they take as long as the board does, and a seeder cut short leaves rows uncounted.
+    are exempt: they take as long as the board does, and a seeder cut short leaves rows uncounted;
+    so is a definition's ``PUT``, which a change of order or operator holds for its grace period.
     """
 
     def __init__(
@@ -36,12 +37,14 @@ class RequestContext:
         *,
         deadline: float = 10.0,
         exempt_suffixes: tuple[str, ...] = (),
+        exempt_puts_under: tuple[str, ...] = (),
         cloudwatch_metrics: bool = False,
         placeholder_units: bool = False,
     ) -> None:
         self.app = app
         self.deadline = deadline
         self.exempt_suffixes = exempt_suffixes
+        self.exempt_puts_under = exempt_puts_under
         self.cloudwatch_metrics = cloudwatch_metrics
         """Write the embedded metric format on each log line (for CloudWatch Logs on AWS)."""
         self.placeholder_units = placeholder_units
@@ -72,7 +75,10 @@ class RequestContext:
 
         telemetry.HTTP_IN_FLIGHT.inc()
         try:
-            exempt = scope["path"].endswith(self.exempt_suffixes)
+            path = scope["path"]
+            exempt = path.endswith(self.exempt_suffixes) or (
+                scope["method"] == "PUT" and path.startswith(self.exempt_puts_under)
+            )
             async with asyncio.timeout(None if exempt else self.deadline):
                 await self.app(scope, receive, send_with_id)
         except TimeoutError:

@@ -26,7 +26,7 @@ from app.domain.definitions import BoardDefinition, Operator, move
 from app.domain.keys import Order, RankKey
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.seed_file import parse_seed_text
-from app.services.definitions import Definitions, define_boards
+from app.services.definitions import DefinePorts, Definitions, define_boards
 from app.services.policies import SeedPolicy
 from app.services.ports import DefinitionStore
 from app.services.seeding import SeedPorts, seed_board
@@ -228,9 +228,10 @@ async def load_demo(
             defining.create_task(
                 define_boards(
                     definitions=definitions,
-                    store=definition_store,
-                    registry=ports.registry,
-                    index=ports.index,
+                    ports=DefinePorts(
+                        definition_store, ports.registry, ports.index, ports.leases, ports.counters
+                    ),
+                    policy=None,  # fresh tables, filled before the service says it is ready
                     game=demo.game,
                     variant=demo.variant,
                     definition=definition,

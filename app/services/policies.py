@@ -71,6 +71,27 @@ class SeedPolicy:
         return self.renew_every_s if self.renew_every_s is not None else self.lease_ttl_s / 3
 
 
+RANKING_CHANGE_HOLDER = "definition:"
+"""How the leases of a change of order or operator name their holder (a submission's 409 says
+why the board is held)."""
+
+
+@dataclass(frozen=True)
+class RedefinePolicy:
+    """How a change of a variant's order or operator keeps the submissions under the old
+    definition out (``app.services.definitions.define_boards``)."""
+
+    grace_s: float
+    """How long the boards are held before they are checked: every submission that read the old
+    definition and no lease is done, or cut off, by then."""
+    after_s: float
+    """How long the boards stay held once the definition is put: until every task's copy of the
+    old one has lapsed (``definition_cache_seconds``, and a second for the clocks); 0: released
+    at once."""
+    reach: timedelta
+    """How far back a submission may reach (its lateness): the periods held go back as far."""
+
+
 @dataclass(frozen=True)
 class Policies:
     submit: SubmitPolicy
@@ -82,3 +103,4 @@ class Policies:
     walks its board."""
     settle: timedelta
     """How long after a period ends it counts as closed (the lateness a submission may have)."""
+    redefine: RedefinePolicy

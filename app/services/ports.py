@@ -317,7 +317,7 @@ class CounterStore(Protocol):
     @property
     def counter_shards(self) -> int: ...
 
-    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
+    async def coarse_counts(self, board_id: str, *, consistent: bool = False) -> Mapping[int, int]:
         """Players per coarse bucket (summed over shards): the player count is their sum.
         ``CountsIncomplete`` while the board's counters are marked part-written."""
 

@@ -62,7 +62,7 @@ from app.errors import (
 )
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.fanout import all_or_none
-from app.services.policies import SubmitPolicy
+from app.services.policies import RANKING_CHANGE_HOLDER, SubmitPolicy
 from app.services.ports import (
     RankReader,
     RequestRecord,
@@ -305,8 +305,13 @@ class _Writer:
             read = state.leases.get(board.board_id)
             lease = read if board.board_id in state.leases else self._leases.get(board.board_id)
             if lease is not None and lease.is_live(self._now_ms / 1000):
+                why = (
+                    "held while its variant's order or operator changes"
+                    if lease.holder.startswith(RANKING_CHANGE_HOLDER)
+                    else "being seeded"
+                )
                 raise BoardBeingSeeded(
-                    f"board {board.board_id} is being seeded; retry shortly",
+                    f"board {board.board_id} is {why}; retry shortly",
                     retry_after=min(60, lease.expires_at - now_s),
                 )
 

@@ -186,7 +186,9 @@ async def test_a_busy_boards_pages_read_its_player_count_once_a_while(
 ) -> None:
     """The page's playerCount comes from every coarse counter shard; within the cache's time a
     task reads it once, so a busy board's pages cost one Query each."""
-    settings = make_settings(dynamo_endpoint, table_names, player_count_cache_seconds=30)
+    settings = make_settings(
+        dynamo_endpoint, table_names, player_count_cache_seconds=30, definition_cache_seconds=10
+    )
     async with serve(settings) as running:
         assert (await submit(running.http, player="a", score=5)).status_code == 200
         with structlog.testing.capture_logs() as logs:

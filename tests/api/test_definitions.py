@@ -251,11 +251,13 @@ async def test_refused_undefined_variants_are_404_to_read_and_422_to_submit(
 async def test_a_new_task_holds_the_definitions_before_it_is_ready_and_never_reads_one_on_a_request(
     dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
-    settings = make_settings(dynamo_endpoint, table_names)
-    async with serve(settings) as first:  # one task defines the variant and fills its boards
+    # One task defines the variant and fills its boards (holding no definition, it lets the
+    # boards go at once); another, holding definitions, starts afterwards.
+    async with serve(make_settings(dynamo_endpoint, table_names)) as first:
         assert (await define(first.http, order="asc")).status_code == 200
         await post(first.http, "ann", 50, now_ms() - 2000)
-    async with serve(settings) as task:  # another task, started afterwards
+    settings = make_settings(dynamo_endpoint, table_names, definition_cache_seconds=10)
+    async with serve(settings) as task:
         operations: list[str] = []
 
         def count(model: Any, **_: Any) -> None:
@@ -282,8 +284,11 @@ async def test_a_task_that_guessed_a_new_variant_s_rules_wrong_writes_by_the_def
     """A task that has never seen a variant submits under the default while its definition is read
     beside the first read; here the definition (asc, defined on another task) says otherwise, and
     the submission is made again under it before anything is written."""
-    settings = make_settings(dynamo_endpoint, table_names)
-    async with serve(settings) as definer, serve(settings) as other:
+    holding = make_settings(dynamo_endpoint, table_names, definition_cache_seconds=10)
+    async with (
+        serve(make_settings(dynamo_endpoint, table_names)) as definer,
+        serve(holding) as other,
+    ):
         assert (await define(definer.http, order="asc", periods=["alltime"])).status_code == 200
         assert not other.app.state.leaderboard.definitions.holds("trivia", "classic")
         await post(other.http, "ann", 50, now_ms() - 2000)
@@ -294,8 +299,14 @@ async def test_a_task_that_guessed_a_new_variant_s_rules_wrong_writes_by_the_def
 
 
 async def test_a_first_submission_to_a_variant_reads_its_definition_beside_its_state(
-    service: Service,
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
+    settings = make_settings(dynamo_endpoint, table_names, definition_cache_seconds=10)
+    async with serve(settings) as service:
+        await _reads_beside(service)
+
+
+async def _reads_beside(service: Service) -> None:
     names: list[str] = []
 
     def started(model: Any, **_: Any) -> None:

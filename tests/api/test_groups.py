@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import ADMIN_KEY, Service
+from app.bootstrap import Runtime
+from app.store.tables import TableNames
+from tests.conftest import ADMIN_KEY, Service, make_settings, serve
 from tests.support import now_ms, submit
 
 BOARD = "/v1/leaderboards/trivia/classic/alltime"
@@ -76,7 +78,16 @@ async def test_a_bad_group_is_a_422_problem(
     assert says in response.text
 
 
-async def test_a_hundred_distinct_ids_are_one_read(service: Service) -> None:
+async def test_a_hundred_distinct_ids_are_one_read(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    # A task holding definitions, as in production: the read reads none.
+    settings = make_settings(dynamo_endpoint, table_names, definition_cache_seconds=10)
+    async with serve(settings) as service:
+        await _one_read(service)
+
+
+async def _one_read(service: Service) -> None:
     await _board(service, {"p7": 7, "p42": 42})
     calls: list[str] = []
 

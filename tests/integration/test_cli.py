@@ -36,6 +36,10 @@ def _run(
         "LEADERBOARD_DYNAMODB_ENDPOINT": endpoint,
         "LEADERBOARD_SCORES_TABLE": tables.scores,
         "LEADERBOARD_SNAPSHOTS_TABLE": tables.snapshots,
+        # No request in flight when a command changes a variant's ranking: no grace period, and
+        # no task holding the old definition after it.
+        "LEADERBOARD_DEFINITION_CHANGE_GRACE_SECONDS": "0",
+        "LEADERBOARD_DEFINITION_CACHE_SECONDS": "0",
         **(env or {}),
     }
     return subprocess.run(

@@ -190,8 +190,8 @@ class _WritesAfterTheRead:
     def counter_shards(self) -> int:
         return self._counters.counter_shards
 
-    async def coarse_counts(self, board_id: str) -> Mapping[int, int]:
-        return await self._counters.coarse_counts(board_id)
+    async def coarse_counts(self, board_id: str, *, consistent: bool = False) -> Mapping[int, int]:
+        return await self._counters.coarse_counts(board_id, consistent=consistent)
 
     async def set_counter(
         self,
