@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from app import telemetry
 from app.api.invalid import invalid_input, validation_errors
 from app.api.schemas import (
     RESERVED_GAMES,
@@ -32,6 +33,7 @@ from app.api.schemas import (
     SnapshotOut,
 )
 from app.bootstrap import NoBackend, Runtime, embedded_state_file, open_operator_runtime
+from app.domain.clock import to_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.keys import is_valid_id
 from app.domain.periods import Board
@@ -46,6 +48,7 @@ from app.services.definitions import (
 )
 from app.services.erasure import erase_player
 from app.services.keys import create_api_key, list_api_keys, revoke_api_key
+from app.services.live_reconcile import ReconcilePorts, reconcile_live_boards
 from app.services.progress import Stage
 from app.services.reconcile import reconcile_board
 from app.services.seeding import SeedPorts, seed_board
@@ -237,6 +240,12 @@ async def _seed(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
+    if args.live:
+        if args.board is not None:
+            raise InvalidInput("name a BOARD or use --live, not both")
+        return await _reconcile_live(runtime, apply=args.apply)
+    if args.board is None:
+        raise InvalidInput("name a BOARD, or use --live")
     board = _board(args.board)
     definition = await runtime.definitions.for_reading(board.game, board.variant)
     progress = ProgressReport(sys.stderr)
@@ -286,6 +295,46 @@ async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
             )
         )
     return 0
+
+
+async def _reconcile_live(runtime: Runtime, *, apply: bool) -> int:
+    """Every live board; one JSON line on stdout, which CloudWatch reads as metrics (the embedded
+    metric format) where the stack runs it on its schedule. Non-zero where a board failed."""
+    s = runtime.stores
+    now = datetime.now(UTC)
+    report = await reconcile_live_boards(
+        ports=ReconcilePorts(s.index, s.counters, s.leases, s.standings, s.registry),
+        definitions=runtime.definitions,
+        layout=runtime.policies.layout,
+        tie_group=runtime.policies.tie_group,
+        now=now,
+        settle=runtime.policies.settle,
+        apply=apply,
+    )
+    document = {
+        "applied": apply,
+        "drifted": [
+            {
+                "leaderboardId": r.board_id,
+                "differences": len(r.differences) + sum(t.differences for t in r.ties),
+                "repaired": len(r.repaired),
+                "left": len(r.skipped) + len(r.unwritten),
+            }
+            for r in report.drifted
+        ],
+        "held": report.held,
+        "failed": report.failed,
+        **telemetry.reconcile_emf(
+            boards=len(report.boards),
+            drifted=len(report.drifted),
+            differences=report.differences,
+            left=report.left,
+            failed=len(report.failed),
+            timestamp_ms=to_ms(now),
+        ),
+    }
+    print(json.dumps(document, separators=(",", ":")))
+    return 1 if report.failed else 0
 
 
 async def _snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
@@ -703,8 +752,14 @@ def build_parser() -> argparse.ArgumentParser:
         "Recount a board twice from its index and compare with its counters; with --apply, "
         "repair only where both passes agree. Progress goes to stderr.",
     )
-    reconcile.add_argument("board", metavar="BOARD", help=BOARD_HELP)
+    reconcile.add_argument("board", metavar="BOARD", nargs="?", help=BOARD_HELP)
     reconcile.add_argument("--apply", action="store_true", help="repair (default: a dry run)")
+    reconcile.add_argument(
+        "--live",
+        action="store_true",
+        help="every board still taking submissions, one after another (as the stack's schedule "
+        "runs it); prints one JSON line, with CloudWatch's embedded metrics",
+    )
 
     snapshot = command("snapshot", "snapshot a board now, or every closed period")
     snapshot.add_argument("board", metavar="BOARD", nargs="?", help=BOARD_HELP)

@@ -193,3 +193,37 @@ def emf_fields(*, route: str, status: int, stats: CallStats, timestamp_ms: int) 
         },
         "route": route,
     }
+
+
+def reconcile_emf(
+    *, boards: int, drifted: int, differences: int, left: int, failed: int, timestamp_ms: int
+) -> dict[str, Any]:
+    """The embedded-metric-format fields of a live reconcile's log line: the boards walked, those
+    found drifted, the counters found wrong and those left wrong, the boards that failed. The
+    stack pages when ``reconcile_drifted_boards`` is above 0 in two runs in a row."""
+    return {
+        "reconcile_boards": boards,
+        "reconcile_drifted_boards": drifted,
+        "reconcile_differences": differences,
+        "reconcile_left": left,
+        "reconcile_failed_boards": failed,
+        "_aws": {
+            "Timestamp": timestamp_ms,
+            "CloudWatchMetrics": [
+                {
+                    "Namespace": NAMESPACE,
+                    "Dimensions": [[]],
+                    "Metrics": [
+                        {"Name": name, "Unit": "Count"}
+                        for name in (
+                            "reconcile_boards",
+                            "reconcile_drifted_boards",
+                            "reconcile_differences",
+                            "reconcile_left",
+                            "reconcile_failed_boards",
+                        )
+                    ],
+                }
+            ],
+        },
+    }

@@ -36,6 +36,7 @@ from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct, Node
 
 from app.store.tables import RANK_INDEX, TTL_ATTRIBUTE, scores_table_spec, snapshots_table_spec
+from app.telemetry import NAMESPACE as METRICS_NAMESPACE
 
 CONTAINER_NAME = "api"
 CONTAINER_PORT = 8000
@@ -57,6 +58,9 @@ keys list/revoke`). TransactWriteItems has no action of its own: each of its ite
 of its kind. tests/infra derives this set from the adapter's source and compares."""
 
 SNAPSHOT_COMMAND = ("snapshot", "--closed-periods")
+RECONCILE_COMMAND = ("reconcile", "--live", "--apply")
+"""Every hour, at minute 37: counters and tie counters of every live board made true again
+(docs/operations.md), with metrics for the alarm on drift found twice in a row."""
 
 # Shutdown, in the order ECS does it: the target is deregistered and drained (in-flight requests
 # finish: none outlives the service's 10 s request deadline), then SIGTERM, after which the
@@ -255,7 +259,10 @@ class LeaderboardStack(Stack):
 
         self.load_balancer, self.target_group = self._load_balancer(vpc)
         self.service = self._service()
-        self.snapshot_rule = self._scheduled_snapshots()
+        # Off the hour, when day and week periods close and every other job wakes up.
+        self.snapshot_rule = self._scheduled("ClosedPeriodSnapshots", SNAPSHOT_COMMAND, minute="7")
+        self.reconcile_rule = self._scheduled("LiveReconcile", RECONCILE_COMMAND, minute="37")
+        self._acknowledge_scheduled_tasks()
         self.alarm_topic = self._alarms()
         self._task_failures(self.alarm_topic)
         if config.waf:
@@ -553,16 +560,18 @@ class LeaderboardStack(Stack):
         )
         return service
 
-    def _scheduled_snapshots(self) -> events.Rule:
-        """`leaderboard snapshot --closed-periods` every hour, as a task of the service's own
-        definition with the command replaced (idempotent: a run that finds nothing to do writes
-        nothing)."""
-        rule = events.Rule(
+    def _scheduled(
+        self, construct_id: str, command: tuple[str, ...], *, minute: str
+    ) -> events.Rule:
+        """``leaderboard <command>`` every hour at ``minute``, as a task of the service's own
+        definition with the command replaced (each is idempotent: `snapshot --closed-periods`
+        writes nothing where nothing closed, `reconcile --live --apply` nothing where nothing
+        drifted)."""
+        return events.Rule(
             self,
-            "ClosedPeriodSnapshots",
-            description="leaderboard snapshot --closed-periods",
-            # Off the hour, when day and week periods close and every other job wakes up.
-            schedule=events.Schedule.cron(minute="7", hour="*"),
+            construct_id,
+            description="leaderboard " + " ".join(command),
+            schedule=events.Schedule.cron(minute=minute, hour="*"),
             targets=[
                 events_targets.EcsTask(
                     cluster=self.cluster,
@@ -574,7 +583,7 @@ class LeaderboardStack(Stack):
                     security_groups=[self.task_security_group],
                     container_overrides=[
                         events_targets.ContainerOverride(
-                            container_name=CONTAINER_NAME, command=list(SNAPSHOT_COMMAND)
+                            container_name=CONTAINER_NAME, command=list(command)
                         )
                     ],
                     retry_attempts=2,
@@ -582,6 +591,8 @@ class LeaderboardStack(Stack):
                 )
             ],
         )
+
+    def _acknowledge_scheduled_tasks(self) -> None:
         # The finding names the resource as cdk-nag renders it: references as <LogicalId>.
         tasks = (
             f"arn:{self._as_nag_renders(self.partition)}:ecs:{self._as_nag_renders(self.region)}"
@@ -593,7 +604,6 @@ class LeaderboardStack(Stack):
             "EventBridge tags the tasks it starts, whose ids exist only once started: tagging is "
             "limited to tasks of this cluster.",
         )
-        return rule
 
     def _as_nag_renders(self, value: str) -> str:
         resolved = self.resolve(value)
@@ -700,18 +710,35 @@ class LeaderboardStack(Stack):
             TRANSACTION_CONFLICTS_PER_5_MINUTES,
             periods=3,
         )
+        for construct_id, rule, what in (
+            ("SnapshotScheduleFailed", self.snapshot_rule, "snapshot"),
+            ("ReconcileScheduleFailed", self.reconcile_rule, "reconcile"),
+        ):
+            alarm(
+                construct_id,
+                f"EventBridge could not start the hourly {what} task",
+                cloudwatch.Metric(
+                    namespace="AWS/Events",
+                    metric_name="FailedInvocations",
+                    dimensions_map={"RuleName": rule.rule_name},
+                    statistic="Sum",
+                    period=Duration.hours(1),
+                ),
+                0,
+                periods=1,
+            )
         alarm(
-            "SnapshotScheduleFailed",
-            "EventBridge could not start the hourly snapshot task",
+            "CounterDrift",
+            "The hourly reconcile found boards whose counters drifted in two runs in a row: "
+            "something writes rows without their counters (docs/operations.md)",
             cloudwatch.Metric(
-                namespace="AWS/Events",
-                metric_name="FailedInvocations",
-                dimensions_map={"RuleName": self.snapshot_rule.rule_name},
-                statistic="Sum",
+                namespace=METRICS_NAMESPACE,
+                metric_name="reconcile_drifted_boards",
+                statistic="Maximum",
                 period=Duration.hours(1),
             ),
             0,
-            periods=1,
+            periods=2,
         )
         return topic
 

@@ -1,5 +1,6 @@
 """What operators rely on after the deployment: alarms that reach the SNS topic, and the hourly
-snapshot of closed periods run as a task of the service's own definition."""
+snapshot of closed periods and reconcile of live boards, each run as a task of the service's own
+definition."""
 
 from __future__ import annotations
 
@@ -132,19 +133,40 @@ def test_transaction_conflicts_alarm_watches_the_scores_table(synthesized: Synth
     assert alarm["Properties"]["Statistic"] == "Sum"
 
 
-def scheduled_rule(synthesized: Synthesized) -> dict[str, Any]:
-    (rule,) = [
-        r
-        for r in synthesized.of_type("AWS::Events::Rule").values()
+SCHEDULED = [("snapshot", "--closed-periods"), ("reconcile", "--live", "--apply")]
+
+
+def _command(rule: dict[str, Any]) -> list[str]:
+    (target,) = rule["Properties"]["Targets"]
+    return list(json.loads(target["Input"])["containerOverrides"][0]["command"])
+
+
+def scheduled_rules(synthesized: Synthesized) -> dict[str, dict[str, Any]]:
+    """Each scheduled rule, by its logical id."""
+    return {
+        k: r
+        for k, r in synthesized.of_type("AWS::Events::Rule").items()
         if "ScheduleExpression" in r["Properties"]
-    ]
+    }
+
+
+def scheduled_rule(synthesized: Synthesized, command: tuple[str, ...]) -> dict[str, Any]:
+    (rule,) = [r for r in scheduled_rules(synthesized).values() if _command(r) == list(command)]
     return rule
 
 
-def test_closed_periods_are_snapshotted_hourly_by_the_service_s_task(
-    synthesized: Synthesized,
+def test_exactly_the_two_hourly_jobs_are_scheduled(synthesized: Synthesized) -> None:
+    commands = sorted(_command(r) for r in scheduled_rules(synthesized).values())
+    assert commands == sorted(list(c) for c in SCHEDULED)
+    minutes = {r["Properties"]["ScheduleExpression"] for r in scheduled_rules(synthesized).values()}
+    assert len(minutes) == 2  # never at the same minute: the reconcile is not the snapshot's load
+
+
+@pytest.mark.parametrize("command", SCHEDULED, ids=[c[0] for c in SCHEDULED])
+def test_each_hourly_job_runs_as_the_service_s_task(
+    synthesized: Synthesized, command: tuple[str, ...]
 ) -> None:
-    properties = scheduled_rule(synthesized)["Properties"]
+    properties = scheduled_rule(synthesized, command)["Properties"]
     assert re.fullmatch(
         r"cron\([0-5]?\d \* \* \* \? \*\)|rate\(1 hour\)", properties["ScheduleExpression"]
     )
@@ -154,22 +176,21 @@ def test_closed_periods_are_snapshotted_hourly_by_the_service_s_task(
     assert parameters["TaskDefinitionArn"] == {"Ref": task_id}
     assert parameters["LaunchType"] == "FARGATE"
     overrides = json.loads(target["Input"])["containerOverrides"]
-    assert overrides == [{"name": CONTAINER_NAME, "command": ["snapshot", "--closed-periods"]}]
+    assert overrides == [{"name": CONTAINER_NAME, "command": list(command)}]
     # The override replaces the image's CMD and keeps its ENTRYPOINT.
     (entrypoint,) = [
         exec_form(args)
         for instruction, args in dockerfile_instructions(REPO / "Dockerfile")
         if instruction == "ENTRYPOINT"
     ]
-    assert [*entrypoint, *overrides[0]["command"]] == [
-        "leaderboard",
-        "snapshot",
-        "--closed-periods",
-    ]
+    assert [*entrypoint, *overrides[0]["command"]] == ["leaderboard", *command]
 
 
-def test_the_scheduled_task_runs_where_the_service_runs(synthesized: Synthesized) -> None:
-    (target,) = scheduled_rule(synthesized)["Properties"]["Targets"]
+@pytest.mark.parametrize("command", SCHEDULED, ids=[c[0] for c in SCHEDULED])
+def test_the_scheduled_task_runs_where_the_service_runs(
+    synthesized: Synthesized, command: tuple[str, ...]
+) -> None:
+    (target,) = scheduled_rule(synthesized, command)["Properties"]["Targets"]
     scheduled = target["EcsParameters"]["NetworkConfiguration"]["AwsVpcConfiguration"]
     _, service = synthesized.one("AWS::ECS::Service")
     served = service["Properties"]["NetworkConfiguration"]["AwsvpcConfiguration"]
@@ -202,11 +223,18 @@ def test_a_snapshot_run_that_fails_or_cannot_start_reaches_the_topic(
     assert detail["group"] == [f"family:{family}"]
     assert detail["containers"] == {"exitCode": [{"anything-but": 0}]}
     assert [t["Arn"] for t in stopped["Targets"]] == [{"Ref": topic_id}]
-    rule_id = next(
-        k
-        for k, v in synthesized.of_type("AWS::Events::Rule").items()
-        if "ScheduleExpression" in v["Properties"]
-    )
-    (alarm,) = alarms_on(synthesized, "AWS/Events", "FailedInvocations")
-    ((_, _, dimensions),) = metrics_of(alarm)
-    assert dict(dimensions) == {"RuleName": rule_id}
+    watched = set()
+    for alarm in alarms_on(synthesized, "AWS/Events", "FailedInvocations"):
+        ((_, _, dimensions),) = metrics_of(alarm)
+        watched.add(dict(dimensions)["RuleName"])
+    assert watched == set(scheduled_rules(synthesized))
+
+
+def test_drift_found_by_two_hourly_reconciles_in_a_row_pages(synthesized: Synthesized) -> None:
+    (alarm,) = alarms_on(synthesized, "Leaderboard", "reconcile_drifted_boards")
+    properties = alarm["Properties"]
+    assert properties["Period"] == 3600
+    assert (properties["EvaluationPeriods"], properties["DatapointsToAlarm"]) == (2, 2)
+    assert properties["ComparisonOperator"] == "GreaterThanThreshold"
+    assert properties["Threshold"] == 0
+    assert properties["TreatMissingData"] == "notBreaching"

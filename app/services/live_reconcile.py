@@ -1,0 +1,135 @@
+"""The reconciler over every live board, as the stack runs it on a schedule
+(``leaderboard reconcile --live --apply``): each registered board still taking submissions (all-time
+boards, and period boards not yet closed) is reconciled in turn, tie counters included, and the run
+reports what drifted and what it left, for the alarm that pages when drift is found twice in a row.
+
+A board a seeding lease holds is left to its seeder; a board that fails, whatever the error, is
+reported and left for the next run; the others go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import structlog
+
+from app.domain.buckets import BucketLayout
+from app.domain.periods import Board
+from app.errors import BoardBeingSeeded, LeaderboardError
+from app.services.boards import board_is_expired
+from app.services.definitions import Definitions
+from app.services.ports import BoardIndex, BoardRegistry, CounterStore, LeaseStore, StandingStore
+from app.services.reconcile import ReconcileReport, reconcile_board
+from app.services.snapshots import period_closes_at
+
+log = structlog.get_logger(__name__)
+
+BOARDS_AT_ONCE = 4
+"""Boards reconciled at once: each walks its whole board twice."""
+
+
+@dataclass(frozen=True)
+class ReconcilePorts:
+    index: BoardIndex
+    counters: CounterStore
+    leases: LeaseStore
+    standings: StandingStore
+    registry: BoardRegistry
+
+
+@dataclass
+class LiveReconcileReport:
+    boards: list[ReconcileReport] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    """Boards a seeding lease held: their seeder rebuilds their counters."""
+    failed: dict[str, str] = field(default_factory=dict)
+    """Boards whose reconcile failed, with why: left for the next run."""
+
+    @property
+    def drifted(self) -> list[ReconcileReport]:
+        """The boards whose counters or tie counters differed from the board."""
+        return [r for r in self.boards if r.differences or any(t.differences for t in r.ties)]
+
+    @property
+    def differences(self) -> int:
+        return sum(len(r.differences) + sum(t.differences for t in r.ties) for r in self.boards)
+
+    @property
+    def left(self) -> int:
+        """Differences not repaired: skipped (changed meanwhile) or unwritten."""
+        return sum(len(r.skipped) + len(r.unwritten) for r in self.boards)
+
+
+def is_live(board: Board, *, now: datetime, settle: timedelta, retention: timedelta) -> bool:
+    """Still taking submissions: all-time, or a period not closed (``settle`` after its end)."""
+    closes = period_closes_at(board, settle=settle)
+    return (closes is None or closes > now) and not board_is_expired(
+        board, now=now, retention=retention
+    )
+
+
+async def reconcile_live_boards(
+    *,
+    ports: ReconcilePorts,
+    definitions: Definitions,
+    layout: BucketLayout,
+    tie_group: int | None,
+    now: datetime,
+    settle: timedelta,
+    apply: bool,
+    pass_gap_s: float = 1.0,
+) -> LiveReconcileReport:
+    """Reconcile every live registered board (see the module docstring)."""
+    report = LiveReconcileReport()
+    live: list[tuple[Board, timedelta]] = []
+    for registered in await ports.registry.registered_boards():
+        try:
+            board = Board.from_id(registered.board_id)
+            retention = (await definitions.of(board.game, board.variant)).definition.retention
+        except ValueError:
+            log.warning("registry_row_not_a_board", board=registered.board_id)
+            continue
+        except LeaderboardError as exc:
+            report.failed[registered.board_id] = exc.detail
+            continue
+        if is_live(board, now=now, settle=settle, retention=retention):
+            live.append((board, retention))
+    gate = asyncio.Semaphore(BOARDS_AT_ONCE)
+
+    async def one(board: Board, retention: timedelta) -> None:
+        async with gate:
+            try:
+                found = await reconcile_board(
+                    index=ports.index,
+                    counters=ports.counters,
+                    leases=ports.leases,
+                    board=board,
+                    layout=layout,
+                    retention=retention,
+                    apply=apply,
+                    tie_group=tie_group,
+                    standings=ports.standings,
+                    pass_gap_s=pass_gap_s,
+                )
+            except BoardBeingSeeded:
+                report.held.append(board.board_id)
+            except LeaderboardError as exc:
+                report.failed[board.board_id] = exc.detail
+                log.warning("reconcile_failed", board=board.board_id, error=exc.detail)
+            else:
+                report.boards.append(found)
+
+    await asyncio.gather(*(one(board, retention) for board, retention in live))
+    report.boards.sort(key=lambda r: r.board_id)
+    log.info(
+        "reconciled_live_boards",
+        boards=len(report.boards),
+        drifted=len(report.drifted),
+        differences=report.differences,
+        left=report.left,
+        held=len(report.held),
+        failed=len(report.failed),
+    )
+    return report
