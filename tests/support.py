@@ -17,7 +17,7 @@ from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import RankKey
 from app.domain.models import Entry, Standing, StandingWrite
 from app.domain.periods import Board
-from app.services.ports import BoardIndex, CounterStore
+from app.services.ports import BoardIndex, CounterStore, StandingStore
 from app.services.reconcile import ReconcileReport, reconcile_board
 from app.services.seeding import SeedPorts
 from app.services.snapshots import SnapshotPorts
@@ -174,6 +174,8 @@ async def reconciled(
     index: BoardIndex | None = None,
     counters: CounterStore | None = None,
     clock: Callable[[], float] = time.time,
+    tie_group: int | None = None,
+    standings: StandingStore | None = None,
 ) -> ReconcileReport:
     """``reconcile_board`` on the runtime's own stores (or the ``index``/``counters`` given), with
     no gap between its passes unless one is asked for."""
@@ -187,4 +189,6 @@ async def reconciled(
         apply=apply,
         pass_gap_s=pass_gap_s,
         clock=clock,
+        tie_group=tie_group,
+        standings=standings,
     )

@@ -250,6 +250,12 @@ async def reconcile_board(
     ties = tie_group if standings is not None else None
     first = await count_board(index, board_id, layout=layout, progress=progress, tie_group=ties)
     stored = await _read_counters(counters, board_id, layout=layout, progress=progress)
+    # The crowded slots' tie counters are read here too, between the passes: a submission that
+    # lands after the read and before the writes either shows in the second pass (the slot is not
+    # compared) or fails the write's condition on the value read (skipped), never overwritten.
+    stored_ties = {
+        (b, s): await counters.read_ties(board_id, b, s) for b, s in sorted(first.crowded)
+    }
     if pass_gap_s > 0:
         await asyncio.sleep(pass_gap_s)
     second = await count_board(
@@ -293,10 +299,11 @@ async def reconcile_board(
                 counters=counters,
                 standings=standings,
                 board_id=board_id,
-                crowded=agreed,
+                crowded={k: v for k, v in agreed.items() if k in stored_ties},
                 group=ties,
                 apply=apply,
                 expires_at=_counter_expiry(board, retention),
+                stored=stored_ties,
             )
         )
     log.info(

@@ -5,8 +5,10 @@ The reconciler and the seeder walk every entry of a board anyway; for each crowd
 
 1. the grain: the slot's own if it has one (a grain never changes, so rows counted at it stay
    right), else the largest that leaves no chunk over ``group`` entries;
-2. each level-A and level-B count, set conditioned on the value read (a submission landing
-   meanwhile is never overwritten: that item is reported as skipped);
+2. each level-A and level-B count, set conditioned on the value read: the reconciler reads them
+   between its two passes, so a submission landing after that read either shows in the second
+   pass (the slot is then not compared) or has changed the value read (the write fails its
+   condition: skipped), and is never overwritten;
 3. every row of the slot not yet marked with the grain is marked (and its version bumped, so a
    submission that read it before is retried, reading the mark);
 4. last, the slot's grain item, if it had none: from then on submissions count the slot's rows in
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -34,7 +36,7 @@ from app.domain.keys import RankKey
 from app.domain.ties import choose_grain, tie_counts
 from app.errors import ConditionFailed, ItemBusy, Throttled
 from app.services.fanout import all_or_none
-from app.services.ports import CounterStore, IndexedKey, StandingStore, TieItem
+from app.services.ports import CounterStore, IndexedKey, StandingStore, StoredTies, TieItem
 from app.services.retries import persist
 
 log = structlog.get_logger(__name__)
@@ -73,21 +75,28 @@ async def reconcile_ties(
     group: int,
     apply: bool,
     expires_at: int | None,
+    stored: Mapping[tuple[int, int], StoredTies] | None = None,
 ) -> list[TieReport]:
     """Compare (and, with ``apply``, make) each crowded slot's tie counters with the walk that
-    found ``crowded`` (pass only slots both of the caller's passes agree on)."""
+    found ``crowded`` (pass only slots both of the caller's passes agree on). ``stored``: the
+    slots' tie counters as the caller read them between its passes, which every write is
+    conditioned on; without it (a seeder, under its lease: nothing else writes) they are read
+    here."""
     gate = asyncio.Semaphore(WRITE_CONCURRENCY)
     reports = []
     for (bucket, slot), entries in sorted(crowded.items()):
-        stored = await counters.read_ties(board_id, bucket, slot)
+        if stored is not None:
+            read = stored[(bucket, slot)]
+        else:
+            read = await counters.read_ties(board_id, bucket, slot)
         keys = [e.key for e in entries]
-        grain = stored.grain if stored.grain is not None else choose_grain(keys, group=group)
+        grain = read.grain if read.grain is not None else choose_grain(keys, group=group)
         a, b = tie_counts(keys, grain)
         wanted = {**a, **b}
         differing = sorted(
             sk
-            for sk in set(wanted) | set(stored.counts)
-            if stored.counts.get(sk, 0) != wanted.get(sk, 0)
+            for sk in set(wanted) | set(read.counts)
+            if read.counts.get(sk, 0) != wanted.get(sk, 0)
         )
         unmarked = [e for e in entries if e.tie_grain != grain]
         report = TieReport(
@@ -95,7 +104,7 @@ async def reconcile_ties(
             slot,
             grain,
             len(entries),
-            built=stored.grain is None,
+            built=read.grain is None,
             differences=len(differing),
             unmarked=len(unmarked),
         )
@@ -105,9 +114,9 @@ async def reconcile_ties(
                 standings,
                 report,
                 board_id=board_id,
-                wanted={sk: (wanted.get(sk, 0), stored.counts.get(sk)) for sk in differing},
+                wanted={sk: (wanted.get(sk, 0), read.counts.get(sk)) for sk in differing},
                 unmarked=[e.key for e in unmarked],
-                needs_grain=stored.grain is None,
+                needs_grain=read.grain is None,
                 expires_at=expires_at,
                 gate=gate,
             )
