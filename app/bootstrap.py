@@ -36,6 +36,7 @@ from app.services.policies import (
 )
 from app.services.ports import KeyLookup, Stores
 from app.services.registry import BoardRegistrar, RegisteredBoards
+from app.services.slot_builds import SlotBuildPorts, SlotBuilds
 from app.settings import Settings
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
@@ -191,6 +192,8 @@ class Runtime:
     player_counts: PlayerCounts
     definitions: Definitions
     registered_boards: RegisteredBoards
+    slot_builds: SlotBuilds
+    """Tie counters of crowded slots built in the background where a rank read is a range."""
     endpoint: str | None
     """The DynamoDB endpoint in use (``None``: AWS's own for the region)."""
     client: DynamoDBClient
@@ -222,27 +225,52 @@ async def open_runtime(
         table_admin = Tables(dynamo, table_names(settings))
         if create_tables:
             await table_admin.create_tables()
-        yield Runtime(
-            stores=stores,
-            policies=build_policies(settings),
-            authenticator=build_authenticator(settings, stores.keys),
-            registrar=BoardRegistrar(stores.registry),
-            # A key's first request runs at most the request deadline: a second one waits that.
-            keys_in_flight=KeysInFlight(hold_s=settings.request_deadline_seconds),
-            seen_leases=SeenLeases(ttl_s=settings.lease_cache_seconds),
-            player_counts=PlayerCounts(ttl_s=settings.player_count_cache_seconds),
-            definitions=Definitions(
-                stores.definitions,
-                default=default_definition(settings),
-                undefined=settings.undefined_boards,
-                ttl_s=settings.definition_cache_seconds,
-            ),
-            registered_boards=RegisteredBoards(ttl_s=settings.board_list_cache_seconds),
-            endpoint=endpoint,
-            client=client,
-            tables=table_names(settings),
-            table_admin=table_admin,
+        slot_builds = SlotBuilds(
+            SlotBuildPorts(stores.index, stores.counters, stores.standings),
+            layout=LAYOUT,
+            group=tie_group(settings),
+            pass_gap_s=SLOT_BUILD_PASS_GAP_S,
         )
+        try:
+            yield _runtime(settings, stores, slot_builds, endpoint, client, table_admin)
+        finally:
+            await slot_builds.close()
+
+
+SLOT_BUILD_PASS_GAP_S = 1.0
+"""Between a slot build's two walks: longer than RankIndex's usual lag."""
+
+
+def _runtime(
+    settings: Settings,
+    stores: Stores,
+    slot_builds: SlotBuilds,
+    endpoint: str | None,
+    client: DynamoDBClient,
+    table_admin: Tables,
+) -> Runtime:
+    return Runtime(
+        stores=stores,
+        policies=build_policies(settings),
+        authenticator=build_authenticator(settings, stores.keys),
+        registrar=BoardRegistrar(stores.registry),
+        # A key's first request runs at most the request deadline: a second one waits that.
+        keys_in_flight=KeysInFlight(hold_s=settings.request_deadline_seconds),
+        seen_leases=SeenLeases(ttl_s=settings.lease_cache_seconds),
+        player_counts=PlayerCounts(ttl_s=settings.player_count_cache_seconds),
+        definitions=Definitions(
+            stores.definitions,
+            default=default_definition(settings),
+            undefined=settings.undefined_boards,
+            ttl_s=settings.definition_cache_seconds,
+        ),
+        registered_boards=RegisteredBoards(ttl_s=settings.board_list_cache_seconds),
+        slot_builds=slot_builds,
+        endpoint=endpoint,
+        client=client,
+        tables=table_names(settings),
+        table_admin=table_admin,
+    )
 
 
 def embedded_state_file(settings: Settings) -> Path:

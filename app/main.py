@@ -40,6 +40,7 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
         keys_in_flight=runtime.keys_in_flight,
         seen_leases=runtime.seen_leases,
         player_counts=runtime.player_counts,
+        slot_builds=runtime.slot_builds,
         definitions=runtime.definitions,
         registered_boards=runtime.registered_boards,
         write_limits=RateLimiter(

@@ -165,6 +165,7 @@ async def get_player_rank(read: BoardReadingDep, player_id: PathId) -> PlayerRan
         definition=read.definition,
         player_id=player_id,
         now=read.now,
+        builds=read.state.slot_builds,
     )
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(
@@ -197,6 +198,7 @@ async def get_around(
         before=before,
         after=after,
         now=read.now,
+        builds=read.state.slot_builds,
     )
     entries = [
         AroundEntryOut.of(n.entry, around.rank_of(n), rank_range=around.range_of(n))

@@ -37,6 +37,7 @@ from app.services.definitions import Definitions
 from app.services.policies import Policies
 from app.services.ports import Stores
 from app.services.registry import BoardRegistrar, RegisteredBoards
+from app.services.slot_builds import SlotBuilds
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class AppState:
     player_counts: PlayerCounts
     definitions: Definitions
     registered_boards: RegisteredBoards
+    slot_builds: SlotBuilds
     write_limits: RateLimiter
     read_limits: RateLimiter
     max_body_bytes: int

@@ -243,8 +243,11 @@ class BoardIndex(Protocol):
     ) -> list[Entry]:
         """Up to ``limit`` entries just ahead of (or behind) ``key``, nearest first."""
 
-    def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[IndexedKey]]:
-        """The board's rank keys (each with its row's tie grain), in pages, best first."""
+    def board_keys(
+        self, board_id: str, *, page_size: int, between: tuple[str, str] | None = None
+    ) -> AsyncIterator[list[IndexedKey]]:
+        """The board's rank keys (each with its row's tie grain), in pages, best first; only
+        those from ``between[0]`` to ``between[1]`` (encoded keys, both included) if given."""
 
 
 @dataclass(frozen=True)

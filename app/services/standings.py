@@ -18,6 +18,7 @@ from app.services.definitions import Definitions
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, RankReader, StandingStore
 from app.services.rank import RankQuery, rank_many, rank_of
+from app.services.slot_builds import SlotBuilds
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ async def player_rank(
     definition: BoardDefinition,
     player_id: str,
     now: datetime,
+    builds: SlotBuilds | None = None,
 ) -> PlayerRank:
     """The player's entry (read strongly from their row) and rank: one round trip for the row,
     one for the rank's reads."""
@@ -75,7 +77,26 @@ async def player_rank(
         ),
         cap=policy.cap,
     )
+    _build_if_crowded(builds, board, definition, standing, rank)
     return PlayerRank(board, standing.entry, rank)
+
+
+def _build_if_crowded(
+    builds: SlotBuilds | None,
+    board: Board,
+    definition: BoardDefinition,
+    standing: Standing,
+    rank: Rank,
+) -> None:
+    """A range on a slot with no tie counters: have the task build them (``SlotBuilds``)."""
+    if builds is None or standing.tie_grain is not None or not isinstance(rank, EstimatedRank):
+        return
+    expires = board.period.expires_at(definition.retention)
+    builds.wanted(
+        board.board_id,
+        standing.entry.key,
+        expires_at=None if expires is None else int(expires.timestamp()),
+    )
 
 
 async def _standing(
@@ -101,6 +122,7 @@ async def around_player(
     before: int,
     after: int,
     now: datetime,
+    builds: SlotBuilds | None = None,
 ) -> Around:
     """The ``before`` entries just ahead, the player, the ``after`` just behind, in board order:
     one round trip for the player's row, one for their rank and the neighbours together."""
@@ -121,6 +143,7 @@ async def around_player(
         index.query_neighbours(board.board_id, key, ahead=True, limit=before),
         index.query_neighbours(board.board_id, key, ahead=False, limit=after),
     )
+    _build_if_crowded(builds, board, definition, standing, rank)
     found = PlayerRank(board, standing.entry, rank)
     neighbours = [Neighbour(e, -(i + 1)) for i, e in enumerate(ahead)][::-1]
     neighbours.append(Neighbour(found.entry, 0))

@@ -83,8 +83,15 @@ class IndexReads:
         )
         return [entry_of(item) for item in page.get("Items", [])]
 
-    async def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[IndexedKey]]:
-        kwargs = self._board(board_id) | {
+    async def board_keys(
+        self, board_id: str, *, page_size: int, between: tuple[str, str] | None = None
+    ) -> AsyncIterator[list[IndexedKey]]:
+        if between is None:
+            kwargs = self._board(board_id)
+        else:
+            kwargs = self._board(board_id, " AND rankKey BETWEEN :lo AND :hi")
+            kwargs["ExpressionAttributeValues"] |= {":lo": s(between[0]), ":hi": s(between[1])}
+        kwargs |= {
             "ProjectionExpression": f"rankKey, {TIE_GRAIN_ATTRIBUTE}",
             "ScanIndexForward": True,
             "Limit": page_size,

@@ -144,9 +144,11 @@ class _FirstPassMisses:
     ) -> list[Entry]:
         return await self._index.query_neighbours(board_id, key, ahead=ahead, limit=limit)
 
-    async def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[IndexedKey]]:
+    async def board_keys(
+        self, board_id: str, *, page_size: int, between: tuple[str, str] | None = None
+    ) -> AsyncIterator[list[IndexedKey]]:
         self._passes += 1
-        async for page in self._index.board_keys(board_id, page_size=page_size):
+        async for page in self._index.board_keys(board_id, page_size=page_size, between=between):
             hidden = self._hidden if self._passes == 1 else None
             yield [found for found in page if found.key.player_id != hidden]
 

@@ -252,8 +252,10 @@ class _IndexThatLags:
     ) -> list[Entry]:
         return await self._index.query_neighbours(board_id, key, ahead=ahead, limit=limit)
 
-    def board_keys(self, board_id: str, *, page_size: int) -> AsyncIterator[list[IndexedKey]]:
-        return self._index.board_keys(board_id, page_size=page_size)
+    def board_keys(
+        self, board_id: str, *, page_size: int, between: tuple[str, str] | None = None
+    ) -> AsyncIterator[list[IndexedKey]]:
+        return self._index.board_keys(board_id, page_size=page_size, between=between)
 
 
 async def test_a_player_gone_from_the_table_is_left_out(

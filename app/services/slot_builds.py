@@ -1,0 +1,196 @@
+"""Tie counters built while a board is live: a rank read that can only answer a range, on a
+slot with no tie counters yet, has its task build that one slot's in the background, so a slot
+that crowds is exact within seconds, with no operator and no wait for the hourly reconcile.
+
+A build walks only the slot's entries on RankIndex (a key range), twice, ``pass_gap_s`` apart
+(longer than the index's lag), with the slot's tie counters read between the walks; where the
+walks agree and the slot holds more than ``group`` entries, ``app.services.ties`` writes its
+counts (each conditioned on the value read between the walks), marks its rows and gives it its
+grain last. A submission that overtakes it leaves the slot without a grain, or with counts the
+rank code finds do not add up: an honest range until the next build, never a wrong exact rank.
+
+``SlotBuilds`` is the per-task single flight: one build per slot at a time, and a slot tried at
+most once every ``every_s`` (a slot whose ties share a millisecond past the cap stays a range
+however its counters are built, and must not be walked on every read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+
+from app.domain.buckets import BucketLayout
+from app.domain.keys import Order, RankKey, score_prefix
+from app.errors import LeaderboardError
+from app.services.ports import BoardIndex, CounterStore, IndexedKey, StandingStore
+from app.services.ties import TieReport, reconcile_ties
+
+log = structlog.get_logger(__name__)
+
+PAGE_SIZE = 1_000
+
+
+def slot_key_range(layout: BucketLayout, bucket: int, slot: int, order: Order) -> tuple[str, str]:
+    """The first and last possible encoded rank keys of a fine slot's scores, best first."""
+    low, high = layout.fine_bounds(bucket, slot)  # scores low..high-1
+    best, worst = (low, high - 1) if order is Order.ASC else (high - 1, low)
+    last = score_prefix(worst, order)
+    return score_prefix(best, order), last[:-1] + chr(ord(last[-1]) + 1)
+
+
+@dataclass(frozen=True)
+class SlotBuildPorts:
+    index: BoardIndex
+    counters: CounterStore
+    standings: StandingStore
+
+
+async def build_slot_ties(
+    ports: SlotBuildPorts,
+    *,
+    board_id: str,
+    bucket: int,
+    slot: int,
+    order: Order,
+    layout: BucketLayout,
+    group: int,
+    expires_at: int | None,
+    pass_gap_s: float,
+) -> TieReport | None:
+    """Build one slot's tie counters (see the module docstring); ``None`` where there was
+    nothing to build: the slot has a grain, is not crowded, or changed between the walks."""
+    between = slot_key_range(layout, bucket, slot, order)
+    first = await _walk(ports.index, board_id, between)
+    if len(first) <= group:
+        return None
+    stored = await ports.counters.read_ties(board_id, bucket, slot)
+    if stored.grain is not None:
+        return None  # built: the reconciler repairs what drifts
+    await asyncio.sleep(pass_gap_s)
+    second = await _walk(ports.index, board_id, between)
+    if [e.key for e in first] != [e.key for e in second]:
+        log.info("slot_build_deferred", board=board_id, bucket=bucket, slot=slot)
+        return None
+    (report,) = await reconcile_ties(
+        counters=ports.counters,
+        standings=ports.standings,
+        board_id=board_id,
+        crowded={(bucket, slot): second},
+        group=group,
+        apply=True,
+        expires_at=expires_at,
+        stored={(bucket, slot): stored},
+    )
+    log.info(
+        "slot_ties_built",
+        board=board_id,
+        bucket=bucket,
+        slot=slot,
+        entries=report.entries,
+        grain=report.grain,
+        skipped=report.skipped,
+        unwritten=report.unwritten,
+    )
+    return report
+
+
+async def _walk(index: BoardIndex, board_id: str, between: tuple[str, str]) -> list[IndexedKey]:
+    found: list[IndexedKey] = []
+    async for page in index.board_keys(board_id, page_size=PAGE_SIZE, between=between):
+        found.extend(page)
+    return found
+
+
+class SlotBuilds:
+    """Per task: at most one build of a slot at a time, each slot tried at most once every
+    ``every_s``; at most ``max_slots`` remembered. ``close`` cancels the builds under way (a build
+    cut short leaves no grain: its slot stays a range until the next)."""
+
+    def __init__(
+        self,
+        ports: SlotBuildPorts,
+        *,
+        layout: BucketLayout,
+        group: int | None,
+        pass_gap_s: float,
+        every_s: float = 60.0,
+        max_slots: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._ports = ports
+        self._layout = layout
+        self._group = group
+        self._gap = pass_gap_s
+        self._every = every_s
+        self._max = max_slots
+        self._clock = clock
+        self._tried: OrderedDict[tuple[str, int, int], float] = OrderedDict()
+        self._running: set[asyncio.Task[TieReport | None]] = set()
+
+    def wanted(self, board_id: str, key: RankKey, *, expires_at: int | None) -> None:
+        """A rank read of ``key`` could answer only a range: build its slot's tie counters, in
+        the background, unless this task tried that slot within ``every_s``."""
+        if self._group is None:
+            return
+        bucket, slot = self._layout.fine_of(key.score)
+        at = (board_id, bucket, slot)
+        now = self._clock()
+        tried = self._tried.get(at)
+        if tried is not None and now - tried < self._every:
+            return
+        self._tried[at] = now
+        self._tried.move_to_end(at)
+        while len(self._tried) > self._max:
+            self._tried.popitem(last=False)
+        task = asyncio.ensure_future(
+            self._build(board_id, bucket, slot, key.order_by, expires_at, self._group)
+        )
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    async def _build(
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        order: Order,
+        expires_at: int | None,
+        group: int,
+    ) -> TieReport | None:
+        try:
+            return await build_slot_ties(
+                self._ports,
+                board_id=board_id,
+                bucket=bucket,
+                slot=slot,
+                order=order,
+                layout=self._layout,
+                group=group,
+                expires_at=expires_at,
+                pass_gap_s=self._gap,
+            )
+        except LeaderboardError as exc:
+            log.warning(
+                "slot_build_failed", board=board_id, bucket=bucket, slot=slot, error=exc.detail
+            )
+            return None
+
+    @property
+    def busy(self) -> bool:
+        """A build is under way."""
+        return bool(self._running)
+
+    async def settled(self) -> None:
+        """Until every build under way has finished (tests, and a task shutting down cleanly)."""
+        while self._running:
+            await asyncio.gather(*list(self._running), return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in list(self._running):
+            task.cancel()
+        await asyncio.gather(*list(self._running), return_exceptions=True)

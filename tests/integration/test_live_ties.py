@@ -1,0 +1,69 @@
+"""A live board's crowded slots get their tie counters with no operator (issue 27): the board of
+the issue, on the embedded backend with the COUNT cap at 5: 150 players submitted live, 70 on one
+score, 20 of those on one millisecond. A first read of every rank answers the crowded ones with
+honest ranges and has the task build their slots in the background; once built (seconds), every
+rank is exact but for the players of the one millisecond past the cap, which no tie counter can
+split, and every answer is true."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from app.bootstrap import Runtime
+from app.store.tables import TableNames
+from tests.conftest import Service, make_settings, serve
+from tests.integration.test_ties import _check, _ranks, _truth
+from tests.support import now_ms, submit
+
+CAP = 5
+
+
+def _board() -> list[tuple[str, int, int]]:
+    """``(player, score, achieved ms)``: 70 players on score 500 (20 of them on one millisecond),
+    80 on scores of their own."""
+    base = now_ms() - 3_000_000
+    moment = base + 1_000_000
+    rows = [(f"t{i:03d}", 500, moment if i < 20 else base + 7_919 * i) for i in range(70)]
+    rows += [(f"s{i:03d}", 1_000 + 37 * i, base + 13 * i) for i in range(80)]
+    return rows
+
+
+async def _submitted(service: Service, rows: list[tuple[str, int, int]]) -> None:
+    gate = asyncio.Semaphore(16)
+
+    async def one(player: str, score: int, at: int) -> None:
+        async with gate:
+            response = await submit(
+                service.http, player=player, score=score, achieved_ms=at, rankDelta=False
+            )
+        assert response.status_code == 200, response.text
+
+    await asyncio.gather(*(one(*row) for row in rows))
+
+
+@pytest.mark.parametrize("order", ["desc"])
+async def test_a_live_board_s_crowded_slots_become_exact_with_no_operator(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime, order: str
+) -> None:
+    settings = make_settings(dynamo_endpoint, table_names, rank_count_cap=CAP)
+    async with serve(settings) as service:
+        rows = _board()
+        await _submitted(service, rows)
+        truth = _truth(rows, order)
+        began = time.monotonic()
+        before = _check(await _ranks(service, truth), truth)
+        await service.runtime.slot_builds.settled()
+        built_in = time.monotonic() - began  # from the first read, the reads' time included
+        after = _check(await _ranks(service, truth), truth)
+        print(f"exact before {before}, after {after} of {len(truth)}; built in {built_in:.1f} s")
+        # Only the 20 of one millisecond past the cap (the first CAP of them are exact) stay
+        # ranges: 135 of 150 (90%).
+        assert after == len(truth) - (20 - CAP)
+        assert before < after
+        assert built_in < 60
+        # A second read of the ranges starts no second build of the same slot.
+        await _ranks(service, truth)
+        assert not service.runtime.slot_builds.busy
