@@ -228,7 +228,7 @@ async def open_runtime(
         slot_builds = SlotBuilds(
             SlotBuildPorts(stores.index, stores.counters, stores.standings),
             layout=LAYOUT,
-            group=tie_group(settings),
+            group=tie_group(settings) if settings.tie_builds_on_read else None,
             pass_gap_s=SLOT_BUILD_PASS_GAP_S,
         )
         try:

@@ -151,6 +151,12 @@ class Settings(BaseSettings):
         description="`GET /v1/boards` reads the board registry at most this often per task (0: "
         "every request); a new board is listed within it",
     )
+    tie_builds_on_read: bool = Field(
+        default=True,
+        description="a rank read that can only answer a range on a crowded slot without tie "
+        "counters has its task build them in the background (off: only the reconciler and "
+        "seeds build them)",
+    )
     definition_change_grace_seconds: float | None = Field(
         default=None,
         ge=0,
