@@ -415,11 +415,17 @@ async def _refuse_if_holding(
         current=current,
     )
     if strong:
+        retention = current.definition.retention
+        live = [
+            b
+            for b in boards
+            if not board_is_expired(Board.from_id(b), now=now, retention=retention)
+        ]
         counted = await asyncio.gather(
-            *(ports.counters.coarse_counts(b, consistent=True) for b in boards),
+            *(ports.counters.coarse_counts(b, consistent=True) for b in live),
             return_exceptions=True,
         )
-        for board_id, counts in zip(boards, counted, strict=True):
+        for board_id, counts in zip(live, counted, strict=True):
             if isinstance(counts, BaseException):
                 if not isinstance(counts, LeaderboardError):
                     raise counts

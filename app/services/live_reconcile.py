@@ -29,6 +29,10 @@ log = structlog.get_logger(__name__)
 BOARDS_AT_ONCE = 4
 """Boards reconciled at once: each walks its whole board twice."""
 
+RUNS_PER_BOARD = 3
+"""A board whose repairs a submission overtook (skipped) is reconciled again, up to this many
+times in all: until its repairs land, its counters stay marked part-written."""
+
 
 @dataclass(frozen=True)
 class ReconcilePorts:
@@ -101,18 +105,21 @@ async def reconcile_live_boards(
     async def one(board: Board, retention: timedelta) -> None:
         async with gate:
             try:
-                found = await reconcile_board(
-                    index=ports.index,
-                    counters=ports.counters,
-                    leases=ports.leases,
-                    board=board,
-                    layout=layout,
-                    retention=retention,
-                    apply=apply,
-                    tie_group=tie_group,
-                    standings=ports.standings,
-                    pass_gap_s=pass_gap_s,
-                )
+                for _ in range(RUNS_PER_BOARD):
+                    found = await reconcile_board(
+                        index=ports.index,
+                        counters=ports.counters,
+                        leases=ports.leases,
+                        board=board,
+                        layout=layout,
+                        retention=retention,
+                        apply=apply,
+                        tie_group=tie_group,
+                        standings=ports.standings,
+                        pass_gap_s=pass_gap_s,
+                    )
+                    if not (apply and found.skipped):
+                        break
             except BoardBeingSeeded:
                 report.held.append(board.board_id)
             except LeaderboardError as exc:

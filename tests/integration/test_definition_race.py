@@ -6,14 +6,19 @@ ranks and its definition agree."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import httpx
 import pytest
 
 from app.bootstrap import Runtime
+from app.domain.periods import Board, Period, PeriodKind
+from app.services.registry import register_board
+from app.store.counters import coarse_pk
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, make_settings, serve
 from tests.faults import install
+from tests.integration.test_reconcile import add_to_counter
 from tests.support import now_ms, submit
 
 VARIANT = "/v1/games/trivia/variants/classic"
@@ -104,3 +109,17 @@ async def test_a_task_holding_the_old_definition_is_refused_until_its_copy_lapse
         first = await submit(other.http, player="ann", score=80, achieved_ms=now_ms() - 500)
         assert first.status_code == 409, first.text  # held, not written in the old order
         await _later_submissions_follow(other.http, "asc")
+
+
+async def test_a_board_past_its_retention_does_not_stop_a_change_of_order(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    old = Board("trivia", "classic", Period(PeriodKind.DAY, "2025-01-06"))
+    await register_board(registry=runtime.stores.registry, board=old, retention=timedelta(30))
+    await add_to_counter(runtime, coarse_pk(old.board_id, 0), 3, 2)  # rows TTL has not taken yet
+    settings = make_settings(dynamo_endpoint, table_names, periods=["alltime", "day"])
+    async with serve(settings) as service:
+        changed = await service.http.put(
+            VARIANT, json={"order": "asc", "periods": ["alltime", "day"]}, headers=ADMIN
+        )
+        assert changed.status_code == 200, changed.text

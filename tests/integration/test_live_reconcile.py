@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board, Period, PeriodKind
 from app.services.live_reconcile import LiveReconcileReport, ReconcilePorts, reconcile_live_boards
+from app.services.ports import CoarseItem, CounterItem
 from app.services.registry import register_board
 from app.store.counters import coarse_pk
 from app.store.tables import TableNames
@@ -108,3 +110,40 @@ async def test_the_command_prints_one_line_with_the_alarm_s_metrics(
     both = _run(dynamo_endpoint, table_names, "reconcile", ALLTIME, "--live")
     assert both.returncode != 0
     assert "not both" in both.stderr
+
+
+async def test_a_repair_a_write_overtook_is_tried_again_in_the_same_run(
+    service: Service, runtime: Runtime
+) -> None:
+    await _drifted_board(service, runtime)
+    s = runtime.stores
+    overtaken: list[object] = []
+
+    class Overtaken:
+        """The counters, with a write landing on the first item the reconciler repairs, just
+        before its repair (as a submission's would): the repair fails its condition."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(s.counters, name)
+
+        async def set_counter(self, board_id: str, item: CounterItem, **kwargs: Any) -> None:
+            if not overtaken and isinstance(item, CoarseItem):
+                overtaken.append(item)
+                await add_to_counter(runtime, coarse_pk(board_id, item.shard), item.bucket, 1)
+            await s.counters.set_counter(board_id, item, **kwargs)
+
+    report = await reconcile_live_boards(
+        ports=ReconcilePorts(s.index, Overtaken(), s.leases, s.standings, s.registry),
+        definitions=runtime.definitions,
+        layout=LAYOUT,
+        tie_group=runtime.policies.tie_group,
+        now=datetime.now(UTC),
+        settle=runtime.policies.settle,
+        apply=True,
+        pass_gap_s=0,
+    )
+    assert overtaken
+    assert (report.left, [r.board_id for r in report.drifted]) == (0, [ALLTIME])
+    assert await counter_total(runtime, ALLTIME) == (3, 3)
+    rank = await service.http.get("/v1/leaderboards/trivia/classic/alltime/players/b")
+    assert rank.json()["rank"] == {**rank.json()["rank"], "kind": "exact", "rank": 2}
