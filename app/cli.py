@@ -316,9 +316,9 @@ async def _reconcile_live(runtime: Runtime, *, apply: bool) -> int:
         "drifted": [
             {
                 "leaderboardId": r.board_id,
-                "differences": len(r.differences) + sum(t.differences for t in r.ties),
+                "differences": r.drift,
                 "repaired": len(r.repaired),
-                "left": len(r.skipped) + len(r.unwritten),
+                "left": r.left,
             }
             for r in report.drifted
         ],

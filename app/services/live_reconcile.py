@@ -54,16 +54,16 @@ class LiveReconcileReport:
     @property
     def drifted(self) -> list[ReconcileReport]:
         """The boards whose counters or tie counters differed from the board."""
-        return [r for r in self.boards if r.differences or any(t.differences for t in r.ties)]
+        return [r for r in self.boards if r.drift]
 
     @property
     def differences(self) -> int:
-        return sum(len(r.differences) + sum(t.differences for t in r.ties) for r in self.boards)
+        return sum(r.drift for r in self.boards)
 
     @property
     def left(self) -> int:
         """Differences not repaired: skipped (changed meanwhile) or unwritten."""
-        return sum(len(r.skipped) + len(r.unwritten) for r in self.boards)
+        return sum(r.left for r in self.boards)
 
 
 def is_live(board: Board, *, now: datetime, settle: timedelta, retention: timedelta) -> bool:

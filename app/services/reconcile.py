@@ -27,6 +27,7 @@ import structlog
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
 from app.errors import BoardBeingSeeded, ConditionFailed, ItemBusy, Throttled, Unavailable
+from app.services.boards import board_expiry_s
 from app.services.fanout import all_or_none
 from app.services.ports import (
     BoardIndex,
@@ -212,6 +213,16 @@ class ReconcileReport:
     ties: list[TieReport] = field(default_factory=list)
     """Every crowded slot both passes agree on, and its tie counters (``app.services.ties``)."""
 
+    @property
+    def drift(self) -> int:
+        """Counter items and tie counter items found differing from the board."""
+        return len(self.differences) + sum(t.differences for t in self.ties)
+
+    @property
+    def left(self) -> int:
+        """Differences not repaired: skipped (changed meanwhile) or unwritten."""
+        return len(self.skipped) + len(self.unwritten)
+
 
 async def reconcile_board(
     *,
@@ -270,7 +281,7 @@ async def reconcile_board(
         unsettled=unsettled,
     )
     if apply and differences:
-        expires_at = _counter_expiry(board, retention)
+        expires_at = board_expiry_s(board, retention)
         # The counters are known wrong: no rank is answered from them until they are repaired.
         await persist(
             lambda: counters.mark_incomplete(board_id, by="reconcile", expires_at=expires_at)
@@ -299,10 +310,10 @@ async def reconcile_board(
                 counters=counters,
                 standings=standings,
                 board_id=board_id,
-                crowded={k: v for k, v in agreed.items() if k in stored_ties},
+                crowded=agreed,  # every slot agreed on was crowded in the first pass: read
                 group=ties,
                 apply=apply,
-                expires_at=_counter_expiry(board, retention),
+                expires_at=board_expiry_s(board, retention),
                 stored=stored_ties,
             )
         )
@@ -451,7 +462,7 @@ async def rebuild_counters(
             return stored.coarse.get((item.shard, item.bucket))
         return stored.fine.get((item.bucket, item.slot))
 
-    expires_at = _counter_expiry(board, retention)
+    expires_at = board_expiry_s(board, retention)
     changes = [(item, n, read(item)) for item, n in wanted.items() if _needs_write(read(item), n)]
 
     results = await _bounded(
@@ -489,12 +500,6 @@ def _needs_write(expected: int | None, n: int) -> bool:
     if expected is None:
         return n != 0
     return expected != n or n == 0
-
-
-def _counter_expiry(board: Board, retention: timedelta) -> int | None:
-    """Counter items expire with their board's rows (as submissions set them)."""
-    expires = board.period.expires_at(retention)
-    return None if expires is None else int(expires.timestamp())
 
 
 async def _read_counters(

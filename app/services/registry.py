@@ -12,22 +12,16 @@ from datetime import datetime, timedelta
 from itertools import groupby
 
 from app.domain.periods import Board, Period, PeriodKind
-from app.services.boards import board_is_expired
+from app.services.boards import board_expiry_s, board_is_expired
 from app.services.definitions import Definitions
 from app.services.ports import BoardRegistry
-
-
-def registry_expiry(board: Board, retention: timedelta) -> int | None:
-    """When a board's registry row may go: with its rows (never for all-time)."""
-    expires = board.period.expires_at(retention)
-    return None if expires is None else int(expires.timestamp())
 
 
 async def register_board(*, registry: BoardRegistry, board: Board, retention: timedelta) -> bool:
     """Make the board discoverable by ``snapshot_closed_periods``; cheap to repeat (one
     conditional put); ``True`` the first time."""
     return await registry.register_board(
-        board.board_id, expires_at=registry_expiry(board, retention)
+        board.board_id, expires_at=board_expiry_s(board, retention)
     )
 
 

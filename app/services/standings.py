@@ -13,7 +13,7 @@ from app.domain.models import Entry, Standing
 from app.domain.periods import Board
 from app.domain.ranks import EstimatedRank, ExactRank, Rank
 from app.errors import InvalidInput, NotFound
-from app.services.boards import board_is_expired
+from app.services.boards import board_expiry_s, board_is_expired
 from app.services.definitions import Definitions
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, RankReader, StandingStore
@@ -91,11 +91,10 @@ def _build_if_crowded(
     """A range on a slot with no tie counters: have the task build them (``SlotBuilds``)."""
     if builds is None or standing.tie_grain is not None or not isinstance(rank, EstimatedRank):
         return
-    expires = board.period.expires_at(definition.retention)
     builds.wanted(
         board.board_id,
         standing.entry.key,
-        expires_at=None if expires is None else int(expires.timestamp()),
+        expires_at=board_expiry_s(board, definition.retention),
     )
 
 

@@ -60,6 +60,7 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
+from app.services.boards import board_expiry_s
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.fanout import all_or_none
 from app.services.policies import RANKING_CHANGE_HOLDER, SubmitPolicy
@@ -364,8 +365,7 @@ class _Writer:
         the row is then counted in its tie counters too."""
         layout, sub, now_ms = self._policy.layout, self._submission, self._now_ms
         previous = None if standing is None else standing.entry.key
-        expires = board.period.expires_at(self._definition.retention)
-        expires_s = None if expires is None else int(expires.timestamp())
+        expires_s = board_expiry_s(board, self._definition.retention)
         counters: tuple[CounterDelta, ...] = ()
         tie_grain = None if standing is None else standing.tie_grain
         if moved.changed:

@@ -20,7 +20,6 @@ from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.services import retries
-from app.services.erasure import erase_player
 from app.services.keys import digest_of
 from app.services.reconcile import ReconcileReport
 from app.services.seeding import seed_board
@@ -36,6 +35,7 @@ from tests.faults import (
     install,
     item_busy,
 )
+from tests.integration.test_erasure import erase
 from tests.integration.test_reconcile import (
     SCORES,
     add_to_counter,
@@ -239,15 +239,7 @@ async def test_an_erasure_whose_answers_were_lost_reports_what_it_removed(
         assert response.status_code == 200, response.text
     faults = install(runtime.client, dynamo_endpoint)
     faults.lose["DeleteItem"] = 2  # the two idempotency records' deletes
-    report = await erase_player(
-        standings=runtime.stores.standings,
-        requests=runtime.stores.requests,
-        snapshots=runtime.stores.snapshots,
-        marks=runtime.stores.erasures,
-        player_id="ada",
-        layout=LAYOUT,
-        now=datetime.now(UTC),
-    )
+    report = await erase(runtime, "ada")
     assert (report.boards, report.idempotency_records) == (3, 2)
     assert [i for i in await scores_items(runtime) if i["playerId"]["S"] == "ada"] == []
 
@@ -275,15 +267,7 @@ async def test_an_erasure_whose_delete_committed_unseen_then_was_throttled_repor
         return None
 
     faults.rules.append(resend_throttled)
-    report = await erase_player(
-        standings=runtime.stores.standings,
-        requests=runtime.stores.requests,
-        snapshots=runtime.stores.snapshots,
-        marks=runtime.stores.erasures,
-        player_id="ada",
-        layout=LAYOUT,
-        now=datetime.now(UTC),
-    )
+    report = await erase(runtime, "ada")
     # One delete sent, its answer lost, resent and throttled; not sent again, but counted.
     assert len(throttled) == 1
     assert seen.count(throttled[0]) == 2

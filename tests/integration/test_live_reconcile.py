@@ -12,7 +12,7 @@ from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board, Period, PeriodKind
 from app.services.live_reconcile import LiveReconcileReport, ReconcilePorts, reconcile_live_boards
-from app.services.ports import CoarseItem, CounterItem
+from app.services.ports import CoarseItem, CounterItem, CounterStore
 from app.services.registry import register_board
 from app.store.counters import coarse_pk
 from app.store.tables import TableNames
@@ -27,10 +27,12 @@ CLOSED = Board("trivia", "classic", Period(PeriodKind.DAY, "2026-11-20"))
 """A day board whose period closed long ago (still within its retention in the test's time)."""
 
 
-async def _live(runtime: Runtime, *, apply: bool = True) -> LiveReconcileReport:
+async def _live(
+    runtime: Runtime, *, apply: bool = True, counters: CounterStore | None = None
+) -> LiveReconcileReport:
     s = runtime.stores
     return await reconcile_live_boards(
-        ports=ReconcilePorts(s.index, s.counters, s.leases, s.standings, s.registry),
+        ports=ReconcilePorts(s.index, counters or s.counters, s.leases, s.standings, s.registry),
         definitions=runtime.definitions,
         layout=LAYOUT,
         tie_group=runtime.policies.tie_group,
@@ -132,16 +134,7 @@ async def test_a_repair_a_write_overtook_is_tried_again_in_the_same_run(
                 await add_to_counter(runtime, coarse_pk(board_id, item.shard), item.bucket, 1)
             await s.counters.set_counter(board_id, item, **kwargs)
 
-    report = await reconcile_live_boards(
-        ports=ReconcilePorts(s.index, Overtaken(), s.leases, s.standings, s.registry),
-        definitions=runtime.definitions,
-        layout=LAYOUT,
-        tie_group=runtime.policies.tie_group,
-        now=datetime.now(UTC),
-        settle=runtime.policies.settle,
-        apply=True,
-        pass_gap_s=0,
-    )
+    report = await _live(runtime, counters=Overtaken())
     assert overtaken
     assert (report.left, [r.board_id for r in report.drifted]) == (0, [ALLTIME])
     assert await counter_total(runtime, ALLTIME) == (3, 3)
