@@ -1182,7 +1182,9 @@ class SimTieReader(SimRankReader):
         self._check_board(board_id)
         self._begin(2)
         counts = TieCounts(
-            self._items(bucket, slot, "A#", strong), self._items(bucket, slot, b_prefix, strong)
+            self._items(bucket, slot, "A#", strong),
+            self._items(bucket, slot, b_prefix, strong),
+            sealed=True,  # the state a build leaves; its seal is a key of a few bytes
         )
         await self._end()
         return counts

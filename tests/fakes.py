@@ -69,11 +69,11 @@ class MemoryIndex:
         self.counter_reads.append(("tie", board_id, strong))
         grain = self.grains.get((bucket, slot))
         if grain is None:
-            return TieCounts({}, {})
+            return TieCounts({}, {}, sealed=False)
         in_slot = [
             k
             for k in self.keys
             if self.layout.fine_of(k.score) == (bucket, slot) and k.player_id not in self._uncounted
         ]
         a, b = tie_counts(in_slot, grain)
-        return TieCounts(a, {k: n for k, n in b.items() if k.startswith(b_prefix)})
+        return TieCounts(a, {k: n for k, n in b.items() if k.startswith(b_prefix)}, sealed=True)

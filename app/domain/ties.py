@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from app.domain.keys import RankKey, score_prefix
 
+LEVEL_A = "A#"
+"""Every level-A item's sort key starts so (and a slot's seal is exactly this)."""
 FANOUT_BITS = 6
 """Level B cuts each level-A chunk into at most 2**6 = 64 chunks."""
 MAX_GRAIN = 44
@@ -65,7 +67,7 @@ class TiePlace:
 
     @property
     def a_sort_key(self) -> str:
-        return f"A#{self.score_part}{self.chunk_a:0{_DIGITS}d}"
+        return f"{LEVEL_A}{self.score_part}{self.chunk_a:0{_DIGITS}d}"
 
     @property
     def b_sort_key(self) -> str:

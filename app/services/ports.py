@@ -282,10 +282,12 @@ CounterItem = CoarseItem | FineItem | TieItem
 @dataclass(frozen=True)
 class TieCounts:
     """What a rank in a crowded slot reads: every level-A count of the slot, and the level-B
-    counts of one A chunk, by sort key."""
+    counts of one A chunk, by sort key; and whether the slot's last build sealed them (every
+    count it wrote landed, and every row it counted is marked: they count the marked rows)."""
 
     a: Mapping[str, int]
     b: Mapping[str, int]
+    sealed: bool
 
 
 @dataclass(frozen=True)
@@ -295,6 +297,8 @@ class StoredTies:
 
     grain: int | None
     counts: dict[str, int]
+    sealed: bool
+    """The slot's last build sealed its counts (``TieCounts.sealed``)."""
 
 
 @dataclass(frozen=True)
@@ -354,6 +358,15 @@ class CounterStore(Protocol):
     ) -> bool:
         """Give the slot its grain, unless it has one (``False``): from then on, submissions to
         the slot count it in its tie counters."""
+
+    async def seal_ties(
+        self, board_id: str, bucket: int, slot: int, *, expires_at: int | None
+    ) -> None:
+        """A build of the slot's tie counters finished whole: rank reads may trust them (where
+        they add up)."""
+
+    async def unseal_ties(self, board_id: str, bucket: int, slot: int) -> None:
+        """A build of the slot's tie counters begins: rank reads give its range until sealed."""
 
 
 # ---- seeding leases -----------------------------------------------------------------------------

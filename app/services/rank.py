@@ -254,12 +254,17 @@ def _rank_in_chunk(
     unseen: int,
 ) -> Rank:
     """The rank of a key in a crowded slot: the tie counts of the chunks ahead of its own, then
-    the COUNT inside its chunk. Where the counts do not add up to the slot's counter (and the A
-    chunk's level-B counts to its level-A count), the slot's honest range instead. ``unseen`` is
+    the COUNT inside its chunk. Where the slot's last build did not seal them, or they do not add
+    up to the slot's counter (and the A chunk's level-B counts to its level-A count), the slot's
+    honest range instead. ``unseen`` is
     1 where the counts, read eventually, may not show the player in their own chunk yet."""
     query = plan.query
     a_key, b_key = tie.a_sort_key, tie.b_sort_key
-    consistent = sum(ties.a.values()) == slot_count and sum(ties.b.values()) == ties.a.get(a_key, 0)
+    consistent = (
+        ties.sealed
+        and sum(ties.a.values()) == slot_count
+        and sum(ties.b.values()) == ties.a.get(a_key, 0)
+    )
     slot_size = slot_count + unseen
     chunk_size = ties.b.get(b_key, 0) + unseen
     was: TiePlace | None = None  # where the player is counted in these tie counts, if elsewhere

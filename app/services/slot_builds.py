@@ -1,6 +1,7 @@
-"""Tie counters built while a board is live: a rank read that can only answer a range, on a
-slot with no tie counters yet, has its task build that one slot's in the background, so a slot
-that crowds is exact within seconds, with no operator and no wait for the hourly reconcile.
+"""Tie counters built while a board is live: a rank read that can only answer a range in a
+crowded slot whose tie counters are missing, unsealed or short of rows has its task build (or
+repair) that one slot's in the background, so a slot that crowds is exact within seconds, with no
+operator and no wait for the hourly reconcile.
 
 A build walks only the slot's entries on RankIndex (a key range), twice, ``pass_gap_s`` apart
 (longer than the index's lag), with the slot's tie counters read between the walks; where the
@@ -26,6 +27,7 @@ import structlog
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey, score_prefix
+from app.domain.ties import LEVEL_A
 from app.errors import LeaderboardError
 from app.services.ports import BoardIndex, CounterStore, IndexedKey, StandingStore
 from app.services.ties import TieReport, reconcile_ties
@@ -62,15 +64,16 @@ async def build_slot_ties(
     expires_at: int | None,
     pass_gap_s: float,
 ) -> TieReport | None:
-    """Build one slot's tie counters (see the module docstring); ``None`` where there was
-    nothing to build: the slot has a grain, is not crowded, or changed between the walks."""
+    """Build or repair one slot's tie counters (see the module docstring); ``None`` where there
+    was nothing to do: they are whole already, the slot is not crowded, or it changed between the
+    walks."""
+    if await _whole(ports.counters, board_id, bucket, slot):
+        return None  # its ranges are chunks past the cap, which no rebuild splits
     between = slot_key_range(layout, bucket, slot, order)
     first = await _walk(ports.index, board_id, between)
     if len(first) <= group:
         return None
     stored = await ports.counters.read_ties(board_id, bucket, slot)
-    if stored.grain is not None:
-        return None  # built: the reconciler repairs what drifts
     await asyncio.sleep(pass_gap_s)
     second = await _walk(ports.index, board_id, between)
     if [e.key for e in first] != [e.key for e in second]:
@@ -97,6 +100,16 @@ async def build_slot_ties(
         unwritten=report.unwritten,
     )
     return report
+
+
+async def _whole(counters: CounterStore, board_id: str, bucket: int, slot: int) -> bool:
+    """Whether the slot's tie counters are built, sealed and count every row in it: nothing to
+    repair (two small reads, where a walk reads every entry of the slot twice)."""
+    ties = await counters.read_ties(board_id, bucket, slot)
+    if ties.grain is None or not ties.sealed:
+        return False
+    fine = (await counters.read_counters(board_id, buckets=[bucket])).fine.get((bucket, slot), 0)
+    return sum(n for sk, n in ties.counts.items() if sk.startswith(LEVEL_A)) == fine
 
 
 async def _walk(index: BoardIndex, board_id: str, between: tuple[str, str]) -> list[IndexedKey]:
@@ -179,6 +192,10 @@ class SlotBuilds:
                 "slot_build_failed", board=board_id, bucket=bucket, slot=slot, error=exc.detail
             )
             return None
+
+    def forget(self) -> None:
+        """Forget which slots were tried: the next range read of any starts a build (tests)."""
+        self._tried.clear()
 
     @property
     def busy(self) -> bool:

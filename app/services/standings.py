@@ -88,8 +88,9 @@ def _build_if_crowded(
     standing: Standing,
     rank: Rank,
 ) -> None:
-    """A range on a slot with no tie counters: have the task build them (``SlotBuilds``)."""
-    if builds is None or standing.tie_grain is not None or not isinstance(rank, EstimatedRank):
+    """A range: have the task build (or repair) the slot's tie counters (``SlotBuilds``), which
+    first makes sure there is something to do."""
+    if builds is None or not isinstance(rank, EstimatedRank):
         return
     builds.wanted(
         board.board_id,

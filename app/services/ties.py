@@ -1,25 +1,32 @@
 """Building and repairing a board's tie counters (``app.domain.ties``) from a walk of its index.
 
-The reconciler and the seeder walk every entry of a board anyway; for each crowded slot they find
-(more than ``group`` entries), ``reconcile_ties`` makes the slot's tie counters what the walk saw:
+The reconciler, the seeder and a live slot build (``app.services.slot_builds``) walk the entries
+of a slot; for each crowded slot (more than ``group`` entries), ``reconcile_ties`` makes the
+slot's tie counters what the walk saw, keeping one rule: **the tie counts count exactly the rows
+marked with the slot's grain**. Submissions keep it (a marked row's move changes its counts in its
+own transaction; an unmarked row's touches none), so the counts add up to the slot's fine counter
+exactly when every row in the slot is marked, and are then true. A build keeps it too:
 
-1. the grain: the slot's own if it has one (a grain never changes, so rows counted at it stay
+1. it takes the slot's seal off (rank reads give the slot's range until it is back on);
+2. the grain: the slot's own if it has one (a grain never changes, so rows counted at it stay
    right), else the largest that leaves no chunk over ``group`` entries;
-2. each level-A and level-B count, set conditioned on the value read: the reconciler reads them
-   between its two passes, so a submission landing after that read either shows in the second
-   pass (the slot is then not compared) or has changed the value read (the write fails its
-   condition: skipped), and is never overwritten;
-3. every row of the slot not yet marked with the grain is marked (and its version bumped, so a
-   submission that read it before is retried, reading the mark);
-4. last, the slot's grain item, if it had none: from then on submissions count the slot's rows in
-   its tie counters as they change them.
+3. each level-A and level-B count, set conditioned on the value read between the caller's two
+   walks, so a submission landing after that read either shows in the second walk (the slot is
+   then not built) or has changed the value read (the write fails its condition: skipped), and is
+   never overwritten;
+4. every row of the slot not yet marked with the grain is marked (and its version bumped, so a
+   submission that read it before is retried, reading the mark); a row whose mark does not land
+   (it moved since the walk, or DynamoDB kept refusing) is counted but unmarked, so its count is
+   taken back out;
+5. the slot's grain item, if it had none: from then on submissions count the slot's rows in its
+   tie counters as they change them;
+6. last, only where every write above landed, the seal.
 
-Rank reads trust a slot's tie counts only where they add up to its fine counter, so a build that a
-submission overtakes (between steps 2 and 4) leaves an honest range for that slot until the next
-run, never a wrong rank. Without ``apply`` nothing is written: the report says what would be.
-A write DynamoDB turns away for the moment (throttled, or a transaction holding the item) is tried
-again after a backoff; one that never lands is reported as unwritten, and a slot with any such
-gets no grain this run (its rows are not all marked).
+Rank reads trust a slot's tie counts only where it is sealed and they add up to its fine counter,
+so a build that a submission overtakes at any point leaves an honest range for that slot until the
+next build, never a wrong rank. Without ``apply`` nothing is written: the report says what would
+be. A write DynamoDB turns away for the moment (throttled, or a transaction holding the item) is
+tried again after a backoff; one that never lands is reported as unwritten.
 """
 
 from __future__ import annotations
@@ -58,12 +65,22 @@ class TieReport:
     """Tie counter items whose stored value is not the walk's."""
     unmarked: int
     """Rows of the slot not marked with its grain."""
+    was_sealed: bool = True
+    """The slot's last build had sealed its counts (a run that finds them unsealed builds)."""
     repaired: int = 0
     marked: int = 0
+    taken_back: int = 0
+    """Rows counted whose mark did not land, taken back out of the counts."""
     skipped: int = 0
     """Items or rows that changed between the read and the write: left for the next run."""
     unwritten: int = 0
     """Items or rows DynamoDB kept turning away through every retry: left for the next run."""
+    sealed: bool = False
+    """This run sealed the slot's counts: every write landed."""
+
+    @property
+    def needs_build(self) -> bool:
+        return bool(self.differences or self.unmarked or not self.was_sealed)
 
 
 async def reconcile_ties(
@@ -107,8 +124,9 @@ async def reconcile_ties(
             built=read.grain is None,
             differences=len(differing),
             unmarked=len(unmarked),
+            was_sealed=read.sealed,
         )
-        if apply:
+        if apply and report.needs_build:
             report = await _build(
                 counters,
                 standings,
@@ -130,6 +148,7 @@ async def reconcile_ties(
             built=sum(r.built for r in reports),
             differences=sum(r.differences for r in reports),
             unmarked=sum(r.unmarked for r in reports),
+            unsealed=sum(not r.was_sealed for r in reports),
         )
     return reports
 
@@ -146,10 +165,73 @@ async def _build(
     expires_at: int | None,
     gate: asyncio.Semaphore,
 ) -> TieReport:
-    """Steps 2 to 4 for one slot: each count (``wanted``: the walk's value and the one read),
-    each row's mark, and then, only where every one of them landed, the slot's grain."""
+    """Steps 1 to 6 of the module docstring for one slot: each count (``wanted``: the walk's
+    value and the one read), each row's mark (and the count of a row whose mark did not land
+    taken back), the grain where it had none, and the seal where every one of them landed."""
     bucket, slot, grain = report.bucket, report.slot, report.grain
-    repaired = await all_or_none(
+    if report.was_sealed:
+        unsealed = await _gated(gate, lambda: counters.unseal_ties(board_id, bucket, slot))
+        if unsealed != "done":
+            return replace(report, unwritten=1)
+    repaired = await _set_counts(
+        counters, board_id, bucket, slot, wanted, gate, expires_at=expires_at
+    )
+    marked = await all_or_none(
+        *(
+            _gated(gate, functools.partial(standings.mark_tie_grain, board_id, key, grain))
+            for key in unmarked
+        )
+    )
+    results = list(repaired)
+    not_marked = [key for key, done in zip(unmarked, marked, strict=True) if done != "done"]
+    taken_back = 0
+    if not_marked and all(r == "done" for r in repaired):
+        # Only counts the build wrote whole are worth keeping true: any other the next one sets.
+        back = await _take_back(
+            counters, board_id, bucket, slot, not_marked, grain, gate, expires_at=expires_at
+        )
+        taken_back = len(not_marked) if all(r == "done" for r in back) else 0
+        results += back
+    elif not_marked:
+        results.append("skipped")
+    if needs_grain and all(r == "done" for r in results):
+        results.append(
+            await _gated(
+                gate,
+                lambda: counters.set_grain(board_id, bucket, slot, grain, expires_at=expires_at),
+            )
+        )
+    sealed = all(r == "done" for r in results)
+    if sealed:
+        sealed = (
+            await _gated(
+                gate, lambda: counters.seal_ties(board_id, bucket, slot, expires_at=expires_at)
+            )
+            == "done"
+        )
+    return replace(
+        report,
+        repaired=repaired.count("done"),
+        marked=marked.count("done"),
+        taken_back=taken_back,
+        skipped=results.count("skipped") + marked.count("skipped"),
+        unwritten=results.count("unwritten") + marked.count("unwritten"),
+        sealed=sealed,
+    )
+
+
+async def _set_counts(
+    counters: CounterStore,
+    board_id: str,
+    bucket: int,
+    slot: int,
+    values: Mapping[str, tuple[int, int | None]],
+    gate: asyncio.Semaphore,
+    *,
+    expires_at: int | None,
+) -> list[Written]:
+    """Set each tie count item to its value, each conditioned on the one it was read at."""
+    return await all_or_none(
         *(
             _gated(
                 gate,
@@ -162,30 +244,52 @@ async def _build(
                     expires_at=expires_at,
                 ),
             )
-            for sk, (n, expected) in wanted.items()
+            for sk, (n, expected) in values.items()
         )
     )
-    marked = await all_or_none(
-        *(
-            _gated(gate, functools.partial(standings.mark_tie_grain, board_id, key, grain))
-            for key in unmarked
+
+
+TAKE_BACK_TRIES = 5
+
+
+async def _take_back(
+    counters: CounterStore,
+    board_id: str,
+    bucket: int,
+    slot: int,
+    rows: list[RankKey],
+    grain: int,
+    gate: asyncio.Semaphore,
+    *,
+    expires_at: int | None,
+) -> list[Written]:
+    """Take rows the build counted but could not mark back out of the slot's tie counts: each
+    item set to its value less theirs, conditioned on the value just read (so a submission's
+    change is never lost, and a resend is known as this write), read again where one lands
+    between."""
+    a, b = tie_counts(rows, grain)
+    pending = {**a, **b}
+    results: list[Written] = []
+    for _ in range(TAKE_BACK_TRIES):
+        read = await counters.read_ties(board_id, bucket, slot)
+        if any(read.counts.get(sk, 0) < n for sk, n in pending.items()):
+            break  # not the counts the build wrote: the slot stays unsealed for the next one
+        outcomes = await _set_counts(
+            counters,
+            board_id,
+            bucket,
+            slot,
+            {sk: (read.counts.get(sk, 0) - n, read.counts.get(sk)) for sk, n in pending.items()},
+            gate,
+            expires_at=expires_at,
         )
-    )
-    results = repaired + marked
-    if needs_grain and all(r == "done" for r in results):
-        results.append(
-            await _gated(
-                gate,
-                lambda: counters.set_grain(board_id, bucket, slot, grain, expires_at=expires_at),
-            )
-        )
-    return replace(
-        report,
-        repaired=repaired.count("done"),
-        marked=marked.count("done"),
-        skipped=results.count("skipped"),
-        unwritten=results.count("unwritten"),
-    )
+        results += [o for o in outcomes if o != "skipped"]
+        pending = {
+            sk: n for (sk, n), o in zip(pending.items(), outcomes, strict=True) if o == "skipped"
+        }
+        if not pending:
+            break
+    return results + ["skipped"] * len(pending)
 
 
 Written = Literal["done", "skipped", "unwritten"]

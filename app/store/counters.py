@@ -6,8 +6,10 @@
   is the sum over shards;
 - a fine counter: ``hist#<board>#f<bucket:04d>`` / ``<slot:04d>``, attribute ``n``;
 - a crowded slot's tie counters (``app.domain.ties``): ``hist#<board>#t<bucket:04d>#<slot:04d>``,
-  holding its grain (``grain``, attribute ``g``) and its level-A and level-B counts (``A#...``,
-  ``B#...``, attribute ``n``), all one partition, so a rank reads them in one or two Queries;
+  holding its grain (``grain``, attribute ``g``), its level-A and level-B counts (``A#...``,
+  ``B#...``, attribute ``n``) and the seal of its last whole build (``A#``, first of the level-A
+  range, so the rank's Query of level A reads it with them), all one partition, so a rank reads
+  them in two Queries;
 - the board's mark of counters part-written, ``hist#<board>#c0`` / ``incomplete``: set by a seed
   or a counter rebuild before its first write and deleted once every counter is written, it sits
   in the first coarse shard's partition, so every rank and player count reads it with the
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.domain.models import CounterDelta
+from app.domain.ties import LEVEL_A
 from app.errors import CountsIncomplete
 from app.services.ports import (
     CoarseItem,
@@ -68,11 +71,19 @@ def _tie_counts(items: Iterable[Item]) -> dict[str, int]:
     return {get_s(item, "leaderboardId") or "": get_n(item, "n") or 0 for item in items}
 
 
+def _unsealed(items: list[Item]) -> tuple[list[Item], bool]:
+    """A tie partition's count items, and whether its seal was among them."""
+    counts = [i for i in items if get_s(i, "leaderboardId") != SEAL_SORT_KEY]
+    return counts, len(counts) != len(items)
+
+
 def tie_pk(board_id: str, bucket: int, slot: int) -> str:
     return f"hist#{board_id}#t{bucket:04d}#{slot:04d}"
 
 
 GRAIN_SORT_KEY = "grain"
+SEAL_SORT_KEY = LEVEL_A
+"""Sorts before every level-A count (``A#<score>...``), and is read with them."""
 INCOMPLETE_SORT_KEY = "incomplete"
 
 
@@ -282,10 +293,11 @@ class CounterItems:
     ) -> TieCounts:
         pk = tie_pk(board_id, bucket, slot)
         a, b = await asyncio.gather(
-            self._tie_items(pk, prefix="A#", consistent=consistent),
+            self._tie_items(pk, prefix=SEAL_SORT_KEY, consistent=consistent),
             self._tie_items(pk, prefix=b_prefix, consistent=consistent),
         )
-        return TieCounts(_tie_counts(a), _tie_counts(b))
+        counts, sealed = _unsealed(a)
+        return TieCounts(_tie_counts(counts), _tie_counts(b), sealed)
 
     async def _tie_items(
         self, pk: str, *, prefix: str | None = None, consistent: bool = False
@@ -306,13 +318,14 @@ class CounterItems:
 
     async def read_ties(self, board_id: str, bucket: int, slot: int) -> StoredTies:
         grain = None
-        counts: list[Item] = []
+        items: list[Item] = []
         for item in await self._tie_items(tie_pk(board_id, bucket, slot), consistent=True):
             if get_s(item, "leaderboardId") == GRAIN_SORT_KEY:
                 grain = get_n(item, "g")
             else:
-                counts.append(item)
-        return StoredTies(grain, _tie_counts(counts))
+                items.append(item)
+        counts, sealed = _unsealed(items)
+        return StoredTies(grain, _tie_counts(counts), sealed)
 
     async def set_grain(
         self, board_id: str, bucket: int, slot: int, grain: int, *, expires_at: int | None
@@ -336,6 +349,21 @@ class CounterItems:
             # The slot has a grain: this one (a resend of this write), or another's.
             return failed.item is not None and get_n(failed.item, "g") == grain
         return True
+
+    async def seal_ties(
+        self, board_id: str, bucket: int, slot: int, *, expires_at: int | None
+    ) -> None:
+        item = key(tie_pk(board_id, bucket, slot), SEAL_SORT_KEY)
+        if expires_at is not None:
+            item["expiresAt"] = _n(expires_at)
+        await self._dynamo.put_item("sealing the tie counters", TableName=self._table, Item=item)
+
+    async def unseal_ties(self, board_id: str, bucket: int, slot: int) -> None:
+        await self._dynamo.delete_item(
+            "unsealing the tie counters",
+            TableName=self._table,
+            Key=key(tie_pk(board_id, bucket, slot), SEAL_SORT_KEY),
+        )
 
     # ---- setting one outright -----------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from app.bootstrap import Runtime
 from app.store.tables import TableNames
 from tests.conftest import Service, make_settings, serve
 from tests.integration.test_ties import _check, _ranks, _truth
-from tests.support import now_ms, submit
+from tests.support import now_ms, scores_items, submit
 
 CAP = 5
 
@@ -67,3 +67,20 @@ async def test_a_live_board_s_crowded_slots_become_exact_with_no_operator(
         # A second read of the ranges starts no second build of the same slot.
         await _ranks(service, truth)
         assert not service.runtime.slot_builds.busy
+        # A slot whose counts lose their seal (a build cut short, or overtaken) gives ranges and
+        # is built again by the reads that meet them; a whole one is not walked again.
+        (seal,) = [
+            i
+            for i in await scores_items(service.runtime)
+            if i["playerId"]["S"].startswith("hist#") and i["leaderboardId"]["S"] == "A#"
+        ]
+        await service.runtime.client.delete_item(
+            TableName=service.runtime.tables.scores,
+            Key={"playerId": seal["playerId"], "leaderboardId": seal["leaderboardId"]},
+        )
+        unsealed = _check(await _ranks(service, truth), truth)
+        service.runtime.slot_builds.forget()
+        await _ranks(service, truth)
+        await service.runtime.slot_builds.settled()
+        assert unsealed < after
+        assert _check(await _ranks(service, truth), truth) == after

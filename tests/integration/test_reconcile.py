@@ -222,6 +222,14 @@ class _WritesAfterTheRead:
     ) -> bool:
         return await self._counters.set_grain(board_id, bucket, slot, grain, expires_at=expires_at)
 
+    async def seal_ties(
+        self, board_id: str, bucket: int, slot: int, *, expires_at: int | None
+    ) -> None:
+        await self._counters.seal_ties(board_id, bucket, slot, expires_at=expires_at)
+
+    async def unseal_ties(self, board_id: str, bucket: int, slot: int) -> None:
+        await self._counters.unseal_ties(board_id, bucket, slot)
+
     async def read_counters(self, board_id: str, *, buckets: Iterable[int]) -> StoredCounters:
         read = await self._counters.read_counters(board_id, buckets=buckets)
         for pk, sk in self._updates:
