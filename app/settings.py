@@ -153,9 +153,9 @@ class Settings(BaseSettings):
     )
     tie_builds_on_read: bool = Field(
         default=True,
-        description="a rank read that can only answer a range on a crowded slot without tie "
-        "counters has its task build them in the background (off: only the reconciler and "
-        "seeds build them)",
+        description="a rank read that can only answer a range has its task build (or repair) "
+        "its slot's tie counters in the background, where they are missing, unsealed, short of "
+        "rows or hold an uncut crowded chunk (off: only the reconciler and seeds build them)",
     )
     definition_change_grace_seconds: float | None = Field(
         default=None,

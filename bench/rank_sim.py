@@ -1021,7 +1021,14 @@ class SimRankReader:
         return min(count, limit), count >= limit
 
     async def tie_counts(
-        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        b_prefix: str,
+        *,
+        c_prefix: str | None = None,
+        strong: bool = False,
     ) -> TieCounts:
         """A layout without tie counters gives no query a grain, so this is never asked."""
         raise SimulationError("this layout has no tie counters")
@@ -1175,10 +1182,21 @@ class SimTieReader(SimRankReader):
         return items
 
     async def tie_counts(
-        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        b_prefix: str,
+        *,
+        c_prefix: str | None = None,
+        strong: bool = False,
     ) -> TieCounts:
         """The slot's level-A items and the level-B items under ``b_prefix``: two Queries sent
-        together, as ``CounterItems.tie_counts`` sends them."""
+        together, as ``CounterItems.tie_counts`` sends them. The model cuts no chunk (a moment
+        crowded past the cap stays ranges here, where the service cuts it by player), so no
+        query asks for level C."""
+        if c_prefix is not None:
+            raise SimulationError("the model cuts no chunk")
         self._check_board(board_id)
         self._begin(2)
         counts = TieCounts(
@@ -1272,7 +1290,7 @@ def cross_check(
                 got = await seeds_rank_of(reader, key, cap=CAP)
             elif spec.nearer_half:  # the service's own rank code
                 grain = reader.grain_of(key) if isinstance(reader, SimTieReader) else None
-                query = RankQuery(BOARD_ID, key, tie_grain=grain)
+                query = RankQuery(BOARD_ID, key, tie_mark=grain)
                 cap = CAP if ties is None else ties.cap
                 got = answer_of(await rank_of(reader, spec.layout, query, cap=cap))
             else:

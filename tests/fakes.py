@@ -7,13 +7,14 @@ from collections.abc import Mapping
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey
-from app.domain.ties import tie_counts
+from app.domain.ties import LEVEL_A, mark_of, tie_counts
 from app.services.ports import TieCounts
 
 
 class MemoryIndex:
-    """``grains``: the crowded slots' tie grains; their tie counters hold every key of the slot,
-    except those in ``uncounted`` (rows from before the slot was built)."""
+    """``grains``: the crowded slots' tie grains (and ``cuts``, their cut chunks' cut lengths);
+    their tie counters hold every key of the slot, except those in ``uncounted`` (rows from before
+    the slot was built)."""
 
     def __init__(
         self,
@@ -22,6 +23,7 @@ class MemoryIndex:
         board_id: str = "b",
         *,
         grains: Mapping[tuple[int, int], int] | None = None,
+        cuts: Mapping[tuple[int, int], Mapping[str, int]] | None = None,
         uncounted: frozenset[str] = frozenset(),
     ) -> None:
         self.layout = layout
@@ -30,6 +32,7 @@ class MemoryIndex:
         self._encoded = [k.encode() for k in self.keys]
         self._fine = Counter(layout.fine_of(k.score) for k in keys)
         self.grains = dict(grains or {})
+        self.cuts = dict(cuts or {})
         self._uncounted = uncounted
         self.tie_reads = 0
         self.counter_reads: list[tuple[str, str, bool]] = []
@@ -63,7 +66,14 @@ class MemoryIndex:
         return min(len(matching), limit), len(matching) >= limit
 
     async def tie_counts(
-        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        b_prefix: str,
+        *,
+        c_prefix: str | None = None,
+        strong: bool = False,
     ) -> TieCounts:
         self.tie_reads += 1
         self.counter_reads.append(("tie", board_id, strong))
@@ -75,5 +85,15 @@ class MemoryIndex:
             for k in self.keys
             if self.layout.fine_of(k.score) == (bucket, slot) and k.player_id not in self._uncounted
         ]
-        a, b = tie_counts(in_slot, grain)
-        return TieCounts(a, {k: n for k, n in b.items() if k.startswith(b_prefix)}, sealed=True)
+        cuts = self.cuts.get((bucket, slot), {})
+        counts = tie_counts(in_slot, [mark_of(k, grain, cuts) for k in in_slot])
+
+        def under(prefix: str) -> dict[str, int]:
+            return {k: n for k, n in counts.items() if k.startswith(prefix)}
+
+        return TieCounts(
+            under(LEVEL_A),
+            under(b_prefix),
+            sealed=True,
+            c={} if c_prefix is None else under(c_prefix),
+        )

@@ -37,9 +37,9 @@ class Standing:
     version: int
     """Bumped by every write; 0 for a row from before versions were kept."""
     expires_at: int | None = None
-    tie_grain: int | None = None
-    """The grain its slot's tie counters count it at (``app.domain.ties``); ``None``: not in
-    any."""
+    tie_mark: int | None = None
+    """Where its slot's tie counters count it (``app.domain.ties.TiePlace.of``: the grain, and
+    the cut where its chunk is cut); ``None``: not in any."""
 
 
 @dataclass(frozen=True)

@@ -3,38 +3,57 @@
 A fine slot holds the players of a small range of scores (often one). Inside it, the index orders
 them by score, then ``achievedAt``, then playerId, and the rank code counts the entries ahead of a
 player there with a capped COUNT, so a slot holding more than the cap gives ranges. A *crowded*
-slot (one that held more than ``group`` entries when a builder walked it: the reconciler or the
-seeder) gets a **grain** ``L``: its entries are grouped by ``(score, achievedAt >> L)``, the
-largest ``L`` that leaves no group over ``group`` entries, and counted at two levels:
+slot (one that held more than ``group`` entries when a builder walked it) gets a **grain** ``L``:
+its entries are grouped by ``(score, achievedAt >> L)``, the largest ``L`` that leaves no group
+over ``group`` entries, and counted at two levels:
 
 - level A, per ``(score, achievedAt >> (L + FANOUT_BITS))``;
 - level B, per ``(score, achievedAt >> L)``, under its A chunk.
 
-The players ahead of a key inside its slot are then the level-A counts of the chunks before its
-own, plus the level-B counts before its own inside its A chunk, plus a capped COUNT inside its own
-B chunk: a few small items and a short COUNT, however many share the score. Chunk numbers follow
-time; a chunk's sort key leads with the score's own rank-key prefix, so string order of the items is
-board order for either board order (``desc`` or ``asc``).
+A level-B chunk still over ``group`` entries (players sharing a score and a millisecond: a round's
+results stamped at once; or a chunk that grew after its build) is **cut** at level C: its entries
+grouped by the first ``n`` characters of their key below the score (``<achievedAt>#<playerId>``,
+the rest of the key's order), the least ``n`` that leaves no group over ``group``.
 
-Every row counted in a slot's tie counters says so (``tieGrain``), so its removal takes it out of
-the same items. The counts are trusted only where they add up to the slot's fine counter (they
-change in the same transactions): anything else (a slot being built, a row written before the
-build) makes the rank code fall back to an honest range.
+The players ahead of a key inside its slot are then the level-A counts of the chunks before its
+own, plus the level-B counts before its own inside its A chunk, plus (in a cut chunk) the level-C
+counts before its own, plus a capped COUNT inside its own finest chunk: a few small items and a
+short COUNT, however many share the score and the moment. A chunk's sort key leads with the
+score's own rank-key prefix and follows the key's order, so string order of the items is board
+order for either board order (``desc`` or ``asc``).
+
+Every row counted in a slot's tie counters says where (its *tie mark*, ``tieGrain``: the grain,
+plus ``CUT_UNIT`` times the cut's length where its chunk is cut), so its removal takes it out of
+the same items. The counts are trusted only where a whole build sealed them and they add up to the
+slot's fine counter (they change in the same transactions): anything else (a slot being built, a
+row written before the build) makes the rank code fall back to an honest range.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from app.domain.keys import RankKey, score_prefix
 
 LEVEL_A = "A#"
 """Every level-A item's sort key starts so (and a slot's seal is exactly this)."""
+LEVEL_B = "B#"
+LEVEL_C = "C#"
 FANOUT_BITS = 6
 """Level B cuts each level-A chunk into at most 2**6 = 64 chunks."""
 MAX_GRAIN = 44
 """2**44 ms is over 500 years: one chunk holds every time a key can have."""
 _DIGITS = 13
+CUT_UNIT = 64
+"""A tie mark is ``grain + CUT_UNIT * cut length``: grains are under 64, and a mark of a row in an
+uncut chunk is its grain alone."""
+MAX_CUT = _DIGITS + 1 + 64
+"""The longest key below the score: a millisecond, ``#``, a player id of up to 64 characters."""
+
+
+def tie_mark(grain: int, cut: int = 0) -> int:
+    return grain + CUT_UNIT * cut
 
 
 def tie_group(cap: int) -> int:
@@ -45,25 +64,36 @@ def tie_group(cap: int) -> int:
 
 @dataclass(frozen=True)
 class TiePlace:
-    """Where a key is counted in its slot's tie counters at grain ``grain``."""
+    """Where a key is counted in its slot's tie counters, at tie mark ``mark``."""
 
     grain: int
     score_part: str
     """The key's score prefix (``score_prefix``), separator included."""
     chunk_a: int
     chunk_b: int
+    cut: str | None = None
+    """In a cut chunk, the key's first characters below the score that name its level-C group."""
+    cut_length: int = 0
 
     @classmethod
-    def of(cls, key: RankKey, grain: int) -> TiePlace:
-        if not 0 <= grain <= MAX_GRAIN:
-            raise ValueError(f"a tie grain is 0..{MAX_GRAIN}, not {grain}")
+    def of(cls, key: RankKey, mark: int) -> TiePlace:
+        grain, cut_length = mark % CUT_UNIT, mark // CUT_UNIT
+        if not 0 <= grain <= MAX_GRAIN or not 0 <= cut_length <= MAX_CUT:
+            raise ValueError(f"not a tie mark: {mark}")
         t = key.achieved_at_ms
+        part = score_prefix(key.score, key.order_by)
         return cls(
             grain,
-            score_prefix(key.score, key.order_by),
+            part,
             t >> (grain + FANOUT_BITS),
             t >> grain,
+            below_score(key)[:cut_length] if cut_length else None,
+            cut_length,
         )
+
+    @property
+    def mark(self) -> int:
+        return tie_mark(self.grain, self.cut_length)
 
     @property
     def a_sort_key(self) -> str:
@@ -76,13 +106,51 @@ class TiePlace:
     @property
     def b_prefix(self) -> str:
         """Every level-B item of this key's A chunk starts so."""
-        return f"B#{self.score_part}{self.chunk_a:0{_DIGITS}d}#"
+        return f"{LEVEL_B}{self.score_part}{self.chunk_a:0{_DIGITS}d}#"
+
+    @property
+    def c_prefix(self) -> str:
+        """Every level-C item of this key's B chunk starts so."""
+        return f"{LEVEL_C}{self.score_part}{self.chunk_b:0{_DIGITS}d}#"
+
+    @property
+    def c_sort_key(self) -> str | None:
+        return None if self.cut is None else f"{self.c_prefix}{self.cut}"
+
+    @property
+    def sort_keys(self) -> tuple[str, ...]:
+        """The items this key is counted in."""
+        c = self.c_sort_key
+        return (
+            (self.a_sort_key, self.b_sort_key)
+            if c is None
+            else (self.a_sort_key, self.b_sort_key, c)
+        )
 
     @property
     def chunk_start(self) -> str:
-        """The lowest rank key this key's B chunk can hold (the chunk's keys are at or above it,
-        below the next chunk's)."""
-        return f"{self.score_part}{self.chunk_b << self.grain:0{_DIGITS}d}#"
+        """The lowest rank key this key's finest chunk can hold (the chunk's keys are at or above
+        it, below the next chunk's)."""
+        start = f"{self.score_part}{self.chunk_b << self.grain:0{_DIGITS}d}#"
+        return start if self.cut is None else max(start, f"{self.score_part}{self.cut}")
+
+
+@dataclass(frozen=True)
+class SlotTies:
+    """What a writer needs of a crowded slot: its grain, and the cut length of each of its cut
+    level-B chunks, by the chunk's sort key."""
+
+    grain: int
+    cuts: Mapping[str, int] = field(default_factory=dict)
+
+    def mark_of(self, key: RankKey) -> int:
+        """The tie mark ``key`` is counted at in this slot."""
+        return mark_of(key, self.grain, self.cuts)
+
+
+def below_score(key: RankKey) -> str:
+    """The part of ``key``'s encoding after its score: ``<achievedAt>#<playerId>``."""
+    return f"{key.achieved_at_ms:0{_DIGITS}d}#{key.player_id}"
 
 
 def choose_grain(keys: list[RankKey], *, group: int) -> int:
@@ -107,12 +175,54 @@ def choose_grain(keys: list[RankKey], *, group: int) -> int:
     return lo
 
 
-def tie_counts(keys: list[RankKey], grain: int) -> tuple[dict[str, int], dict[str, int]]:
-    """The level-A and level-B counts of a slot's ``keys`` at ``grain``, by item sort key."""
-    a: dict[str, int] = {}
-    b: dict[str, int] = {}
+def choose_cut(keys: list[RankKey], *, group: int) -> int:
+    """The least cut length at which no group of ``keys`` (one level-B chunk's entries) sharing
+    their first characters below the score holds more than ``group``: keys are unique, so the
+    whole key always does."""
+
+    def fits(length: int) -> bool:
+        sizes: dict[str, int] = {}
+        for key in keys:
+            cut = below_score(key)[:length]
+            sizes[cut] = sizes.get(cut, 0) + 1
+        return max(sizes.values(), default=0) <= group
+
+    lo, hi = 1, MAX_CUT  # the answer is in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def choose_cuts(
+    keys: list[RankKey], grain: int, *, group: int, cuts: Mapping[str, int]
+) -> dict[str, int]:
+    """Every level-B chunk's cut length (by the chunk's sort key): those of ``cuts`` (a cut never
+    changes, so rows marked with it stay right), and a new one for each uncut chunk of ``keys`` (a
+    slot's entries) holding more than ``group``."""
+    chunks: dict[str, list[RankKey]] = {}
     for key in keys:
-        place = TiePlace.of(key, grain)
-        a[place.a_sort_key] = a.get(place.a_sort_key, 0) + 1
-        b[place.b_sort_key] = b.get(place.b_sort_key, 0) + 1
-    return a, b
+        chunks.setdefault(TiePlace.of(key, grain).b_sort_key, []).append(key)
+    chosen = dict(cuts)
+    for chunk, in_chunk in chunks.items():
+        if chunk not in chosen and len(in_chunk) > group:
+            chosen[chunk] = choose_cut(in_chunk, group=group)
+    return chosen
+
+
+def mark_of(key: RankKey, grain: int, cuts: Mapping[str, int]) -> int:
+    """The tie mark of ``key`` in a slot of ``grain`` whose chunks are cut as ``cuts`` says."""
+    return tie_mark(grain, cuts.get(TiePlace.of(key, grain).b_sort_key, 0))
+
+
+def tie_counts(keys: list[RankKey], marks: list[int]) -> dict[str, int]:
+    """The level-A, -B and -C counts of a slot's ``keys``, each counted at its mark, by sort
+    key."""
+    counts: dict[str, int] = {}
+    for key, mark in zip(keys, marks, strict=True):
+        for sort_key in TiePlace.of(key, mark).sort_keys:
+            counts[sort_key] = counts.get(sort_key, 0) + 1
+    return counts

@@ -222,8 +222,8 @@ class _Eraser:
                 # response lost (the resend's token would have said so, had it been answered).
                 return maybe_ours
             bucket, slot = self._layout.fine_of(current.entry.score)
-            grain = current.tie_grain
-            tie = None if grain is None else TiePlace.of(current.entry.key, grain)
+            mark = current.tie_mark
+            tie = None if mark is None else TiePlace.of(current.entry.key, mark)
             try:
                 await self._ports.standings.delete_standing(
                     current, counters=(CounterDelta(bucket, slot, -1, tie),), now_s=self._now_s

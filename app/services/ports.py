@@ -18,6 +18,7 @@ from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing, StandingWrite
 from app.domain.principal import Principal
 from app.domain.seed_file import SeedRow
+from app.domain.ties import SlotTies
 
 # ---- idempotency records ------------------------------------------------------------------------
 
@@ -66,8 +67,8 @@ class SubmissionState:
     """By board id, for the boards whose lease was read."""
     erasing_until: int | None
     """Epoch seconds an erasure of the player holds them until, if one is running."""
-    grains: Mapping[SlotAddress, int] = field(default_factory=dict)
-    """The tie grains of the slots asked for that have one (crowded slots)."""
+    grains: Mapping[SlotAddress, SlotTies] = field(default_factory=dict)
+    """The tie grains (and cuts) of the slots asked for that have one (crowded slots)."""
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,8 @@ class SubmissionStore(Protocol):
         """The record, the rows of ``board_ids``, the leases of ``lease_board_ids`` (the others
         are known), the erasure mark, the tie grains of ``grain_slots``: one call."""
 
-    async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, int]:
-        """The tie grains of those of ``slots`` that have one: one call."""
+    async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, SlotTies]:
+        """The tie grains (and cuts) of those of ``slots`` that have one: one call."""
 
     async def commit_submission(self, write: SubmissionWrite, *, token: str, now_ms: int) -> None:
         """One transaction: the record (only where none is live), every row conditioned on the
@@ -186,8 +187,8 @@ class StandingStore(Protocol):
         """The rows of those of ``player_ids`` (at most 100) on the board, in no order: one
         BatchGetItem, two where DynamoDB leaves keys unprocessed."""
 
-    async def mark_tie_grain(self, board_id: str, key: RankKey, grain: int) -> bool:
-        """Mark the player's row as counted in its slot's tie counters at ``grain`` (bumping its
+    async def mark_tie(self, board_id: str, key: RankKey, mark: int) -> bool:
+        """Mark the player's row as counted in its slot's tie counters at ``mark`` (bumping its
         version), if it still holds ``key``; ``False`` if it does not."""
 
     async def players_on_board(self, board_id: str, player_ids: Sequence[str]) -> set[str]:
@@ -218,17 +219,25 @@ class RankReader(Protocol):
         at ``limit``; returns the count and whether it stopped there."""
 
     async def tie_counts(
-        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        b_prefix: str,
+        *,
+        c_prefix: str | None = None,
+        strong: bool = False,
     ) -> TieCounts:
-        """A crowded slot's level-A counts, and its level-B counts under ``b_prefix``."""
+        """A crowded slot's level-A counts and seal, its level-B counts under ``b_prefix``, and
+        (where given) its level-C counts under ``c_prefix``."""
 
 
 @dataclass(frozen=True)
 class IndexedKey:
-    """A key as a walk of RankIndex finds it, with the tie grain its row is counted at, if any."""
+    """A key as a walk of RankIndex finds it, with the tie mark its row is counted at, if any."""
 
     key: RankKey
-    tie_grain: int | None = None
+    tie_mark: int | None = None
 
 
 class BoardIndex(Protocol):
@@ -288,6 +297,8 @@ class TieCounts:
     a: Mapping[str, int]
     b: Mapping[str, int]
     sealed: bool
+    c: Mapping[str, int] = field(default_factory=dict)
+    """The level-C counts of one cut B chunk, where asked for."""
 
 
 @dataclass(frozen=True)
@@ -299,6 +310,8 @@ class StoredTies:
     counts: dict[str, int]
     sealed: bool
     """The slot's last build sealed its counts (``TieCounts.sealed``)."""
+    cuts: dict[str, int] = field(default_factory=dict)
+    """The cut length of each cut level-B chunk, by its sort key."""
 
 
 @dataclass(frozen=True)
@@ -354,10 +367,18 @@ class CounterStore(Protocol):
         """A slot's grain and tie counts, strongly."""
 
     async def set_grain(
-        self, board_id: str, bucket: int, slot: int, grain: int, *, expires_at: int | None
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        grain: int,
+        *,
+        cuts: Mapping[str, int] | None = None,
+        expires_at: int | None,
     ) -> bool:
-        """Give the slot its grain, unless it has one (``False``): from then on, submissions to
-        the slot count it in its tie counters."""
+        """Give the slot its grain and these chunks their cuts, unless it has another grain, or
+        one of them another cut (``False``): from then on, submissions to the slot count it in
+        its tie counters (and in a cut chunk's level C)."""
 
     async def seal_ties(
         self, board_id: str, bucket: int, slot: int, *, expires_at: int | None

@@ -36,8 +36,10 @@ class RankQuery:
     key: RankKey
     counted_at: RankKey | None = None
     on_board: bool = True
-    tie_grain: int | None = None
-    """The grain ``key`` is (or will be) counted at in its slot's tie counters, if it is."""
+    tie_mark: int | None = None
+    """Where ``key`` is (or will be) counted in its slot's tie counters, if it is."""
+    counted_mark: int | None = None
+    """Where ``counted_at`` is counted in its slot's tie counters, if it is."""
     strong: bool = False
     """The player's own place can have moved back a moment ago (``BoardDefinition.places_fall``):
     the counters are read strongly, so they never count the player at a place they left."""
@@ -79,7 +81,9 @@ async def rank_many(
         for board, bucket, lo, hi in spans
     ]
     count_reads = [
-        reader.count_keys(
+        _nothing_between()
+        if p.low > p.high  # the player's key starts their chunk (a cut by player id)
+        else reader.count_keys(
             p.query.board_id, p.low, p.high, limit=cap, exclude_player=_excluded(p.query)
         )
         for p in plans
@@ -88,7 +92,12 @@ async def rank_many(
         _no_ties()
         if p.tie is None
         else reader.tie_counts(
-            p.query.board_id, p.bucket, p.slot, p.tie.b_prefix, strong=p.query.board_id in strong
+            p.query.board_id,
+            p.bucket,
+            p.slot,
+            p.tie.b_prefix,
+            c_prefix=None if p.tie.cut is None else p.tie.c_prefix,
+            strong=p.query.board_id in strong,
         )
         for p in plans
     ]
@@ -133,6 +142,10 @@ def _span_of(plan: _Plan, spans: Sequence[_Span]) -> _Span:
     )
 
 
+async def _nothing_between() -> tuple[int, bool]:
+    return 0, False
+
+
 async def _no_ties() -> TieCounts | None:
     return None
 
@@ -159,7 +172,7 @@ def _plan(layout: BucketLayout, query: RankQuery) -> _Plan:
     first, last = (slot, slices - 1) if reads_up else (0, slot)
     # The slot's best key comes first on the index: its lowest score where lower is better.
     low = score_prefix(slot_lo if ascending else slot_hi - 1, key.order_by)
-    tie = None if query.tie_grain is None else TiePlace.of(key, query.tie_grain)
+    tie = None if query.tie_mark is None else TiePlace.of(key, query.tie_mark)
     if tie is not None:
         low = tie.chunk_start  # the tie counts say how many are ahead of the chunk
     high = key_just_below(key.encode())
@@ -259,14 +272,16 @@ def _rank_in_chunk(
     honest range instead. ``unseen`` is
     1 where the counts, read eventually, may not show the player in their own chunk yet."""
     query = plan.query
-    a_key, b_key = tie.a_sort_key, tie.b_sort_key
+    a_key, b_key, c_key = tie.a_sort_key, tie.b_sort_key, tie.c_sort_key
+    b_items = ties.b
     consistent = (
         ties.sealed
         and sum(ties.a.values()) == slot_count
-        and sum(ties.b.values()) == ties.a.get(a_key, 0)
+        and sum(b_items.values()) == ties.a.get(a_key, 0)
+        and (c_key is None or sum(ties.c.values()) == b_items.get(b_key, 0))
     )
     slot_size = slot_count + unseen
-    chunk_size = ties.b.get(b_key, 0) + unseen
+    chunk_size = (b_items.get(b_key, 0) if c_key is None else ties.c.get(c_key, 0)) + unseen
     was: TiePlace | None = None  # where the player is counted in these tie counts, if elsewhere
     moved = query.on_board and query.counted_at is not None and query.counted_at != query.key
     if (
@@ -274,7 +289,8 @@ def _rank_in_chunk(
         and query.counted_at is not None
         and layout.fine_of(query.counted_at.score) == (plan.bucket, plan.slot)
     ):
-        was = TiePlace.of(query.counted_at, tie.grain)
+        mark = query.counted_mark
+        was = TiePlace.of(query.counted_at, tie.grain if mark is None else mark)
     if not query.on_board or (moved and was is None):
         slot_size += 1  # the player is counted elsewhere now, or nowhere: not in these counts
         chunk_size += 1
@@ -287,14 +303,16 @@ def _rank_in_chunk(
             player_count=player_count,
         )
     ahead += sum(n for k, n in ties.a.items() if k < a_key)
-    ahead += sum(n for k, n in ties.b.items() if k < b_key)
+    ahead += sum(n for k, n in b_items.items() if k < b_key)
+    if c_key is not None:
+        ahead += sum(n for k, n in ties.c.items() if k < c_key)
     if was is not None:
-        # Counted at ``counted_at`` in this slot's tie counts: ahead of the chunk, or in it (where
-        # the COUNT leaves them out) and so in its size.
-        if (was.a_sort_key, was.b_sort_key) < (a_key, b_key) and was.b_sort_key != b_key:
-            ahead -= 1
-            chunk_size += 1
-        elif was.b_sort_key != b_key:
+        # Counted at ``counted_at`` in this slot's tie counts: ahead of the player's finest chunk,
+        # or in it (where the COUNT leaves them out) and so in its size.
+        same = was.b_sort_key == b_key and (c_key is None or was.c_sort_key == c_key)
+        if not same:
+            if (was.a_sort_key, was.b_sort_key, was.c_sort_key or "") < (a_key, b_key, c_key or ""):
+                ahead -= 1
             chunk_size += 1
     ahead_in_chunk, capped = counted
     return rank_from_counts(

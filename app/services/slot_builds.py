@@ -27,7 +27,7 @@ import structlog
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey, score_prefix
-from app.domain.ties import LEVEL_A
+from app.domain.ties import LEVEL_A, LEVEL_B
 from app.errors import LeaderboardError
 from app.services.ports import BoardIndex, CounterStore, IndexedKey, StandingStore
 from app.services.ties import TieReport, reconcile_ties
@@ -67,8 +67,8 @@ async def build_slot_ties(
     """Build or repair one slot's tie counters (see the module docstring); ``None`` where there
     was nothing to do: they are whole already, the slot is not crowded, or it changed between the
     walks."""
-    if await _whole(ports.counters, board_id, bucket, slot):
-        return None  # its ranges are chunks past the cap, which no rebuild splits
+    if await _whole(ports.counters, board_id, bucket, slot, group=group):
+        return None  # its ranges are cut chunks past the cap, which no rebuild splits
     between = slot_key_range(layout, bucket, slot, order)
     first = await _walk(ports.index, board_id, between)
     if len(first) <= group:
@@ -102,12 +102,19 @@ async def build_slot_ties(
     return report
 
 
-async def _whole(counters: CounterStore, board_id: str, bucket: int, slot: int) -> bool:
-    """Whether the slot's tie counters are built, sealed and count every row in it: nothing to
-    repair (two small reads, where a walk reads every entry of the slot twice)."""
+async def _whole(
+    counters: CounterStore, board_id: str, bucket: int, slot: int, *, group: int
+) -> bool:
+    """Whether the slot's tie counters are built, sealed, count every row in it and leave no
+    uncut chunk over ``group``: nothing to build (two small reads, where a walk reads every entry
+    of the slot twice)."""
     ties = await counters.read_ties(board_id, bucket, slot)
     if ties.grain is None or not ties.sealed:
         return False
+    if any(
+        n > group for sk, n in ties.counts.items() if sk.startswith(LEVEL_B) and sk not in ties.cuts
+    ):
+        return False  # a chunk that grew past the cap since its build: cut it
     fine = (await counters.read_counters(board_id, buckets=[bucket])).fine.get((bucket, slot), 0)
     return sum(n for sk, n in ties.counts.items() if sk.startswith(LEVEL_A)) == fine
 

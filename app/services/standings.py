@@ -72,7 +72,7 @@ async def player_rank(
         RankQuery(
             board.board_id,
             standing.entry.key,
-            tie_grain=standing.tie_grain,
+            tie_mark=standing.tie_mark,
             strong=definition.places_fall,
         ),
         cap=policy.cap,
@@ -135,7 +135,7 @@ async def around_player(
             RankQuery(
                 board.board_id,
                 standing.entry.key,
-                tie_grain=standing.tie_grain,
+                tie_mark=standing.tie_mark,
                 strong=definition.places_fall,
             ),
             cap=policy.cap,
@@ -189,7 +189,7 @@ async def player_standings(
             RankQuery(
                 board.board_id,
                 row.entry.key,
-                tie_grain=row.tie_grain,
+                tie_mark=row.tie_mark,
                 strong=definition_of[(board.game, board.variant)].places_fall,
             )
             for board, row in live
@@ -250,7 +250,7 @@ async def group_board(
                     RankQuery(
                         board.board_id,
                         r.entry.key,
-                        tie_grain=r.tie_grain,
+                        tie_mark=r.tie_mark,
                         strong=definition.places_fall,
                     )
                     for r in rows

@@ -48,7 +48,7 @@ from app.domain.models import (
 )
 from app.domain.periods import Board, Period
 from app.domain.ranks import ExactRank, Rank
-from app.domain.ties import TiePlace
+from app.domain.ties import SlotTies, TiePlace
 from app.errors import (
     BoardBeingSeeded,
     CountsIncomplete,
@@ -344,8 +344,8 @@ class _Writer:
 
     async def _grains(
         self, state: SubmissionState, moves: list[tuple[Board, Move]]
-    ) -> Mapping[SlotAddress, int]:
-        """The tie grains of the slots the moves land in: read with the state, except where the
+    ) -> Mapping[SlotAddress, SlotTies]:
+        """The tie grains (and cuts) of the slots the moves land in: read with the state, except where the
         move lands elsewhere than the submitted score (a ``sum`` board's new total): one more call
         for those. A player who does not move keeps their row's grain and needs none."""
         asked = set(self._grain_slots)
@@ -359,19 +359,19 @@ class _Writer:
         return {**state.grains, **(await self._submissions.read_grains(missing))}
 
     def _plan(
-        self, board: Board, standing: Standing | None, moved: Move, grain: int | None
+        self, board: Board, standing: Standing | None, moved: Move, ties: SlotTies | None
     ) -> _Planned:
-        """``grain``: the tie grain of the slot the player lands in (a crowded slot's), if any:
-        the row is then counted in its tie counters too."""
+        """``ties``: the grain and cuts of the slot the player lands in (a crowded slot's), if
+        any: the row is then counted in its tie counters too."""
         layout, sub, now_ms = self._policy.layout, self._submission, self._now_ms
         previous = None if standing is None else standing.entry.key
         expires_s = board_expiry_s(board, self._definition.retention)
         counters: tuple[CounterDelta, ...] = ()
-        tie_grain = None if standing is None else standing.tie_grain
+        tie_mark = None if standing is None else standing.tie_mark
         if moved.changed:
-            added = None if grain is None else TiePlace.of(moved.key, grain)
+            added = None if ties is None else TiePlace.of(moved.key, ties.mark_of(moved.key))
             counters = (CounterDelta(*layout.fine_of(moved.key.score), 1, added),)
-            tie_grain = grain
+            tie_mark = None if added is None else added.mark
         if standing is None:
             entry = Entry(moved.key, sub.display_name, sub.country, now_ms)
         else:
@@ -379,7 +379,7 @@ class _Writer:
             last_played = max(now_ms, old.last_played_at_ms or 0)
             if moved.changed:
                 removed = (
-                    None if standing.tie_grain is None else TiePlace.of(old.key, standing.tie_grain)
+                    None if standing.tie_mark is None else TiePlace.of(old.key, standing.tie_mark)
                 )
                 counters = (CounterDelta(*layout.fine_of(old.score), -1, removed), *counters)
                 entry = Entry(
@@ -397,7 +397,7 @@ class _Writer:
                 entry,
                 version=(standing.version + 1) if standing else 1,
                 expires_at=expires_s,
-                tie_grain=tie_grain,
+                tie_mark=tie_mark,
             ),
             expected_version=None if standing is None else standing.version,
             counters=counters,
@@ -416,8 +416,8 @@ class _Writer:
             outcome,
             moved.key,
             previous,
-            tie_grain,
-            None if standing is None else standing.tie_grain,
+            tie_mark,
+            None if standing is None else standing.tie_mark,
         )
 
     async def _with_ranks(self, planned: list[_Planned]) -> list[_Planned]:
@@ -429,10 +429,10 @@ class _Writer:
         for p in planned:
             board_id = p.outcome.board_id
             if p.previous_key is None:
-                queries.append(RankQuery(board_id, p.key, on_board=False, tie_grain=p.tie_grain))
+                queries.append(RankQuery(board_id, p.key, on_board=False, tie_mark=p.tie_mark))
             elif p.previous_key == p.key:
                 queries.append(
-                    RankQuery(board_id, p.key, tie_grain=p.previous_tie_grain, strong=strong)
+                    RankQuery(board_id, p.key, tie_mark=p.previous_tie_mark, strong=strong)
                 )
             else:
                 queries.append(
@@ -440,14 +440,13 @@ class _Writer:
                         board_id,
                         p.key,
                         counted_at=p.previous_key,
-                        tie_grain=p.tie_grain,
+                        tie_mark=p.tie_mark,
+                        counted_mark=p.previous_tie_mark,
                         strong=strong,
                     )
                 )
                 queries.append(
-                    RankQuery(
-                        board_id, p.previous_key, tie_grain=p.previous_tie_grain, strong=strong
-                    )
+                    RankQuery(board_id, p.previous_key, tie_mark=p.previous_tie_mark, strong=strong)
                 )
         try:
             ranks = await rank_many(
@@ -484,9 +483,9 @@ class _Planned:
     """Where the player stands on the board after the submission."""
     previous_key: RankKey | None
     """Where they stood before it (``None``: not on the board)."""
-    tie_grain: int | None = None
+    tie_mark: int | None = None
     """The tie grain ``key`` is counted at (a crowded slot's), if any."""
-    previous_tie_grain: int | None = None
+    previous_tie_mark: int | None = None
 
 
 def _exact(rank: Rank | None) -> int | None:

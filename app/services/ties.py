@@ -40,7 +40,7 @@ from typing import Literal
 import structlog
 
 from app.domain.keys import RankKey
-from app.domain.ties import choose_grain, tie_counts
+from app.domain.ties import choose_cuts, choose_grain, mark_of, tie_counts
 from app.errors import ConditionFailed, ItemBusy, Throttled
 from app.services.fanout import all_or_none
 from app.services.ports import CounterStore, IndexedKey, StandingStore, StoredTies, TieItem
@@ -67,6 +67,8 @@ class TieReport:
     """Rows of the slot not marked with its grain."""
     was_sealed: bool = True
     """The slot's last build had sealed its counts (a run that finds them unsealed builds)."""
+    cuts: int = 0
+    """Level-B chunks this run cut (holding more than the group: ties of one moment)."""
     repaired: int = 0
     marked: int = 0
     taken_back: int = 0
@@ -80,7 +82,16 @@ class TieReport:
 
     @property
     def needs_build(self) -> bool:
-        return bool(self.differences or self.unmarked or not self.was_sealed)
+        return bool(self.differences or self.unmarked or self.cuts or not self.was_sealed)
+
+
+@dataclass(frozen=True)
+class _Remark:
+    """A row of the slot to mark again: where it is counted now (its mark), and where it will."""
+
+    key: RankKey
+    was: int | None
+    mark: int
 
 
 async def reconcile_ties(
@@ -108,14 +119,20 @@ async def reconcile_ties(
             read = await counters.read_ties(board_id, bucket, slot)
         keys = [e.key for e in entries]
         grain = read.grain if read.grain is not None else choose_grain(keys, group=group)
-        a, b = tie_counts(keys, grain)
-        wanted = {**a, **b}
+        cuts = choose_cuts(keys, grain, group=group, cuts=read.cuts)
+        marks = [mark_of(key, grain, cuts) for key in keys]
+        wanted = tie_counts(keys, marks)
         differing = sorted(
             sk
             for sk in set(wanted) | set(read.counts)
             if read.counts.get(sk, 0) != wanted.get(sk, 0)
         )
-        unmarked = [e for e in entries if e.tie_grain != grain]
+        unmarked = [
+            _Remark(e.key, e.tie_mark, mark)
+            for e, mark in zip(entries, marks, strict=True)
+            if e.tie_mark != mark
+        ]
+        new_cuts = {chunk: n for chunk, n in cuts.items() if chunk not in read.cuts}
         report = TieReport(
             bucket,
             slot,
@@ -125,6 +142,7 @@ async def reconcile_ties(
             differences=len(differing),
             unmarked=len(unmarked),
             was_sealed=read.sealed,
+            cuts=len(new_cuts),
         )
         if apply and report.needs_build:
             report = await _build(
@@ -133,8 +151,8 @@ async def reconcile_ties(
                 report,
                 board_id=board_id,
                 wanted={sk: (wanted.get(sk, 0), read.counts.get(sk)) for sk in differing},
-                unmarked=[e.key for e in unmarked],
-                needs_grain=read.grain is None,
+                unmarked=unmarked,
+                new_cuts=None if read.grain is not None and not new_cuts else new_cuts,
                 expires_at=expires_at,
                 gate=gate,
             )
@@ -160,14 +178,15 @@ async def _build(
     *,
     board_id: str,
     wanted: dict[str, tuple[int, int | None]],
-    unmarked: list[RankKey],
-    needs_grain: bool,
+    unmarked: list[_Remark],
+    new_cuts: Mapping[str, int] | None,
     expires_at: int | None,
     gate: asyncio.Semaphore,
 ) -> TieReport:
     """Steps 1 to 6 of the module docstring for one slot: each count (``wanted``: the walk's
     value and the one read), each row's mark (and the count of a row whose mark did not land
-    taken back), the grain where it had none, and the seal where every one of them landed."""
+    taken back), the grain where it had none and the new cuts (``new_cuts``, ``None`` where
+    there is neither), and the seal where every one of them landed."""
     bucket, slot, grain = report.bucket, report.slot, report.grain
     if report.was_sealed:
         unsealed = await _gated(gate, lambda: counters.unseal_ties(board_id, bucket, slot))
@@ -178,27 +197,29 @@ async def _build(
     )
     marked = await all_or_none(
         *(
-            _gated(gate, functools.partial(standings.mark_tie_grain, board_id, key, grain))
-            for key in unmarked
+            _gated(gate, functools.partial(standings.mark_tie, board_id, row.key, row.mark))
+            for row in unmarked
         )
     )
     results = list(repaired)
-    not_marked = [key for key, done in zip(unmarked, marked, strict=True) if done != "done"]
+    not_marked = [row for row, done in zip(unmarked, marked, strict=True) if done != "done"]
     taken_back = 0
     if not_marked and all(r == "done" for r in repaired):
         # Only counts the build wrote whole are worth keeping true: any other the next one sets.
         back = await _take_back(
-            counters, board_id, bucket, slot, not_marked, grain, gate, expires_at=expires_at
+            counters, board_id, bucket, slot, not_marked, gate, expires_at=expires_at
         )
         taken_back = len(not_marked) if all(r == "done" for r in back) else 0
         results += back
     elif not_marked:
         results.append("skipped")
-    if needs_grain and all(r == "done" for r in results):
+    if new_cuts is not None and all(r == "done" for r in results):
         results.append(
             await _gated(
                 gate,
-                lambda: counters.set_grain(board_id, bucket, slot, grain, expires_at=expires_at),
+                lambda: counters.set_grain(
+                    board_id, bucket, slot, grain, cuts=new_cuts, expires_at=expires_at
+                ),
             )
         )
     sealed = all(r == "done" for r in results)
@@ -257,18 +278,22 @@ async def _take_back(
     board_id: str,
     bucket: int,
     slot: int,
-    rows: list[RankKey],
-    grain: int,
+    rows: list[_Remark],
     gate: asyncio.Semaphore,
     *,
     expires_at: int | None,
 ) -> list[Written]:
-    """Take rows the build counted but could not mark back out of the slot's tie counts: each
-    item set to its value less theirs, conditioned on the value just read (so a submission's
-    change is never lost, and a resend is known as this write), read again where one lands
-    between."""
-    a, b = tie_counts(rows, grain)
-    pending = {**a, **b}
+    """Take rows the build counted at their new mark but could not mark back out of the slot's
+    tie counts, and count them where their mark still says (where a row that moved was taken out
+    by its move): each item set to its value less the difference, conditioned on the value just
+    read (so a submission's change is never lost, and a resend is known as this write), read
+    again where one lands between."""
+    counted = tie_counts([r.key for r in rows], [r.mark for r in rows])
+    kept = [r for r in rows if r.was is not None]
+    still = tie_counts([r.key for r in kept], [r.was for r in kept if r.was is not None])
+    pending = {
+        sk: n for sk in set(counted) | set(still) if (n := counted.get(sk, 0) - still.get(sk, 0))
+    }
     results: list[Written] = []
     for _ in range(TAKE_BACK_TRIES):
         read = await counters.read_ties(board_id, bucket, slot)

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.domain.models import CounterDelta
-from app.domain.ties import LEVEL_A
-from app.errors import CountsIncomplete
+from app.domain.ties import LEVEL_A, SlotTies
+from app.errors import ConditionFailed, CountsIncomplete
 from app.services.ports import (
     CoarseItem,
     CounterItem,
@@ -87,9 +87,27 @@ SEAL_SORT_KEY = LEVEL_A
 INCOMPLETE_SORT_KEY = "incomplete"
 
 
+CUT_ATTRIBUTE = "cut:"
+"""On a slot's grain item, ``cut:<level-B chunk sort key>``: that chunk's cut length."""
+
+
 def grain_key(board_id: str, bucket: int, slot: int) -> dict[str, AttributeValueTypeDef]:
-    """The item whose presence makes a slot's tie counters live, holding their grain."""
+    """The item whose presence makes a slot's tie counters live, holding their grain and the
+    cut lengths of its cut chunks (``CUT_ATTRIBUTE``)."""
     return key(tie_pk(board_id, bucket, slot), GRAIN_SORT_KEY)
+
+
+def slot_ties_of(item: Item) -> SlotTies | None:
+    """A slot's grain item as a writer needs it; ``None`` where it holds no grain."""
+    grain = get_n(item, "g")
+    if grain is None:
+        return None
+    cuts = {
+        name.removeprefix(CUT_ATTRIBUTE): int(value["N"])
+        for name, value in item.items()
+        if name.startswith(CUT_ATTRIBUTE) and "N" in value
+    }
+    return SlotTies(grain, cuts)
 
 
 @dataclass
@@ -141,8 +159,8 @@ class CounterItems:
         for change in deltas:
             if change.tie is not None:
                 pk = tie_pk(board_id, change.bucket, change.slot)
-                ties[(pk, change.tie.a_sort_key)] += change.delta
-                ties[(pk, change.tie.b_sort_key)] += change.delta
+                for sort_key in change.tie.sort_keys:
+                    ties[(pk, sort_key)] += change.delta
         keys += [(pk, sk, d) for (pk, sk), d in ties.items() if d]
         for pk, sk, delta in keys:
             values: dict[str, AttributeValueTypeDef] = {":d": n(delta)}
@@ -289,15 +307,26 @@ class CounterItems:
         return StoredCounters(coarse=coarse, fine=fine)
 
     async def tie_counts(
-        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, consistent: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        b_prefix: str,
+        *,
+        c_prefix: str | None = None,
+        consistent: bool = False,
     ) -> TieCounts:
         pk = tie_pk(board_id, bucket, slot)
-        a, b = await asyncio.gather(
-            self._tie_items(pk, prefix=SEAL_SORT_KEY, consistent=consistent),
-            self._tie_items(pk, prefix=b_prefix, consistent=consistent),
+        prefixes = (
+            [SEAL_SORT_KEY, b_prefix] if c_prefix is None else [SEAL_SORT_KEY, b_prefix, c_prefix]
+        )
+        a, b, *c = await asyncio.gather(
+            *(self._tie_items(pk, prefix=p, consistent=consistent) for p in prefixes)
         )
         counts, sealed = _unsealed(a)
-        return TieCounts(_tie_counts(counts), _tie_counts(b), sealed)
+        return TieCounts(
+            _tie_counts(counts), _tie_counts(b), sealed, c=_tie_counts(c[0]) if c else {}
+        )
 
     async def _tie_items(
         self, pk: str, *, prefix: str | None = None, consistent: bool = False
@@ -317,37 +346,55 @@ class CounterItems:
         )
 
     async def read_ties(self, board_id: str, bucket: int, slot: int) -> StoredTies:
-        grain = None
+        given = None
         items: list[Item] = []
         for item in await self._tie_items(tie_pk(board_id, bucket, slot), consistent=True):
             if get_s(item, "leaderboardId") == GRAIN_SORT_KEY:
-                grain = get_n(item, "g")
+                given = slot_ties_of(item)
             else:
                 items.append(item)
         counts, sealed = _unsealed(items)
-        return StoredTies(grain, _tie_counts(counts), sealed)
+        return StoredTies(
+            None if given is None else given.grain,
+            _tie_counts(counts),
+            sealed,
+            cuts={} if given is None else dict(given.cuts),
+        )
 
     async def set_grain(
-        self, board_id: str, bucket: int, slot: int, grain: int, *, expires_at: int | None
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        grain: int,
+        *,
+        cuts: Mapping[str, int] | None = None,
+        expires_at: int | None,
     ) -> bool:
+        names: dict[str, str] = {}
         values: dict[str, AttributeValueTypeDef] = {":g": _n(grain)}
-        expression = "SET g = :g"
+        sets = ["g = :g"]
+        conditions = ["(attribute_not_exists(g) OR g = :g)"]
+        for i, (chunk, length) in enumerate(sorted((cuts or {}).items())):
+            names[f"#c{i}"] = f"{CUT_ATTRIBUTE}{chunk}"
+            values[f":c{i}"] = _n(length)
+            sets.append(f"#c{i} = :c{i}")
+            conditions.append(f"(attribute_not_exists(#c{i}) OR #c{i} = :c{i})")
         if expires_at is not None:
-            expression += ", expiresAt = :e"
+            sets.append("expiresAt = :e")
             values[":e"] = _n(expires_at)
         try:
             await self._dynamo.update_item(
-                "giving the slot its tie grain",
+                "giving the slot its tie grain and cuts",
                 TableName=self._table,
                 Key=grain_key(board_id, bucket, slot),
-                UpdateExpression=expression,
-                ConditionExpression="attribute_not_exists(g)",
+                UpdateExpression="SET " + ", ".join(sets),
+                ConditionExpression=" AND ".join(conditions),
                 ExpressionAttributeValues=values,
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                **({"ExpressionAttributeNames": names} if names else {}),
             )
-        except ConditionFailedWithItem as failed:
-            # The slot has a grain: this one (a resend of this write), or another's.
-            return failed.item is not None and get_n(failed.item, "g") == grain
+        except ConditionFailed:
+            return False  # another grain, or another cut of one of these chunks
         return True
 
     async def seal_ties(

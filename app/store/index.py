@@ -156,6 +156,15 @@ class RankReads:
         )
 
     async def tie_counts(
-        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        b_prefix: str,
+        *,
+        c_prefix: str | None = None,
+        strong: bool = False,
     ) -> TieCounts:
-        return await self._counters.tie_counts(board_id, bucket, slot, b_prefix, consistent=strong)
+        return await self._counters.tie_counts(
+            board_id, bucket, slot, b_prefix, c_prefix=c_prefix, consistent=strong
+        )

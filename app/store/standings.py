@@ -201,16 +201,16 @@ class StandingItems:
         )
         return [standing_of(item) for item in found if "rankKey" in item]
 
-    async def mark_tie_grain(self, board_id: str, key: RankKey, grain: int) -> bool:
+    async def mark_tie(self, board_id: str, key: RankKey, mark: int) -> bool:
         return await self._dynamo.applied(
             self._dynamo.update_item(
-                "marking a row with its slot's tie grain",
+                "marking a row with its tie mark",
                 TableName=self._table,
                 Key=item_key(key.player_id, board_id),
                 UpdateExpression="SET #g = :g ADD version :one",
                 ConditionExpression="rankKey = :k",
                 ExpressionAttributeNames={"#g": TIE_GRAIN_ATTRIBUTE},
-                ExpressionAttributeValues={":g": n(grain), ":one": n(1), ":k": s(key.encode())},
+                ExpressionAttributeValues={":g": n(mark), ":one": n(1), ":k": s(key.encode())},
             )
         )
 
@@ -263,8 +263,8 @@ def _row_item(write: StandingWrite) -> dict[str, AttributeValueTypeDef]:
     if write.expires_at is not None:
         row[TTL_ATTRIBUTE] = n(write.expires_at)
     row["achievedMs"] = n(entry.key.achieved_at_ms)  # what a later seed of a `latest` board checks
-    if write.standing.tie_grain is not None:
-        row[TIE_GRAIN_ATTRIBUTE] = n(write.standing.tie_grain)
+    if write.standing.tie_mark is not None:
+        row[TIE_GRAIN_ATTRIBUTE] = n(write.standing.tie_mark)
     return row
 
 
@@ -274,7 +274,7 @@ def standing_of(item: Item) -> Standing:
         entry=entry_of(item),
         version=get_n(item, "version") or 0,
         expires_at=get_n(item, TTL_ATTRIBUTE),
-        tie_grain=get_n(item, TIE_GRAIN_ATTRIBUTE),
+        tie_mark=get_n(item, TIE_GRAIN_ATTRIBUTE),
     )
 
 

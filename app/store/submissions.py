@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.domain.ties import SlotTies
 from app.services.ports import SlotAddress, SubmissionState, SubmissionWrite
 from app.store.client import Dynamo, TransactionItemsCancelled
-from app.store.counters import CounterChanges, CounterItems, grain_key
+from app.store.counters import CounterChanges, CounterItems, grain_key, slot_ties_of
 from app.store.items import Item, get_n, get_s, key
 from app.store.leases import lease_key, lease_of
 from app.store.requests import record_of, record_put
@@ -29,12 +30,12 @@ def _address(item: Item) -> tuple[str, str]:
     return get_s(item, "playerId") or "", get_s(item, "leaderboardId") or ""
 
 
-def _grains(items: Mapping[SlotAddress, Item | None]) -> dict[SlotAddress, int]:
+def _grains(items: Mapping[SlotAddress, Item | None]) -> dict[SlotAddress, SlotTies]:
     grains = {}
     for slot, item in items.items():
-        grain = None if item is None else get_n(item, "g")
-        if grain is not None:
-            grains[slot] = grain
+        ties = None if item is None else slot_ties_of(item)
+        if ties is not None:
+            grains[slot] = ties
     return grains
 
 
@@ -83,7 +84,7 @@ class SubmissionItems:
             grains=_grains({slot: at(k) for slot, k in grains.items()}),
         )
 
-    async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, int]:
+    async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, SlotTies]:
         wanted = {slot: grain_key(*slot) for slot in dict.fromkeys(slots)}
         if not wanted:
             return {}

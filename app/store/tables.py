@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 RANK_INDEX = "RankIndex"
 TIE_GRAIN_ATTRIBUTE = "tieGrain"
-"""On a row counted in its slot's tie counters: their grain (``app.domain.ties``)."""
+"""On a row counted in its slot's tie counters: its tie mark (``app.domain.ties``: the grain, and
+the cut of its chunk, if cut; kept under this name, rows marked before cuts hold the grain)."""
 RANK_INDEX_PROJECTED = ("displayName", "country", "lastPlayedAt", TIE_GRAIN_ATTRIBUTE)
 TTL_ATTRIBUTE = "expiresAt"
 

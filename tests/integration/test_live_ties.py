@@ -59,9 +59,8 @@ async def test_a_live_board_s_crowded_slots_become_exact_with_no_operator(
         built_in = time.monotonic() - began  # from the first read, the reads' time included
         after = _check(await _ranks(service, truth), truth)
         print(f"exact before {before}, after {after} of {len(truth)}; built in {built_in:.1f} s")
-        # Only the 20 of one millisecond past the cap (the first CAP of them are exact) stay
-        # ranges: 135 of 150 (90%).
-        assert after == len(truth) - (20 - CAP)
+        # Every rank, the 20 of one millisecond included (their chunk cut by player id).
+        assert after == len(truth)
         assert before < after
         assert built_in < 60
         # A second read of the ranges starts no second build of the same slot.
@@ -84,3 +83,31 @@ async def test_a_live_board_s_crowded_slots_become_exact_with_no_operator(
         await service.runtime.slot_builds.settled()
         assert unsealed < after
         assert _check(await _ranks(service, truth), truth) == after
+
+
+async def test_a_moment_that_crowds_after_its_slot_was_built_gets_cut(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    """A slot built while its players were spread in time; then a round's results land on one
+    millisecond of it: the reads that meet their ranges have the slot rebuilt, its grain kept and
+    the crowded millisecond cut by player id, and every rank is exact again."""
+    settings = make_settings(dynamo_endpoint, table_names, rank_count_cap=CAP)
+    async with serve(settings) as service:
+        base = now_ms() - 3_000_000
+        spread = [(f"t{i:03d}", 500, base + 7_919 * i) for i in range(24)]
+        await _submitted(service, spread)
+        truth = _truth(spread, "desc")
+        await _ranks(service, truth)
+        await service.runtime.slot_builds.settled()
+        assert _check(await _ranks(service, truth), truth) == len(truth)
+
+        moment = base + 1_000_000 + 1  # on no spread player's millisecond
+        crowd = [(f"m{i:03d}", 500, moment) for i in range(12)]
+        await _submitted(service, crowd)
+        truth = _truth(spread + crowd, "desc")
+        before = _check(await _ranks(service, truth), truth)
+        service.runtime.slot_builds.forget()
+        await _ranks(service, truth)
+        await service.runtime.slot_builds.settled()
+        after = _check(await _ranks(service, truth), truth)
+        assert before < after == len(truth)

@@ -218,9 +218,18 @@ class _WritesAfterTheRead:
         return await self._counters.read_ties(board_id, bucket, slot)
 
     async def set_grain(
-        self, board_id: str, bucket: int, slot: int, grain: int, *, expires_at: int | None
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        grain: int,
+        *,
+        cuts: Mapping[str, int] | None = None,
+        expires_at: int | None,
     ) -> bool:
-        return await self._counters.set_grain(board_id, bucket, slot, grain, expires_at=expires_at)
+        return await self._counters.set_grain(
+            board_id, bucket, slot, grain, cuts=cuts, expires_at=expires_at
+        )
 
     async def seal_ties(
         self, board_id: str, bucket: int, slot: int, *, expires_at: int | None

@@ -128,11 +128,11 @@ class _MovedBeforeTheMarks:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._standings, name)
 
-    async def mark_tie_grain(self, board_id: str, key: RankKey, grain: int) -> bool:
+    async def mark_tie(self, board_id: str, key: RankKey, grain: int) -> bool:
         if not self.landed:
             self.landed = True
             await self._land()
-        marked: bool = await self._standings.mark_tie_grain(board_id, key, grain)
+        marked: bool = await self._standings.mark_tie(board_id, key, grain)
         return marked
 
 

@@ -829,9 +829,9 @@ BOARD = "trivia#classic#day-2024-05-01"
 LATER_BOARD = "trivia#classic#all"
 
 
-def standing(player: str, board: str, *, version: int, tie_grain: int | None = None) -> Standing:
+def standing(player: str, board: str, *, version: int, tie_mark: int | None = None) -> Standing:
     entry = Entry(RankKey(1200, 1_714_550_400_000, player), "Ada", "GB", 1_714_550_400_000)
-    return Standing(board, entry, version, expires_at=1_717_000_000, tie_grain=tie_grain)
+    return Standing(board, entry, version, expires_at=1_717_000_000, tie_mark=tie_mark)
 
 
 async def every_request_the_adapter_makes(client: RecordingClient) -> None:
@@ -844,7 +844,7 @@ async def every_request_the_adapter_makes(client: RecordingClient) -> None:
     tie = TiePlace.of(rank_key, 3)
     deltas = (CounterDelta(12, 34, 1, tie), CounterDelta(11, 7, -1))
     write = StandingWrite(
-        BOARD, standing("player-1", BOARD, version=2, tie_grain=3), 1, deltas, "{}", 1_717_000_000
+        BOARD, standing("player-1", BOARD, version=2, tie_mark=3), 1, deltas, "{}", 1_717_000_000
     )
     new_row = StandingWrite(
         LATER_BOARD, standing("player-1", LATER_BOARD, version=1), None, deltas[1:]
@@ -891,7 +891,7 @@ async def every_request_the_adapter_makes(client: RecordingClient) -> None:
         writer="seeder-1",
     )
     await standings.standings_on_board(BOARD, ["player-1", "player-2"])
-    await standings.mark_tie_grain(BOARD, rank_key, 3)
+    await standings.mark_tie(BOARD, rank_key, 3)
     await standings.players_on_board(BOARD, ["player-1", "player-2"])
     marks = ErasureMarkItems(dynamo, table=scores)
     await marks.mark_erasing("player-1", until=1_714_550_500)

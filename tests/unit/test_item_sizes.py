@@ -165,7 +165,7 @@ def test_the_largest_context_bound_leaves_a_row_with_every_field_at_its_largest_
             Entry(RankKey(10**12 - 1, largest_ms, player), "\U00020000" * 64, "NZ", largest_ms),
             version=10**38 - 1,
             expires_at=10**11 - 1,
-            tie_grain=99,
+            tie_mark=99,
         ),
         expected_version=None,
         context_json="x" * bound,

@@ -128,8 +128,8 @@ async def test_only_the_boards_of_strong_queries_read_their_counters_strongly() 
         index,
         LAYOUT,
         [
-            RankQuery("latest-board", keys[7], tie_grain=0, strong=True),
-            RankQuery("best-board", top, tie_grain=0),
+            RankQuery("latest-board", keys[7], tie_mark=0, strong=True),
+            RankQuery("best-board", top, tie_mark=0),
         ],
         cap=3,
     )
@@ -167,9 +167,16 @@ class _ReadsApart:
         )
 
     async def tie_counts(
-        self, board_id: str, bucket: int, slot: int, b_prefix: str, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        slot: int,
+        b_prefix: str,
+        *,
+        c_prefix: str | None = None,
+        strong: bool = False,
     ) -> TieCounts:
-        return await self.after.tie_counts(board_id, bucket, slot, b_prefix)
+        return await self.after.tie_counts(board_id, bucket, slot, b_prefix, c_prefix=c_prefix)
 
 
 @settings(max_examples=300, deadline=None)

@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey
 from app.domain.ranks import EstimatedRank, ExactRank
-from app.domain.ties import MAX_GRAIN, TiePlace, choose_grain, tie_counts
+from app.domain.ties import (
+    MAX_GRAIN,
+    TiePlace,
+    choose_cut,
+    choose_cuts,
+    choose_grain,
+    mark_of,
+    tie_counts,
+)
 from app.services.rank import RankQuery, rank_of
 from tests.fakes import MemoryIndex
 
@@ -34,11 +42,30 @@ crowded = st.tuples(
 )
 
 
-def _grains(keys: list[RankKey], group: int) -> dict[tuple[int, int], int]:
-    slots: dict[tuple[int, int], list[RankKey]] = {}
+Slot = tuple[int, int]
+
+
+def _grains(keys: list[RankKey], group: int) -> dict[Slot, int]:
+    slots: dict[Slot, list[RankKey]] = {}
     for key in keys:
         slots.setdefault(LAYOUT.fine_of(key.score), []).append(key)
     return {slot: choose_grain(ks, group=group) for slot, ks in slots.items() if len(ks) > group}
+
+
+def _cuts(keys: list[RankKey], grains: dict[Slot, int], group: int) -> dict[Slot, dict[str, int]]:
+    """Every crowded slot's cuts, as a build gives them: each chunk still over ``group``."""
+    return {
+        slot: choose_cuts(
+            [k for k in keys if LAYOUT.fine_of(k.score) == slot], grain, group=group, cuts={}
+        )
+        for slot, grain in grains.items()
+    }
+
+
+def _mark(key: RankKey, grains: dict[Slot, int], cuts: dict[Slot, dict[str, int]]) -> int | None:
+    slot = LAYOUT.fine_of(key.score)
+    grain = grains.get(slot)
+    return None if grain is None else mark_of(key, grain, cuts[slot])
 
 
 @settings(max_examples=300, deadline=None)
@@ -46,23 +73,28 @@ def _grains(keys: list[RankKey], group: int) -> dict[tuple[int, int], int]:
 async def test_ranks_with_tie_counters_match_brute_force(
     keys: list[RankKey], data: st.DataObject
 ) -> None:
-    grains = _grains(keys, group=max(1, CAP // 2))
-    index = MemoryIndex(LAYOUT, keys, grains=grains)
+    group = max(1, CAP // 2)
+    grains = _grains(keys, group=group)
+    cut = data.draw(st.booleans())  # chunks of one moment cut (by player), or not
+    cuts = _cuts(keys, grains, group) if cut else {slot: {} for slot in grains}
+    index = MemoryIndex(LAYOUT, keys, grains=grains, cuts=cuts)
     key = data.draw(st.sampled_from(keys))
-    grain = grains.get(LAYOUT.fine_of(key.score))
-    rank = await rank_of(index, LAYOUT, RankQuery("b", key, tie_grain=grain), cap=CAP)
+    mark = _mark(key, grains, cuts)
+    rank = await rank_of(index, LAYOUT, RankQuery("b", key, tie_mark=mark), cap=CAP)
     truth = index.true_rank(key)
     if isinstance(rank, ExactRank):
         assert rank.rank == truth
     else:
         lo, hi = rank.rank_range
         assert lo <= truth <= hi
-    # Exact whenever the key's own chunk holds no more than the cap ahead of it.
-    if grain is not None:
-        place = TiePlace.of(key, grain)
-        low = place.chunk_start
+    # Exact whenever the key's own finest chunk holds no more than the cap ahead of it: always,
+    # where the chunks are cut.
+    if mark is not None:
+        low = TiePlace.of(key, mark).chunk_start
         in_chunk = [k for k in keys if low <= k.encode() < key.encode()]
         if len(in_chunk) < CAP:
+            assert isinstance(rank, ExactRank)
+        if cut:
             assert isinstance(rank, ExactRank)
 
 
@@ -79,7 +111,7 @@ async def test_a_row_left_out_of_the_tie_counts_gives_the_slot_s_range(
     left_out = data.draw(st.sampled_from(in_slot))
     index = MemoryIndex(LAYOUT, keys, grains=grains, uncounted=frozenset({left_out.player_id}))
     key = data.draw(st.sampled_from(in_slot))
-    rank = await rank_of(index, LAYOUT, RankQuery("b", key, tie_grain=grain), cap=CAP)
+    rank = await rank_of(index, LAYOUT, RankQuery("b", key, tie_mark=grain), cap=CAP)
     assert isinstance(rank, EstimatedRank)
     lo, hi = rank.rank_range
     assert lo <= index.true_rank(key) <= hi
@@ -96,15 +128,20 @@ async def test_the_rank_before_and_after_a_move_inside_a_crowded_slot(
     """A submission asks for its rank after the move while the counters still hold the player at
     the old key (``counted_at``), and for the rank before at the old key."""
     grains = _grains(keys, group=1)
+    cuts = _cuts(keys, grains, 1) if data.draw(st.booleans()) else {slot: {} for slot in grains}
     old = data.draw(st.sampled_from(keys))
     moved = RankKey(old.score, data.draw(st.integers(0, 4000)), old.player_id, old.order_by)
-    before_board = MemoryIndex(LAYOUT, keys, grains=grains)
-    after_board = MemoryIndex(LAYOUT, [moved if k == old else k for k in keys], grains=grains)
-    grain = grains.get(LAYOUT.fine_of(old.score))
+    before_board = MemoryIndex(LAYOUT, keys, grains=grains, cuts=cuts)
+    after_board = MemoryIndex(
+        LAYOUT, [moved if k == old else k for k in keys], grains=grains, cuts=cuts
+    )
+    grain = _mark(old, grains, cuts)
     after = await rank_of(
         before_board,
         LAYOUT,
-        RankQuery("b", moved, counted_at=old, tie_grain=grain),
+        RankQuery(
+            "b", moved, counted_at=old, tie_mark=_mark(moved, grains, cuts), counted_mark=grain
+        ),
         cap=CAP,
     )
     truth = after_board.true_rank(moved)
@@ -112,7 +149,7 @@ async def test_the_rank_before_and_after_a_move_inside_a_crowded_slot(
         assert after.rank == truth
     else:
         assert after.rank_range[0] <= truth <= after.rank_range[1]
-    before = await rank_of(before_board, LAYOUT, RankQuery("b", old, tie_grain=grain), cap=CAP)
+    before = await rank_of(before_board, LAYOUT, RankQuery("b", old, tie_mark=grain), cap=CAP)
     if isinstance(before, ExactRank):
         assert before.rank == before_board.true_rank(old)
 
@@ -138,9 +175,33 @@ def test_the_grain_is_the_largest_that_keeps_every_group_small() -> None:
 def test_counts_follow_board_order_in_either_order() -> None:
     for order in Order:
         keys = [RankKey(s, t, f"p{s}{t}", order) for s in (3, 9) for t in (10, 5000, 90_000)]
-        a, b = tie_counts(keys, grain=10)
+        counts = tie_counts(keys, [10] * len(keys))
+        a = {k: n for k, n in counts.items() if k.startswith("A#")}
+        b = {k: n for k, n in counts.items() if k.startswith("B#")}
         assert sum(a.values()) == sum(b.values()) == len(keys)
         ranked = sorted(keys, key=lambda k: k.order)
         places = [TiePlace.of(k, 10) for k in ranked]
         assert [p.b_sort_key for p in places] == sorted(p.b_sort_key for p in places)
         assert [p.a_sort_key for p in places] == sorted(p.a_sort_key for p in places)
+
+
+def test_a_crowded_moment_is_cut_by_player_in_board_order() -> None:
+    """Twenty players on one score and one millisecond, ids sharing a long prefix: the cut is the
+    least length that leaves no group over the limit, and its groups follow board order."""
+    for order in Order:
+        keys = [RankKey(500, 5000, f"player-{i:04d}", order) for i in range(20)]
+        length = choose_cut(keys, group=2)
+        groups: dict[str, int] = {}
+        for key in keys:
+            place = TiePlace.of(key, mark_of(key, 0, {TiePlace.of(key, 0).b_sort_key: length}))
+            assert place.c_sort_key is not None
+            groups[place.c_sort_key] = groups.get(place.c_sort_key, 0) + 1
+        assert max(groups.values()) <= 2
+        shorter = {f"{k.achieved_at_ms:013d}#{k.player_id}"[: length - 1] for k in keys}
+        assert len(shorter) < len(keys) / 2  # one character less leaves a group over 2
+        ranked = sorted(keys, key=lambda k: k.order)
+        places = [
+            TiePlace.of(k, mark_of(k, 0, choose_cuts(keys, 0, group=2, cuts={}))) for k in ranked
+        ]
+        assert [p.c_sort_key for p in places] == sorted(str(p.c_sort_key) for p in places)
+        assert all(p.chunk_start <= k.encode() for p, k in zip(places, ranked, strict=True))
