@@ -51,6 +51,7 @@ from app.services.keys import create_api_key, list_api_keys, revoke_api_key
 from app.services.live_reconcile import ReconcilePorts, reconcile_live_boards
 from app.services.progress import Stage
 from app.services.reconcile import reconcile_board
+from app.services.rekey import rekey_board
 from app.services.seeding import SeedPorts, seed_board
 from app.services.snapshots import SnapshotPorts, snapshot_closed_periods, take_snapshot
 from app.settings import ConfigurationError, Settings, get_settings
@@ -248,6 +249,26 @@ async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
         raise InvalidInput("name a BOARD, or use --live")
     board = _board(args.board)
     definition = await runtime.definitions.for_reading(board.game, board.variant)
+    # First, rows of another order than the board's (a board of two orders): the recount's tie
+    # counters are then built on the keys the board reads.
+    strays = await rekey_board(
+        index=runtime.stores.index,
+        standings=runtime.stores.standings,
+        counters=runtime.stores.counters,
+        layout=runtime.policies.layout,
+        board_id=board.board_id,
+        order=definition.order,
+        apply=args.apply,
+    )
+    if strays.found:
+        print(
+            f"{strays.board_id}: {strays.found} rows not in the board's order ({strays.order.value})"
+            + (
+                f"; {strays.rekeyed} given it, {strays.skipped} moved meanwhile"
+                if args.apply
+                else " (use --apply to give them it)"
+            )
+        )
     progress = ProgressReport(sys.stderr)
     report = await reconcile_board(
         index=runtime.stores.index,
@@ -750,7 +771,8 @@ def build_parser() -> argparse.ArgumentParser:
         "reconcile",
         "compare a board's counters with a recount",
         "Recount a board twice from its index and compare with its counters; with --apply, "
-        "repair only where both passes agree. Progress goes to stderr.",
+        "repair only where both passes agree (and first give any row of another order than the "
+        "board's the board's order). Progress goes to stderr.",
     )
     reconcile.add_argument("board", metavar="BOARD", nargs="?", help=BOARD_HELP)
     reconcile.add_argument("--apply", action="store_true", help="repair (default: a dry run)")

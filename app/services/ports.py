@@ -187,6 +187,10 @@ class StandingStore(Protocol):
         """The rows of those of ``player_ids`` (at most 100) on the board, in no order: one
         BatchGetItem, two where DynamoDB leaves keys unprocessed."""
 
+    async def rekey(self, board_id: str, key: RankKey, new: RankKey) -> bool:
+        """Give the player's row the key ``new`` (the same place under the board's order), no
+        tie mark, and a new version, if it still holds ``key``; ``False`` if it does not."""
+
     async def mark_tie(self, board_id: str, key: RankKey, mark: int) -> bool:
         """Mark the player's row as counted in its slot's tie counters at ``mark`` (bumping its
         version), if it still holds ``key``; ``False`` if it does not."""

@@ -201,6 +201,27 @@ class StandingItems:
         )
         return [standing_of(item) for item in found if "rankKey" in item]
 
+    async def rekey(self, board_id: str, key: RankKey, new: RankKey) -> bool:
+        try:
+            await self._dynamo.update_item(
+                "giving a row the board's order",
+                TableName=self._table,
+                Key=item_key(key.player_id, board_id),
+                UpdateExpression="SET rankKey = :new REMOVE #g ADD version :one",
+                ConditionExpression="rankKey = :k",
+                ExpressionAttributeNames={"#g": TIE_GRAIN_ATTRIBUTE},
+                ExpressionAttributeValues={
+                    ":new": s(new.encode()),
+                    ":one": n(1),
+                    ":k": s(key.encode()),
+                },
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ConditionFailedWithItem as failed:
+            # Moved meanwhile, or this very write, resent by botocore after a lost answer.
+            return failed.item is not None and get_s(failed.item, "rankKey") == new.encode()
+        return True
+
     async def mark_tie(self, board_id: str, key: RankKey, mark: int) -> bool:
         return await self._dynamo.applied(
             self._dynamo.update_item(

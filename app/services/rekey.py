@@ -1,0 +1,72 @@
+"""Giving every row of a board the board's order: the repair of a board that holds rows of two
+orders (a change of order that raced submissions before decision 0017 held boards through it).
+
+A row's rank key says its own order (``RankKey.order_by``); a board of two orders lists some rows
+out of place and ranks two players first. Each row of the other order is given the key of the same
+score, time and player under the board's order, on condition that it still holds the key the walk
+found (a row that moved meanwhile was written under the definition then, and is left alone). The
+slot of each row rekeyed is unsealed first, since the row leaves its tie counts' places: its ranks
+are ranges until the reconcile that follows (``leaderboard reconcile BOARD --apply``) rebuilds
+them. Each row keeps the value it holds: what a player scored under the old order is not known.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from dataclasses import dataclass
+
+import structlog
+
+from app.domain.buckets import BucketLayout
+from app.domain.keys import Order, RankKey
+from app.services.fanout import all_or_none
+from app.services.ports import BoardIndex, CounterStore, StandingStore
+from app.services.retries import persist
+
+log = structlog.get_logger(__name__)
+
+PAGE_SIZE = 1_000
+WRITE_CONCURRENCY = 16
+
+
+@dataclass(frozen=True)
+class RekeyReport:
+    board_id: str
+    order: Order
+    found: int
+    """Rows of the other order the walk found."""
+    rekeyed: int = 0
+    skipped: int = 0
+    """Rows that moved since the walk (written under the board's order since)."""
+
+
+async def rekey_board(
+    *,
+    index: BoardIndex,
+    standings: StandingStore,
+    counters: CounterStore,
+    layout: BucketLayout,
+    board_id: str,
+    order: Order,
+    apply: bool,
+) -> RekeyReport:
+    """Find (and, with ``apply``, rekey) every row of ``board_id`` not in ``order``."""
+    strays: list[RankKey] = []
+    async for page in index.board_keys(board_id, page_size=PAGE_SIZE):
+        strays += [e.key for e in page if e.key.order_by is not order]
+    if not apply or not strays:
+        return RekeyReport(board_id, order, len(strays))
+    for bucket, slot in sorted({layout.fine_of(k.score) for k in strays}):
+        await persist(functools.partial(counters.unseal_ties, board_id, bucket, slot))
+    gate = asyncio.Semaphore(WRITE_CONCURRENCY)
+
+    async def rekey(key: RankKey) -> bool:
+        new = RankKey(key.score, key.achieved_at_ms, key.player_id, order)
+        async with gate:
+            return await persist(lambda: standings.rekey(board_id, key, new))
+
+    done = await all_or_none(*(rekey(k) for k in strays))
+    report = RekeyReport(board_id, order, len(strays), sum(done), len(done) - sum(done))
+    log.info("board_rekeyed", board=board_id, order=order.value, rekeyed=report.rekeyed)
+    return report
