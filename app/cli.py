@@ -308,10 +308,14 @@ async def _reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
         print(
             f"  tie counters of bucket {tie.bucket} slot {tie.slot} ({tie.entries} players, grain "
             f"{tie.grain}, {state}): {tie.differences} differences, {tie.unmarked} rows unmarked"
+            + (f", {tie.cuts} chunks to cut" if tie.cuts else "")
+            + ("" if tie.was_sealed else ", unsealed")
             + (
                 f"; {tie.repaired} repaired, {tie.marked} marked, {tie.skipped} skipped"
+                + (f", {tie.taken_back} taken back" if tie.taken_back else "")
                 + (f", {tie.unwritten} unwritten" if tie.unwritten else "")
-                if report.applied
+                + ("; sealed" if tie.sealed else "; left unsealed: the next run builds it")
+                if report.applied and tie.needs_build
                 else ""
             )
         )

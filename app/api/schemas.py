@@ -415,13 +415,19 @@ class TieSlotOut(_Model):
     entries: int
     built: bool = Field(description="the slot had no tie counters before this run")
     differences: int
-    unmarked: int = Field(description="rows not yet marked as counted in them")
+    unmarked: int = Field(description="rows not yet marked as counted in them (or where)")
+    was_sealed: bool = Field(description="its last build had sealed its counts")
+    cuts: int = Field(description="chunks this run cut by player id (crowded moments)")
     repaired: int
     marked: int
+    taken_back: int = Field(description="rows counted whose mark did not land, taken back out")
     skipped: int
     unwritten: int = Field(
-        description="writes DynamoDB kept turning away through every retry (the slot gets no "
-        "grain this run)"
+        description="writes DynamoDB kept turning away through every retry (the slot stays "
+        "unsealed this run)"
+    )
+    sealed: bool = Field(
+        description="this run sealed its counts (rank reads trust them only sealed)"
     )
 
     @classmethod
