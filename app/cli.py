@@ -34,8 +34,8 @@ from app.api.schemas import (
 )
 from app.bootstrap import NoBackend, Runtime, embedded_state_file, open_operator_runtime
 from app.domain.clock import to_ms
-from app.domain.definitions import BoardDefinition
-from app.domain.keys import is_valid_id
+from app.domain.definitions import BoardDefinition, Operator
+from app.domain.keys import Order, is_valid_id
 from app.domain.periods import Board
 from app.domain.seed_file import FORMAT_BY_SUFFIX, SeedFile, SeedFormat, parse_seed_text
 from app.errors import InvalidInput, LeaderboardError
@@ -618,14 +618,14 @@ def _add_boards_commands(
     define.add_argument("variant", metavar="VARIANT", help="the variant id")
     define.add_argument(
         "--order",
-        choices=["desc", "asc"],
-        default="desc",
+        choices=[o.value for o in Order],
+        default=BoardDefinition().order.value,
         help="desc: higher is better; asc: lower is better",
     )
     define.add_argument(
         "--operator",
-        choices=["best", "latest", "sum"],
-        default="best",
+        choices=[o.value for o in Operator],
+        default=BoardDefinition().operator.value,
         help="best: keep the best score; latest: the latest achievedAt replaces; sum: each "
         "accepted submission adds to the player's total",
     )

@@ -9,8 +9,9 @@ increment that made the total), then the smaller player id: the rank key carries
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import assert_never
 
 from app.domain.keys import SCORE_CEILING, Order, RankKey
 from app.domain.periods import PeriodKind
@@ -65,9 +66,15 @@ class BoardDefinition:
         """Whether a player's place on these boards can move back: a ``latest`` score lower than
         the one before, or a ``sum`` where lower is better. Where it cannot, counters read a moment
         late can only count the player behind where they stand, never ahead of themselves."""
-        return self.operator is Operator.LATEST or (
-            self.operator is Operator.SUM and self.order is Order.ASC
-        )
+        match self.operator:
+            case Operator.BEST:
+                return False
+            case Operator.LATEST:
+                return True
+            case Operator.SUM:
+                return self.order is Order.ASC
+            case unknown:
+                assert_never(unknown)
 
     def ranks_like(self, other: BoardDefinition) -> bool:
         """Whether boards of this definition order their entries as ``other``'s do: changing the
@@ -106,20 +113,29 @@ def move(
     submitted = RankKey(score, achieved_at_ms, player_id, order)
     if previous is None:
         return Move(submitted, None, changed=True)
-    if definition.operator is Operator.BEST:
-        better = submitted.better_than(previous)
-        return Move(submitted if better else previous, previous, changed=better)
-    if definition.operator is Operator.LATEST:
-        later = achieved_at_ms > previous.achieved_at_ms
-        return Move(submitted if later else previous, previous, changed=later)
-    if score == 0:
+    match definition.operator:
+        case Operator.BEST:
+            better = submitted.better_than(previous)
+            return Move(submitted if better else previous, previous, changed=better)
+        case Operator.LATEST:
+            later = achieved_at_ms > previous.achieved_at_ms
+            return Move(submitted if later else previous, previous, changed=later)
+        case Operator.SUM:
+            return _added(previous, submitted)
+        case unknown:
+            assert_never(unknown)
+
+
+def _added(previous: RankKey, submitted: RankKey) -> Move:
+    """A ``sum`` board's move: the ``submitted`` score added to the total ``previous`` holds."""
+    if submitted.score == 0:
         return Move(previous, previous, changed=False)
-    total = previous.score + score
+    total = previous.score + submitted.score
     if total >= SCORE_CEILING:
         raise TotalTooLarge(
             f"the total would be {total}, past the largest a board can hold ({SCORE_CEILING - 1})"
         )
     # The total was reached by this increment: its time breaks ties, but never moves a total's
     # time back (an increment achieved earlier, arriving late, did not make this total first).
-    reached = max(previous.achieved_at_ms, achieved_at_ms)
-    return Move(RankKey(total, reached, player_id, order), previous, changed=True)
+    reached = max(previous.achieved_at_ms, submitted.achieved_at_ms)
+    return Move(replace(submitted, score=total, achieved_at_ms=reached), previous, changed=True)

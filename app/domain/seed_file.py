@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition, Operator
@@ -135,10 +135,14 @@ def _one_row_per_player(
         if held is None:
             kept[row.player_id] = row
             continue
-        if definition.operator is Operator.BEST:
-            replaces = row.key_for(definition.order).better_than(held.key_for(definition.order))
-        else:
-            replaces = row.achieved_at_ms >= held.achieved_at_ms
+        match definition.operator:
+            case Operator.BEST:
+                order = definition.order
+                replaces = row.key_for(order).better_than(held.key_for(order))
+            case Operator.LATEST | Operator.SUM:
+                replaces = row.achieved_at_ms >= held.achieved_at_ms
+            case unknown:
+                assert_never(unknown)
         if replaces:
             duplicates.append(held.line)
             kept[row.player_id] = row

@@ -68,8 +68,8 @@ def _stored(game: str, item: Item) -> StoredDefinition:
         game=game,
         variant=get_s(item, "leaderboardId") or "",
         definition=BoardDefinition(
-            order=Order(get_s(item, "order") or "desc"),
-            operator=Operator(get_s(item, "operator") or "best"),
+            order=Order(get_s(item, "order") or BoardDefinition().order),
+            operator=Operator(get_s(item, "operator") or BoardDefinition().operator),
             periods=periods,
             retention_days=get_n(item, "retentionDays") or 30,
         ),

@@ -17,7 +17,7 @@ botocore's resend of it after a lost answer is told as this seed's own write.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from app.domain.clock import iso_ms
 from app.domain.definitions import BoardDefinition, Operator
@@ -41,16 +41,23 @@ if TYPE_CHECKING:
 
 _LAST_WRITE_ATTRIBUTES = ("lastRequest", "lastImproved", "lastPreviousBest", "context")
 
-_SEED_CONDITIONS: dict[Operator, str | None] = {
-    # A rank key's string order is the board order: a greater key is a worse entry.
-    Operator.BEST: "attribute_not_exists(playerId) OR rankKey > :k",
-    # A later time replaces, up or down.
-    Operator.LATEST: (
-        "attribute_not_exists(playerId) OR attribute_not_exists(achievedMs) OR achievedMs < :ms"
-    ),
-    # A seeded total sets the total.
-    Operator.SUM: None,
-}
+
+def _seed_condition(operator: Operator) -> str | None:
+    """When a seed row replaces the player's row on a board of ``operator``."""
+    match operator:
+        case Operator.BEST:
+            # A rank key's string order is the board order: a greater key is a worse entry.
+            return "attribute_not_exists(playerId) OR rankKey > :k"
+        case Operator.LATEST:
+            # A later time replaces, up or down.
+            return (
+                "attribute_not_exists(playerId) OR attribute_not_exists(achievedMs) "
+                "OR achievedMs < :ms"
+            )
+        case Operator.SUM:
+            return None  # a seeded total sets the total
+        case unknown:
+            assert_never(unknown)
 
 
 class StandingItems:
@@ -166,7 +173,7 @@ class StandingItems:
             names["#ttl"] = TTL_ATTRIBUTE
             values[":e"] = n(expires_at)
         extra: dict[str, Any] = {"ExpressionAttributeNames": names} if names else {}
-        condition = _SEED_CONDITIONS[definition.operator]
+        condition = _seed_condition(definition.operator)
         if condition is not None:
             extra["ConditionExpression"] = condition
         try:
