@@ -14,14 +14,13 @@ import hashlib
 import hmac
 import re
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import structlog
 
 from app.domain.principal import Principal
 from app.errors import Unauthorized
+from app.services.memory import Recent
 from app.services.ports import KeyLookup
 
 log = structlog.get_logger(__name__)
@@ -29,44 +28,6 @@ log = structlog.get_logger(__name__)
 # What ``create_api_key`` hands out: only tokens of this shape are worth a store lookup.
 ISSUED_KEY = re.compile(r"^lb_(?:live|test)_[A-Za-z0-9_-]{43}$")
 _LONGEST_TOKEN = 512  # longer than any key anyone configures; refused before hashing
-
-
-@dataclass(frozen=True)
-class _Remembered:
-    principal: Principal | None  # None: unknown or revoked
-    until: float
-
-
-class _Memory:
-    """Store answers kept for ``ttl`` seconds, at most ``max_entries`` of them. Entries share one
-    TTL, so insertion order is expiry order, and the oldest is the one to drop."""
-
-    def __init__(self, ttl: float, max_entries: int) -> None:
-        self._ttl = ttl
-        self._max = max_entries
-        self._entries: OrderedDict[bytes, _Remembered] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def recall(self, digest: bytes, now: float) -> _Remembered | None:
-        entry = self._entries.get(digest)
-        if entry is None:
-            return None
-        if now >= entry.until:
-            del self._entries[digest]
-            return None
-        return entry
-
-    def remember(self, digest: bytes, principal: Principal | None, now: float) -> None:
-        if self._ttl <= 0:
-            return
-        self._entries.pop(digest, None)
-        while self._entries and (
-            len(self._entries) >= self._max or next(iter(self._entries.values())).until <= now
-        ):
-            self._entries.popitem(last=False)
-        self._entries[digest] = _Remembered(principal, now + self._ttl)
 
 
 class KeyAuthenticator:
@@ -94,9 +55,11 @@ class KeyAuthenticator:
             raise ValueError("ttl must be >= 0 and max_entries >= 1")
         self._store = store
         self._configured = [(bytes.fromhex(digest), who) for digest, who in configured]
-        self._clock = clock
-        self._found = _Memory(ttl, max_entries)
-        self._refused = _Memory(ttl, max_entries)
+        # Apart, so that a flood of refused keys does not push out the keys in use.
+        self._found: Recent[bytes, Principal] = Recent(
+            max_entries=max_entries, ttl_s=ttl, clock=clock
+        )
+        self._refused: Recent[bytes, None] = Recent(max_entries=max_entries, ttl_s=ttl, clock=clock)
         self._reading: dict[bytes, asyncio.Task[Principal | None]] = {}
 
     @property
@@ -131,11 +94,11 @@ class KeyAuthenticator:
     async def _stored_principal(self, digest: bytes) -> Principal | None:
         # Looked up by digest (as DynamoDB does): an attacker picks tokens, not digests, so timing
         # that depends on the digest tells them nothing that brings them nearer a valid key.
-        now = self._clock()
-        for memory in (self._found, self._refused):
-            entry = memory.recall(digest, now)
-            if entry is not None:
-                return entry.principal
+        found = self._found.get(digest)
+        if found is not None:
+            return found
+        if digest in self._refused:
+            return None
         reading = self._reading.get(digest)
         if reading is None:
             reading = asyncio.create_task(self._read(digest))
@@ -146,14 +109,13 @@ class KeyAuthenticator:
 
     async def _read(self, digest: bytes) -> Principal | None:
         key = await self._store.get(digest.hex())
-        now = self._clock()
         if key is None or key.revoked_at is not None:
             if key is not None:
                 log.info("api_key_refused", reason="revoked", name=key.name)
-            self._refused.remember(digest, None, now)
+            self._refused.put(digest, None)
             return None
         principal = key.principal
-        self._found.remember(digest, principal, now)
+        self._found.put(digest, principal)
         return principal
 
     def _read_done(self, digest: bytes, task: asyncio.Task[Principal | None]) -> None:

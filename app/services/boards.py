@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -13,6 +12,7 @@ from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.models import Entry
 from app.domain.periods import Board
 from app.errors import InvalidCursor
+from app.services.memory import SharedLoads
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, CounterStore
 
@@ -58,32 +58,16 @@ class PlayerCounts:
         max_boards: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._ttl_s = ttl_s
-        self._max = max_boards
-        self._clock = clock
-        self._counts: OrderedDict[str, tuple[float, asyncio.Task[int]]] = OrderedDict()
+        self._counts: SharedLoads[str, int] = SharedLoads(
+            max_entries=max_boards, ttl_s=ttl_s, clock=clock
+        )
 
     async def of(self, counters: CounterStore, board_id: str) -> int:
-        if self._ttl_s <= 0:
-            return await _count(counters, board_id)
-        now = self._clock()
-        held = self._counts.get(board_id)
-        if held is None or now - held[0] >= self._ttl_s or _failed(held[1]):
-            held = (now, asyncio.ensure_future(_count(counters, board_id)))
-            self._counts[board_id] = held
-            self._counts.move_to_end(board_id)
-            while len(self._counts) > self._max:
-                self._counts.popitem(last=False)
-        # Shielded: a page that gives up does not cancel the read the others wait for.
-        return await asyncio.shield(held[1])
+        return await self._counts.get(board_id, lambda: _count(counters, board_id))
 
 
 async def _count(counters: CounterStore, board_id: str) -> int:
     return sum((await counters.coarse_counts(board_id)).values())
-
-
-def _failed(task: asyncio.Task[int]) -> bool:
-    return task.done() and (task.cancelled() or task.exception() is not None)
 
 
 async def read_board(

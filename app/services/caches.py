@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from app import telemetry
 from app.errors import RequestInFlight
+from app.services.memory import Recent
 from app.services.ports import Lease
 
 
@@ -51,26 +51,18 @@ class SeenLeases:
     def __init__(
         self, *, ttl_s: float, max_boards: int = 10_000, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self._ttl_s = ttl_s
-        self._max = max_boards
-        self._clock = clock
-        self._seen: OrderedDict[str, tuple[float, Lease | None]] = OrderedDict()
+        self._seen: Recent[str, Lease | None] = Recent(
+            max_entries=max_boards, ttl_s=ttl_s, clock=clock
+        )
 
     def unknown(self, board_ids: list[str]) -> list[str]:
         """The boards whose lease must be read now."""
-        now = self._clock()
-        return [
-            b for b in board_ids if b not in self._seen or now - self._seen[b][0] >= self._ttl_s
-        ]
+        return [b for b in board_ids if b not in self._seen]
 
     def get(self, board_id: str) -> Lease | None:
-        held = self._seen.get(board_id)
-        return None if held is None else held[1]
+        """As last read, even if it is time to read it again (a lease seen a moment ago is held
+        until read again)."""
+        return self._seen.last(board_id)
 
     def remember(self, board_id: str, lease: Lease | None) -> None:
-        if self._ttl_s <= 0:
-            return
-        self._seen[board_id] = (self._clock(), lease)
-        self._seen.move_to_end(board_id)
-        while len(self._seen) > self._max:
-            self._seen.popitem(last=False)
+        self._seen.put(board_id, lease)

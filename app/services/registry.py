@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -14,6 +13,7 @@ from itertools import groupby
 from app.domain.periods import Board, Period, PeriodKind
 from app.services.boards import board_expiry_s, board_is_expired
 from app.services.definitions import Definitions
+from app.services.memory import Recent, SharedLoads
 from app.services.ports import BoardRegistry
 
 
@@ -33,8 +33,7 @@ class BoardRegistrar:
 
     def __init__(self, registry: BoardRegistry, *, max_remembered: int = 10_000) -> None:
         self._registry = registry
-        self._max = max_remembered
-        self._known: OrderedDict[str, None] = OrderedDict()
+        self._known: Recent[str, None] = Recent(max_entries=max_remembered)
 
     async def ensure(self, board: Board, *, retention: timedelta) -> None:
         """``retention``: the board's (its definition's); the registry row goes with its rows."""
@@ -42,9 +41,7 @@ class BoardRegistrar:
         if board_id in self._known:
             return
         await register_board(registry=self._registry, board=board, retention=retention)
-        self._known[board_id] = None
-        while len(self._known) > self._max:
-            self._known.popitem(last=False)
+        self._known.put(board_id, None)
 
     async def ensure_all(self, boards: Sequence[Board], *, retention: timedelta) -> None:
         await asyncio.gather(*(self.ensure(board, retention=retention) for board in boards))
@@ -81,20 +78,12 @@ class RegisteredBoards:
     ``ttl_s`` of 0 reads every time."""
 
     def __init__(self, *, ttl_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self._ttl_s = ttl_s
-        self._clock = clock
-        self._held: tuple[float, asyncio.Task[list[Board]]] | None = None
+        self._loads: SharedLoads[None, list[Board]] = SharedLoads(
+            max_entries=1, ttl_s=ttl_s, clock=clock
+        )
 
     async def of(self, registry: BoardRegistry) -> list[Board]:
-        if self._ttl_s <= 0:
-            return await _read_boards(registry)
-        now = self._clock()
-        held = self._held
-        if held is None or now - held[0] >= self._ttl_s or _failed(held[1]):
-            held = (now, asyncio.ensure_future(_read_boards(registry)))
-            self._held = held
-        # Shielded: a request that gives up does not cancel the read the others wait for.
-        return await asyncio.shield(held[1])
+        return await self._loads.get(None, lambda: _read_boards(registry))
 
 
 async def _read_boards(registry: BoardRegistry) -> list[Board]:
@@ -105,10 +94,6 @@ async def _read_boards(registry: BoardRegistry) -> list[Board]:
         except ValueError:
             continue  # not a board id this version can read: nothing a viewer could open
     return boards
-
-
-def _failed(task: asyncio.Task[list[Board]]) -> bool:
-    return task.done() and (task.cancelled() or task.exception() is not None)
 
 
 _KIND_ORDER = {kind: position for position, kind in enumerate(PeriodKind)}

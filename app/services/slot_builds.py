@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey, score_prefix
 from app.domain.ties import LEVEL_A, LEVEL_B
 from app.errors import LeaderboardError
+from app.services.memory import Recent
 from app.services.ports import BoardIndex, CounterStore, IndexedKey, StandingStore
 from app.services.ties import TieReport, reconcile_ties
 
@@ -146,10 +146,9 @@ class SlotBuilds:
         self._layout = layout
         self._group = group
         self._gap = pass_gap_s
-        self._every = every_s
-        self._max = max_slots
-        self._clock = clock
-        self._tried: OrderedDict[tuple[str, int, int], float] = OrderedDict()
+        self._tried: Recent[tuple[str, int, int], None] = Recent(
+            max_entries=max_slots, ttl_s=every_s, clock=clock
+        )
         self._running: set[asyncio.Task[TieReport | None]] = set()
 
     def wanted(self, board_id: str, key: RankKey, *, expires_at: int | None) -> None:
@@ -159,14 +158,9 @@ class SlotBuilds:
             return
         bucket, slot = self._layout.fine_of(key.score)
         at = (board_id, bucket, slot)
-        now = self._clock()
-        tried = self._tried.get(at)
-        if tried is not None and now - tried < self._every:
+        if at in self._tried:
             return
-        self._tried[at] = now
-        self._tried.move_to_end(at)
-        while len(self._tried) > self._max:
-            self._tried.popitem(last=False)
+        self._tried.put(at, None)
         task = asyncio.ensure_future(
             self._build(board_id, bucket, slot, key.order_by, expires_at, self._group)
         )
@@ -202,7 +196,7 @@ class SlotBuilds:
 
     def forget(self) -> None:
         """Forget which slots were tried: the next range read of any starts a build (tests)."""
-        self._tried.clear()
+        self._tried.forget()
 
     @property
     def busy(self) -> bool:

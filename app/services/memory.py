@@ -1,0 +1,99 @@
+"""What a process remembers for a while: bounded, expiring, and (for loads) single-flight.
+
+``Recent`` keeps at most ``max_entries`` values, each for ``ttl_s`` (``None``: until pushed out),
+the least recently stored pushed out first; a ``ttl_s`` of 0 keeps nothing. ``SharedLoads`` keeps
+the result of one load per key the same way, shared by every caller that asks while it runs or
+is fresh; a load that failed is not kept, so the next caller loads again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class Recent(Generic[K, V]):
+    def __init__(
+        self,
+        *,
+        max_entries: int,
+        ttl_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._max = max_entries
+        self._ttl_s = ttl_s
+        self._clock = clock
+        self._held: OrderedDict[K, tuple[float, V]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def __contains__(self, key: K) -> bool:
+        return key in self._held and self._fresh(key)
+
+    def get(self, key: K) -> V | None:
+        """The value stored for ``key``, while fresh."""
+        if key not in self._held or not self._fresh(key):
+            return None
+        return self._held[key][1]
+
+    def last(self, key: K) -> V | None:
+        """The value last stored for ``key``, fresh or not, until it is pushed out."""
+        held = self._held.get(key)
+        return None if held is None else held[1]
+
+    def _fresh(self, key: K) -> bool:
+        return self._ttl_s is None or self._clock() - self._held[key][0] < self._ttl_s
+
+    def put(self, key: K, value: V, *, at: float | None = None) -> None:
+        """Store ``value`` for ``key`` (as of ``at``, by default now), pushing out the least
+        recently stored past ``max_entries``."""
+        if self._ttl_s is not None and self._ttl_s <= 0:
+            return
+        self._held[key] = (self._clock() if at is None else at, value)
+        self._held.move_to_end(key)
+        while len(self._held) > self._max:
+            self._held.popitem(last=False)
+
+    def forget(self, key: K | None = None) -> None:
+        """Forget ``key``, or everything."""
+        if key is None:
+            self._held.clear()
+        else:
+            self._held.pop(key, None)
+
+
+class SharedLoads(Generic[K, V]):
+    def __init__(
+        self,
+        *,
+        max_entries: int,
+        ttl_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._ttl_s = ttl_s
+        self._loads: Recent[K, asyncio.Future[V]] = Recent(
+            max_entries=max_entries, ttl_s=ttl_s, clock=clock
+        )
+
+    async def get(self, key: K, load: Callable[[], Awaitable[V]]) -> V:
+        """``load()``'s result for ``key``: the one under way or kept, else a new one."""
+        if self._ttl_s <= 0:
+            return await load()
+        held = self._loads.get(key)
+        if held is None or failed(held):
+            held = asyncio.ensure_future(load())
+            self._loads.put(key, held)
+        # Shielded: a caller that gives up does not cancel the load the others wait for.
+        return await asyncio.shield(held)
+
+
+def failed(future: asyncio.Future[V]) -> bool:
+    """Whether ``future`` ended without a result (cancelled, or raised)."""
+    return future.done() and (future.cancelled() or future.exception() is not None)
