@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.bootstrap import Runtime, build_policies
-from app.cli import parse_seed_file
+from app.cli.boards import parse_seed_file
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition

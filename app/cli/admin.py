@@ -1,0 +1,151 @@
+"""The setup commands: create-tables, keys, boards (definitions)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.api.invalid import invalid_input, validation_errors
+from app.api.schemas import (
+    RESERVED_GAMES,
+    BoardDefinitionIn,
+    BoardDefinitionOut,
+)
+from app.bootstrap import Runtime
+from app.domain.keys import is_valid_id
+from app.errors import InvalidInput
+from app.services.definitions import (
+    DefinePorts,
+    define_boards,
+    list_definitions,
+    show_definition,
+)
+from app.services.keys import create_api_key, list_api_keys, revoke_api_key
+
+
+async def run_create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
+    report = await runtime.table_admin.create_tables(deletion_protection=args.deletion_protection)
+    print("created: " + (", ".join(report.created) if report.created else "nothing"))
+    if report.ttl_enabled:
+        print("TTL turned on: " + ", ".join(report.ttl_enabled))
+    if report.protected:
+        print("deletion protection turned on: " + ", ".join(report.protected))
+    if report.unchanged:
+        print("already there: " + ", ".join(report.unchanged))
+    return 0
+
+
+async def run_keys(runtime: Runtime, args: argparse.Namespace) -> int:
+    keys = runtime.stores.keys
+    if args.keys_command == "create":
+        token = await create_api_key(keys, args.name, args.scope, kind=args.kind)
+        print(token)  # shown this once; only its hash is kept
+        print(
+            f"key for {args.name} with scopes {', '.join(args.scope)}: store it now, "
+            "it cannot be shown again",
+            file=sys.stderr,
+        )
+    elif args.keys_command == "list":
+        listed = await list_api_keys(keys)
+        rows = [
+            [
+                info.key_id,
+                info.name,
+                ",".join(info.scopes),
+                info.created_at,
+                f"revoked {info.revoked_at}" if info.revoked_at else "active",
+            ]
+            for info in listed
+        ]
+        print(_table(["KEY ID", "NAME", "SCOPES", "CREATED", "STATE"], rows))
+        if not listed:
+            print(
+                "no stored keys (keys configured in LEADERBOARD_API_KEYS are not stored here)",
+                file=sys.stderr,
+            )
+    else:
+        revoked = await revoke_api_key(keys, args.name, key_id=args.id)
+        for info in revoked:
+            print(f"revoked {info.key_id} ({info.name})")
+    return 0
+
+
+async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
+    definitions = runtime.definitions
+    if args.boards_command == "list":
+        game = _name(args.game, "game")
+        listed = await list_definitions(store=runtime.stores.definitions, game=game)
+        rows = [
+            [
+                d.variant,
+                d.definition.order.value,
+                d.definition.operator.value,
+                ",".join(p.value for p in d.definition.periods),
+                str(d.definition.retention_days),
+                d.defined_at,
+            ]
+            for d in listed
+        ]
+        print(
+            _table(["VARIANT", "ORDER", "OPERATOR", "PERIODS", "RETENTION DAYS", "DEFINED"], rows)
+        )
+        default = definitions.default
+        print(
+            f"undefined variants of {game}: "
+            + (
+                f"follow the default ({default.order.value}, {default.operator.value}, "
+                f"{','.join(p.value for p in default.periods)}, {default.retention_days} days)"
+                if definitions.allows_undefined
+                else "refused (LEADERBOARD_UNDEFINED_BOARDS=refuse)"
+            ),
+            file=sys.stderr,
+        )
+        return 0
+    game, variant = _name(args.game, "game"), _name(args.variant, "variant")
+    if args.boards_command == "show":
+        shown = await show_definition(definitions=definitions, game=game, variant=variant)
+        out = BoardDefinitionOut.of(game, variant, shown.definition, defined_at=shown.defined_at)
+    else:
+        fields: dict[str, Any] = {"order": args.order, "operator": args.operator}
+        if args.periods is not None:
+            fields["periods"] = [p.strip() for p in args.periods.split(",")]
+        if args.retention_days is not None:
+            fields["retentionDays"] = args.retention_days
+        try:
+            wanted = BoardDefinitionIn.model_validate(fields)
+        except ValidationError as exc:
+            raise invalid_input(validation_errors(exc.errors()), whole="definition") from None
+        stored = await define_boards(
+            definitions=definitions,
+            ports=DefinePorts.of(runtime.stores),
+            policy=runtime.policies.redefine,
+            game=game,
+            variant=variant,
+            definition=wanted.definition(retention_days=definitions.default.retention_days),
+            now=datetime.now(UTC),
+        )
+        out = BoardDefinitionOut.of(game, variant, stored.definition, defined_at=stored.defined_at)
+    print(out.model_dump_json(by_alias=True, indent=2))
+    return 0
+
+
+def _name(text: str, what: str) -> str:
+    if not is_valid_id(text) or (what == "game" and text in RESERVED_GAMES):
+        raise InvalidInput(
+            f"{text!r} is not a {what} name: 1 to 64 letters, digits, '_', '.', ':' or '-'"
+            + (" (and not a reserved name)" if what == "game" else "")
+        )
+    return text
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    """Columns aligned under a header, two spaces apart."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    )

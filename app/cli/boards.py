@@ -1,0 +1,300 @@
+"""The board commands: seed, reconcile, snapshot, erase."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from app import telemetry
+from app.api.schemas import (
+    ErasureOut,
+    SeedReportOut,
+    SnapshotOut,
+)
+from app.bootstrap import Runtime
+from app.cli.progress import ProgressReport
+from app.domain.clock import to_ms
+from app.domain.definitions import BoardDefinition
+from app.domain.periods import Board
+from app.domain.seed_file import FORMAT_BY_SUFFIX, SeedFile, SeedFormat, parse_seed_text
+from app.errors import InvalidInput
+from app.services.erasure import erase_player
+from app.services.live_reconcile import ReconcilePorts, reconcile_live_boards
+from app.services.reconcile import reconcile_board
+from app.services.rekey import rekey_board
+from app.services.seeding import SeedPorts, seed_board
+from app.services.snapshots import SnapshotPorts, snapshot_closed_periods, take_snapshot
+
+
+def _snapshot_ports(runtime: Runtime) -> SnapshotPorts:
+    s = runtime.stores
+    return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
+
+
+def _seed_ports(runtime: Runtime) -> SeedPorts:
+    s = runtime.stores
+    return SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
+
+
+def parse_seed_file(
+    path: Path,
+    *,
+    board: Board,
+    now: datetime,
+    definition: BoardDefinition,
+    file_format: SeedFormat | None = None,
+) -> SeedFile:
+    """Read and check a seed file; the format is ``file_format``, else the suffix (``.csv``,
+    ``.jsonl``, ``.ndjson``), else the content."""
+    if file_format is None:
+        file_format = FORMAT_BY_SUFFIX.get(path.suffix.lower())
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path} is not UTF-8 text: {exc}") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    return parse_seed_text(
+        text, board=board, now=now, file_format=file_format, definition=definition
+    )
+
+
+def _board(text: str) -> Board:
+    try:
+        return Board.parse(text, now=datetime.now(UTC))
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from None
+
+
+async def run_seed(runtime: Runtime, args: argparse.Namespace) -> int:
+    board = _board(args.board)
+    seed = parse_seed_file(
+        Path(args.file),
+        board=board,
+        now=datetime.now(UTC),
+        definition=await runtime.definitions.for_submitting(board.game, board.variant),
+        file_format=args.format,
+    )
+    overrides = {
+        name: value
+        for name, value in (
+            ("grace_s", args.grace_seconds),
+            ("lease_ttl_s", args.lease_ttl),
+            ("concurrency", args.concurrency),
+        )
+        if value is not None
+    }
+    progress = ProgressReport(sys.stderr)
+    report = await seed_board(
+        ports=_seed_ports(runtime),
+        board=board,
+        seed=seed,
+        policy=replace(runtime.policies.seed, **overrides),
+        progress=progress,
+    )
+    progress.finish()
+    print(SeedReportOut.of(report).model_dump_json(by_alias=True, indent=2))
+    if report.counter_conflicts or report.counters_unwritten:
+        print(
+            "some counters changed under the lease or could not be written: run "
+            "`leaderboard reconcile --apply`",
+            file=sys.stderr,
+        )
+    if report.rows_unwritten:
+        print(
+            f"{report.rows_unwritten} rows could not be written (throttled): seed again",
+            file=sys.stderr,
+        )
+    return 0
+
+
+async def run_reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
+    if args.live:
+        if args.board is not None:
+            raise InvalidInput("name a BOARD or use --live, not both")
+        return await _reconcile_live(runtime, apply=args.apply)
+    if args.board is None:
+        raise InvalidInput("name a BOARD, or use --live")
+    board = _board(args.board)
+    definition = await runtime.definitions.for_reading(board.game, board.variant)
+    # First, rows of another order than the board's (a board of two orders): the recount's tie
+    # counters are then built on the keys the board reads.
+    strays = await rekey_board(
+        index=runtime.stores.index,
+        standings=runtime.stores.standings,
+        counters=runtime.stores.counters,
+        layout=runtime.policies.layout,
+        board_id=board.board_id,
+        order=definition.order,
+        apply=args.apply,
+    )
+    if strays.found:
+        print(
+            f"{strays.board_id}: {strays.found} rows not in the board's order ({strays.order.value})"
+            + (
+                f"; {strays.rekeyed} given it, {strays.skipped} moved meanwhile"
+                if args.apply
+                else " (use --apply to give them it)"
+            )
+        )
+    progress = ProgressReport(sys.stderr)
+    report = await reconcile_board(
+        index=runtime.stores.index,
+        counters=runtime.stores.counters,
+        leases=runtime.stores.leases,
+        board=board,
+        layout=runtime.policies.layout,
+        retention=definition.retention,
+        apply=args.apply,
+        tie_group=runtime.policies.tie_group,
+        standings=runtime.stores.standings,
+        progress=progress,
+    )
+    progress.finish()
+    mode = "applied" if report.applied else "dry run (use --apply to repair)"
+    print(f"{report.board_id}: {report.player_count} players counted; {mode}")
+    for diff in report.differences:
+        where = f"bucket {diff.cell.bucket}" + (
+            "" if diff.cell.slot is None else f" slot {diff.cell.slot}"
+        )
+        print(f"  {where}: stored {diff.stored}, counted {diff.counted}")
+    for cell in report.unsettled:
+        print(
+            f"  bucket {cell.bucket} slot {cell.slot}: the board changed between passes; not compared"
+        )
+    print(
+        f"{len(report.differences)} differences, {len(report.repaired)} repaired, "
+        f"{len(report.skipped)} skipped (changed meanwhile)"
+        + (
+            f", {len(report.unwritten)} unwritten (DynamoDB kept refusing: run again)"
+            if report.unwritten
+            else ""
+        )
+    )
+    for tie in report.ties:
+        state = "to build" if tie.built and not report.applied else "built" if tie.built else "kept"
+        print(
+            f"  tie counters of bucket {tie.bucket} slot {tie.slot} ({tie.entries} players, grain "
+            f"{tie.grain}, {state}): {tie.differences} differences, {tie.unmarked} rows unmarked"
+            + (f", {tie.cuts} chunks to cut" if tie.cuts else "")
+            + ("" if tie.was_sealed else ", unsealed")
+            + (
+                f"; {tie.repaired} repaired, {tie.marked} marked, {tie.skipped} skipped"
+                + (f", {tie.taken_back} taken back" if tie.taken_back else "")
+                + (f", {tie.unwritten} unwritten" if tie.unwritten else "")
+                + ("; sealed" if tie.sealed else "; left unsealed: the next run builds it")
+                if report.applied and tie.needs_build
+                else ""
+            )
+        )
+    return 0
+
+
+async def _reconcile_live(runtime: Runtime, *, apply: bool) -> int:
+    """Every live board; one JSON line on stdout, which CloudWatch reads as metrics (the embedded
+    metric format) where the stack runs it on its schedule. Non-zero where a board failed."""
+    s = runtime.stores
+    now = datetime.now(UTC)
+    report = await reconcile_live_boards(
+        ports=ReconcilePorts(s.index, s.counters, s.leases, s.standings, s.registry),
+        definitions=runtime.definitions,
+        layout=runtime.policies.layout,
+        tie_group=runtime.policies.tie_group,
+        now=now,
+        settle=runtime.policies.settle,
+        apply=apply,
+    )
+    document = {
+        "applied": apply,
+        "drifted": [
+            {
+                "leaderboardId": r.board_id,
+                "differences": r.drift,
+                "repaired": len(r.repaired),
+                "left": r.left,
+            }
+            for r in report.drifted
+        ],
+        "held": report.held,
+        "failed": report.failed,
+        **telemetry.reconcile_emf(
+            boards=len(report.boards),
+            drifted=len(report.drifted),
+            differences=report.differences,
+            left=report.left,
+            failed=len(report.failed),
+            timestamp_ms=to_ms(now),
+        ),
+    }
+    print(json.dumps(document, separators=(",", ":")))
+    return 1 if report.failed else 0
+
+
+async def run_snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
+    now = datetime.now(UTC)
+    if args.closed_periods:
+        report = await snapshot_closed_periods(
+            ports=_snapshot_ports(runtime),
+            now=now,
+            definitions=runtime.definitions,
+            settle=runtime.policies.settle,
+            top_n=args.top,
+        )
+        document = {
+            "taken": [
+                {"leaderboardId": s.board_id, "snapshotTakenAt": s.taken_at} for s in report.taken
+            ],
+            "shortened": [
+                {
+                    "leaderboardId": s.board_id,
+                    "snapshotTakenAt": s.taken_at,
+                    "topN": s.top_n,
+                    "kept": s.kept,
+                    "itemBytes": s.item_bytes,
+                    "itemLimitBytes": s.limit_bytes,
+                }
+                for s in report.shortened
+            ],
+            "alreadyTaken": report.already_taken,
+            "expired": report.expired,
+            "failed": report.failed,
+        }
+        print(json.dumps(document, indent=2))
+        return 1 if report.failed else 0
+    if args.board is None:
+        raise InvalidInput("name a BOARD, or use --closed-periods")
+    board = _board(args.board)
+    definition = await runtime.definitions.for_reading(board.game, board.variant)
+    snapshot = await take_snapshot(
+        ports=_snapshot_ports(runtime),
+        board=board,
+        now=now,
+        retention=definition.retention,
+        top_n=args.top,
+    )
+    print(SnapshotOut.of(snapshot).model_dump_json(by_alias=True, indent=2))
+    return 0
+
+
+async def run_erase(runtime: Runtime, args: argparse.Namespace) -> int:
+    report = await erase_player(
+        standings=runtime.stores.standings,
+        requests=runtime.stores.requests,
+        snapshots=runtime.stores.snapshots,
+        marks=runtime.stores.erasures,
+        player_id=args.player,
+        layout=runtime.policies.layout,
+        now=datetime.now(UTC),
+    )
+    print(ErasureOut.of(report).model_dump_json(by_alias=True, indent=2))
+    if not report.complete:
+        print(
+            "snapshots still being written hold this player: run erase again in a few minutes",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
