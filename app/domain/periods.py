@@ -11,6 +11,7 @@ import enum
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import assert_never
 
 from app.domain.keys import is_valid_id
 
@@ -44,14 +45,18 @@ class Period:
     @classmethod
     def containing(cls, kind: PeriodKind, moment: datetime) -> Period:
         moment = moment.astimezone(UTC)
-        if kind is PeriodKind.ALLTIME:
-            return cls(kind)
-        if kind is PeriodKind.DAY:
-            return cls(kind, moment.date().isoformat())
-        if kind is PeriodKind.MONTH:
-            return cls(kind, f"{moment.year:04d}-{moment.month:02d}")
-        year, week, _ = moment.isocalendar()
-        return cls(kind, f"{year:04d}-W{week:02d}")
+        match kind:
+            case PeriodKind.ALLTIME:
+                return cls(kind)
+            case PeriodKind.DAY:
+                return cls(kind, moment.date().isoformat())
+            case PeriodKind.WEEK:
+                year, week, _ = moment.isocalendar()
+                return cls(kind, f"{year:04d}-W{week:02d}")
+            case PeriodKind.MONTH:
+                return cls(kind, f"{moment.year:04d}-{moment.month:02d}")
+            case unknown:
+                assert_never(unknown)
 
     @classmethod
     def parse(cls, text: str, *, now: datetime) -> Period:
@@ -78,26 +83,39 @@ class Period:
 
     def start(self) -> datetime:
         """The first instant of the period (UTC); ``datetime.min`` for all-time."""
-        if self.kind is PeriodKind.ALLTIME:
-            return datetime.min.replace(tzinfo=UTC)
-        if self.kind is PeriodKind.DAY:
-            match = _DAY_RE.fullmatch(self.label)
-            if match is None:
-                raise ValueError(f"day {self.label!r} is not YYYY-MM-DD")
-            _check_year(int(match[1]), f"day {self.label!r}")
-            try:
-                day = date(int(match[1]), int(match[2]), int(match[3]))
-            except ValueError as exc:
-                raise ValueError(f"day {self.label!r} is not a date: {exc}") from None
-            return datetime(day.year, day.month, day.day, tzinfo=UTC)
-        if self.kind is PeriodKind.MONTH:
-            match = _MONTH_RE.fullmatch(self.label)
-            if match is None:
-                raise ValueError(f"month {self.label!r} is not YYYY-MM")
-            _check_year(int(match[1]), f"month {self.label!r}")
-            if not 1 <= int(match[2]) <= 12:
-                raise ValueError(f"month {self.label!r} is not a month of the year")
-            return datetime(int(match[1]), int(match[2]), 1, tzinfo=UTC)
+        match self.kind:
+            case PeriodKind.ALLTIME:
+                return datetime.min.replace(tzinfo=UTC)
+            case PeriodKind.DAY:
+                return self._day_start()
+            case PeriodKind.WEEK:
+                return self._week_start()
+            case PeriodKind.MONTH:
+                return self._month_start()
+            case unknown:
+                assert_never(unknown)
+
+    def _day_start(self) -> datetime:
+        match = _DAY_RE.fullmatch(self.label)
+        if match is None:
+            raise ValueError(f"day {self.label!r} is not YYYY-MM-DD")
+        _check_year(int(match[1]), f"day {self.label!r}")
+        try:
+            day = date(int(match[1]), int(match[2]), int(match[3]))
+        except ValueError as exc:
+            raise ValueError(f"day {self.label!r} is not a date: {exc}") from None
+        return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+    def _month_start(self) -> datetime:
+        match = _MONTH_RE.fullmatch(self.label)
+        if match is None:
+            raise ValueError(f"month {self.label!r} is not YYYY-MM")
+        _check_year(int(match[1]), f"month {self.label!r}")
+        if not 1 <= int(match[2]) <= 12:
+            raise ValueError(f"month {self.label!r} is not a month of the year")
+        return datetime(int(match[1]), int(match[2]), 1, tzinfo=UTC)
+
+    def _week_start(self) -> datetime:
         match = _WEEK_RE.fullmatch(self.label)
         if match is None:
             raise ValueError(f"week {self.label!r} is not YYYY-Www")
@@ -110,14 +128,19 @@ class Period:
 
     def end(self) -> datetime | None:
         """The first instant after the period, or ``None`` for all-time."""
-        if self.kind is PeriodKind.ALLTIME:
-            return None
-        start = self.start()
-        if self.kind is PeriodKind.MONTH:
-            following = start.month % 12 + 1
-            return start.replace(year=start.year + (start.month == 12), month=following)
-        span = timedelta(days=1) if self.kind is PeriodKind.DAY else timedelta(weeks=1)
-        return start + span
+        match self.kind:
+            case PeriodKind.ALLTIME:
+                return None
+            case PeriodKind.DAY:
+                return self.start() + timedelta(days=1)
+            case PeriodKind.WEEK:
+                return self.start() + timedelta(weeks=1)
+            case PeriodKind.MONTH:
+                start = self.start()
+                following = start.month % 12 + 1
+                return start.replace(year=start.year + (start.month == 12), month=following)
+            case unknown:
+                assert_never(unknown)
 
     def expires_at(self, retention: timedelta) -> datetime | None:
         """When the period's rows may be deleted: its end plus the retention; never for all-time."""
