@@ -33,10 +33,9 @@ from numpy.typing import NDArray
 
 from app.domain.buckets import SEEDS_LAYOUT, BucketLayout
 from app.domain.keys import SCORE_CEILING, RankKey, key_just_below, score_prefix
-from app.domain.ranks import EstimatedRank, ExactRank, Rank, rank_from_counts
-from app.domain.ties import FANOUT_BITS, MAX_GRAIN, TiePlace, tie_group
-from app.services.ports import TieCounts
-from app.services.rank import RankQuery, rank_of
+from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery, rank_from_counts
+from app.domain.ties import FANOUT_BITS, MAX_GRAIN, TieCounts, TiePlace, tie_group
+from app.services.rank import rank_of
 from app.store.counters import tie_pk
 
 IntArray = NDArray[np.int64]

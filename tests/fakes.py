@@ -7,8 +7,7 @@ from collections.abc import Mapping
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey
-from app.domain.ties import LEVEL_A, mark_of, tie_counts
-from app.services.ports import TieCounts
+from app.domain.ties import LEVEL_A, TieCounts, mark_of, tie_counts
 
 
 class MemoryIndex:

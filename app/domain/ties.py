@@ -226,3 +226,16 @@ def tie_counts(keys: list[RankKey], marks: list[int]) -> dict[str, int]:
         for sort_key in TiePlace.of(key, mark).sort_keys:
             counts[sort_key] = counts.get(sort_key, 0) + 1
     return counts
+
+
+@dataclass(frozen=True)
+class TieCounts:
+    """What a rank in a crowded slot reads: every level-A count of the slot, and the level-B
+    counts of one A chunk, by sort key; and whether the slot's last build sealed them (every
+    count it wrote landed, and every row it counted is marked: they count the marked rows)."""
+
+    a: Mapping[str, int]
+    b: Mapping[str, int]
+    sealed: bool
+    c: Mapping[str, int] = field(default_factory=dict)
+    """The level-C counts of one cut B chunk, where asked for."""

@@ -18,7 +18,7 @@ from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing, StandingWrite
 from app.domain.principal import Principal
 from app.domain.seed_file import SeedRow
-from app.domain.ties import SlotTies
+from app.domain.ties import SlotTies, TieCounts
 
 # ---- idempotency records ------------------------------------------------------------------------
 
@@ -290,19 +290,6 @@ class TieItem:
 
 
 CounterItem = CoarseItem | FineItem | TieItem
-
-
-@dataclass(frozen=True)
-class TieCounts:
-    """What a rank in a crowded slot reads: every level-A count of the slot, and the level-B
-    counts of one A chunk, by sort key; and whether the slot's last build sealed them (every
-    count it wrote landed, and every row it counted is marked: they count the marked rows)."""
-
-    a: Mapping[str, int]
-    b: Mapping[str, int]
-    sealed: bool
-    c: Mapping[str, int] = field(default_factory=dict)
-    """The level-C counts of one cut B chunk, where asked for."""
 
 
 @dataclass(frozen=True)

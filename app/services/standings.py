@@ -11,13 +11,13 @@ from datetime import datetime, timedelta
 from app.domain.definitions import BoardDefinition
 from app.domain.models import Entry, Standing
 from app.domain.periods import Board
-from app.domain.ranks import EstimatedRank, ExactRank, Rank
+from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery
 from app.errors import InvalidInput, NotFound
 from app.services.boards import board_expiry_s, board_is_expired
 from app.services.definitions import Definitions
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, RankReader, StandingStore
-from app.services.rank import RankQuery, rank_many, rank_of
+from app.services.rank import rank_many, rank_of
 from app.services.slot_builds import SlotBuilds
 
 

@@ -47,7 +47,7 @@ from app.domain.models import (
     SubmitOutcome,
 )
 from app.domain.periods import Board, Period
-from app.domain.ranks import ExactRank, Rank
+from app.domain.ranks import ExactRank, Rank, RankQuery
 from app.domain.ties import SlotTies, TiePlace
 from app.errors import (
     BoardBeingSeeded,
@@ -72,7 +72,7 @@ from app.services.ports import (
     SubmissionStore,
     SubmissionWrite,
 )
-from app.services.rank import RankQuery, rank_many
+from app.services.rank import rank_many
 from app.services.registry import BoardRegistrar
 from app.services.retries import wait_before
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.domain.models import CounterDelta
-from app.domain.ties import LEVEL_A, SlotTies
+from app.domain.ties import LEVEL_A, SlotTies, TieCounts
 from app.errors import ConditionFailed, CountsIncomplete
 from app.services.ports import (
     CoarseItem,
@@ -42,7 +42,6 @@ from app.services.ports import (
     FineItem,
     StoredCounters,
     StoredTies,
-    TieCounts,
 )
 from app.store.client import ConditionFailedWithItem, Dynamo
 from app.store.item_locks import ItemLocks

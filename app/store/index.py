@@ -14,7 +14,8 @@ from typing import Any
 from app.domain.clock import parse_iso_ms
 from app.domain.keys import RankKey
 from app.domain.models import Entry, Page
-from app.services.ports import IndexedKey, TieCounts
+from app.domain.ties import TieCounts
+from app.services.ports import IndexedKey
 from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.items import Item, get_n, get_s, s

@@ -26,8 +26,9 @@ from app.bootstrap import LAYOUT, open_runtime
 from app.domain.clock import iso_ms
 from app.domain.keys import RankKey
 from app.domain.periods import Board, Period, PeriodKind
+from app.domain.ranks import RankQuery
 from app.domain.seed_file import parse_seed_text
-from app.services.rank import RankQuery, rank_many, rank_of
+from app.services.rank import rank_many, rank_of
 from app.services.seeding import SeedPorts, seed_board
 from bench import rank_sim
 from bench.harness import cost, units

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import Order, RankKey
-from app.domain.ranks import EstimatedRank, ExactRank, rank_from_counts
-from app.services.ports import TieCounts
-from app.services.rank import RankQuery, rank_many, rank_of
+from app.domain.ranks import EstimatedRank, ExactRank, RankQuery, rank_from_counts
+from app.domain.ties import TieCounts
+from app.services.rank import rank_many, rank_of
 from tests.fakes import MemoryIndex
 
 LAYOUT = BucketLayout(coarse=8, fine=3)  # coarse enough that small boards crowd the buckets

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.domain.ranks import ExactRank
+from app.domain.ranks import ExactRank, RankQuery
 from app.domain.ties import choose_grain, tie_counts
-from app.services.rank import RankQuery, rank_of
+from app.services.rank import rank_of
 from bench import rank_sim
 from bench.rank_sim import (
     CAP,

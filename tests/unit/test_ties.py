@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey
-from app.domain.ranks import EstimatedRank, ExactRank
+from app.domain.ranks import EstimatedRank, ExactRank, RankQuery
 from app.domain.ties import (
     MAX_GRAIN,
     TiePlace,
@@ -20,7 +20,7 @@ from app.domain.ties import (
     mark_of,
     tie_counts,
 )
-from app.services.rank import RankQuery, rank_of
+from app.services.rank import rank_of
 from tests.fakes import MemoryIndex
 
 LAYOUT = BucketLayout(coarse=8, fine=3)
