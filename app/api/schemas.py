@@ -30,9 +30,10 @@ from app.domain.keys import ID_PATTERN, SCORE_CEILING, Order
 from app.domain.models import Entry, SubmitOutcome
 from app.domain.periods import PeriodKind
 from app.domain.ranks import ExactRank, Rank
+from app.services.counting import CounterCell
 from app.services.erasure import ErasureReport
 from app.services.ports import Snapshot, SnapshotSummary
-from app.services.reconcile import CounterCell, CounterDifference, ReconcileReport
+from app.services.reconcile import CounterDifference, ReconcileReport
 from app.services.registry import BoardListing
 from app.services.seeding import SeedReport
 from app.services.ties import TieReport

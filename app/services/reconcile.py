@@ -7,8 +7,9 @@ between the two passes, and reports every counter where both passes agree and th
 not; with ``apply`` it repairs exactly those, each write conditioned on the value(s) it read, so a
 submission that lands meanwhile is never overwritten (that repair is reported as skipped).
 
-The counting and the repair writes are shared with seeding (``rebuild_counters``), which rewrites a
-board's counters from scratch while its lease keeps submissions away.
+The counting (``app.services.counting``) and the repair writes are shared with seeding
+(``rebuild_counters``), which rewrites a board's counters from scratch while its lease keeps
+submissions away.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections import defaultdict
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Literal, TypeVar
@@ -26,8 +26,9 @@ import structlog
 
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
-from app.errors import BoardBeingSeeded, ConditionFailed, ItemBusy, Throttled, Unavailable
+from app.errors import BoardBeingSeeded, ConditionFailed, ItemBusy, Throttled
 from app.services.boards import board_expiry_s
+from app.services.counting import BoardCount, CounterCell, count_board
 from app.services.fanout import all_or_none
 from app.services.ports import (
     BoardIndex,
@@ -35,7 +36,6 @@ from app.services.ports import (
     CounterItem,
     CounterStore,
     FineItem,
-    IndexedKey,
     LeaseStore,
     StandingStore,
     StoredCounters,
@@ -48,137 +48,8 @@ log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 
-PAGE_SIZE = 1000
-"""Entries per RankIndex page when counting (DynamoDB also stops a page at 1 MB)."""
-
 WRITE_CONCURRENCY = 16
 """Counter reads and writes in flight at once."""
-
-
-# ---- counting ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CounterCell:
-    """One counter of the histogram as a count: a coarse bucket (``slot`` is ``None``, summed over
-    shards) or one fine slot of a coarse bucket."""
-
-    bucket: int
-    slot: int | None = None
-
-    @property
-    def level(self) -> Literal["coarse", "fine"]:
-        return "coarse" if self.slot is None else "fine"
-
-    @property
-    def sort_key(self) -> tuple[int, int]:
-        """Bucket order, a coarse bucket before its fine slots."""
-        return (self.bucket, -1 if self.slot is None else self.slot)
-
-
-@dataclass(frozen=True)
-class BoardCount:
-    """One full pass over a board's index: players per coarse bucket and per fine slot, and how many
-    of the keys the caller expected to see were not there."""
-
-    coarse: dict[int, int]
-    fine: dict[tuple[int, int], int]
-    total: int
-    missing: int = 0
-    crowded: dict[tuple[int, int], list[IndexedKey]] = field(default_factory=dict)
-    """The entries of every slot holding more than the ``tie_group`` asked for, in board order
-    (what the tie counters are built from: ``app.services.ties``)."""
-
-    def agrees_with(self, other: BoardCount) -> bool:
-        return self.coarse == other.coarse and self.fine == other.fine
-
-
-async def count_board(
-    index: BoardIndex,
-    board_id: str,
-    *,
-    layout: BucketLayout,
-    expect: Collection[str] = (),
-    page_size: int = PAGE_SIZE,
-    progress: Progress | None = None,
-    size_hint: int | None = None,
-    tie_group: int | None = None,
-) -> BoardCount:
-    """Count a board's entries per bucket and slot from one full read of RankIndex; ``expect`` holds
-    encoded rank keys that should be there (``missing`` says how many were not). ``progress``
-    hears of each page (``size_hint``: the entries expected, from an earlier pass). With
-    ``tie_group``, the entries of each slot holding more than that are kept (``crowded``): a slot's
-    entries are consecutive on the index, so at most one slot's are held that are not kept."""
-    if progress is not None:
-        progress("recounting", 0, size_hint)
-    coarse: dict[int, int] = defaultdict(int)
-    fine: dict[tuple[int, int], int] = defaultdict(int)
-    crowded: dict[tuple[int, int], list[IndexedKey]] = {}
-    current: tuple[tuple[int, int], list[IndexedKey]] | None = None
-    total = seen = 0
-    wanted = set(expect)
-
-    def close(held: tuple[tuple[int, int], list[IndexedKey]] | None) -> None:
-        if held is not None and tie_group is not None and len(held[1]) > tie_group:
-            crowded[held[0]] = held[1]
-
-    async for page in index.board_keys(board_id, page_size=page_size):
-        for found in page:
-            key = found.key
-            bucket, slot = layout.fine_of(key.score)
-            coarse[bucket] += 1
-            fine[(bucket, slot)] += 1
-            total += 1
-            if wanted and key.encode() in wanted:
-                seen += 1
-            if tie_group is not None:
-                if current is None or current[0] != (bucket, slot):
-                    close(current)
-                    current = ((bucket, slot), [])
-                current[1].append(found)
-        if progress is not None:
-            progress("recounting", total, size_hint)
-    close(current)
-    return BoardCount(dict(coarse), dict(fine), total, len(wanted) - seen, crowded)
-
-
-async def settled_count(
-    index: BoardIndex,
-    board_id: str,
-    *,
-    layout: BucketLayout,
-    expect: Collection[str] = (),
-    attempts: int = 10,
-    delay_s: float = 1.0,
-    progress: Progress | None = None,
-    tie_group: int | None = None,
-) -> BoardCount:
-    """Count until two passes in a row agree and every expected key is in the index.
-
-    RankIndex is updated asynchronously after each write, so rows written a moment ago may be
-    missing from a pass. Raises ``Unavailable`` when the index has not settled after ``attempts``
-    passes."""
-    previous: BoardCount | None = None
-    for attempt in range(max(2, attempts)):
-        if attempt:
-            await asyncio.sleep(delay_s)
-        count = await count_board(
-            index,
-            board_id,
-            layout=layout,
-            expect=expect,
-            progress=progress,
-            size_hint=None if previous is None else previous.total,
-            tie_group=tie_group,
-        )
-        if previous is not None and count.missing == 0 and count.agrees_with(previous):
-            return count
-        previous = count
-    raise Unavailable(
-        f"the index of board {board_id} did not settle after {max(2, attempts)} passes; "
-        "its counters were not rebuilt: run `leaderboard reconcile --apply` once it is quiet",
-        retry_after=5,
-    )
 
 
 # ---- comparing and repairing --------------------------------------------------------------------

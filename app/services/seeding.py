@@ -44,6 +44,7 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
+from app.services.counting import BoardCount, settled_count
 from app.services.policies import SeedPolicy
 from app.services.ports import (
     BoardIndex,
@@ -54,7 +55,7 @@ from app.services.ports import (
     StandingStore,
 )
 from app.services.progress import Progress
-from app.services.reconcile import BoardCount, RebuildOutcome, rebuild_counters, settled_count
+from app.services.reconcile import RebuildOutcome, rebuild_counters
 from app.services.registry import register_board
 from app.services.retries import persist
 from app.services.ties import reconcile_ties

@@ -18,6 +18,7 @@ from app.domain.models import Entry, Page
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.errors import BoardBeingSeeded
+from app.services.counting import CounterCell
 from app.services.ports import (
     BoardIndex,
     CounterItem,
@@ -27,11 +28,7 @@ from app.services.ports import (
     StoredTies,
 )
 from app.services.progress import Stage
-from app.services.reconcile import (
-    CounterCell,
-    CounterDifference,
-    ReconcileReport,
-)
+from app.services.reconcile import CounterDifference, ReconcileReport
 from app.services.seeding import SeedPorts, seed_board
 from app.settings import Settings
 from app.store.counters import coarse_pk, fine_pk
