@@ -62,9 +62,10 @@ class TieReport:
     built: bool
     """The slot had no grain: this run chose it (and, with apply, gave it)."""
     differences: int
-    """Tie counter items whose stored value is not the walk's."""
+    """Tie counter items whose stored value is not the walk's, at the cuts the slot has: drift
+    (a chunk to cut now is counted in ``cuts``, not here)."""
     unmarked: int
-    """Rows of the slot not marked with its grain."""
+    """Rows of the slot not marked where the slot's grain and cuts count them."""
     was_sealed: bool = True
     """The slot's last build had sealed its counts (a run that finds them unsealed builds)."""
     cuts: int = 0
@@ -83,6 +84,11 @@ class TieReport:
     @property
     def needs_build(self) -> bool:
         return bool(self.differences or self.unmarked or self.cuts or not self.was_sealed)
+
+
+def _differing(wanted: Mapping[str, int], stored: Mapping[str, int]) -> list[str]:
+    """The sort keys of the tie count items whose stored value is not the one wanted."""
+    return sorted(sk for sk in set(wanted) | set(stored) if stored.get(sk, 0) != wanted.get(sk, 0))
 
 
 @dataclass(frozen=True)
@@ -122,25 +128,23 @@ async def reconcile_ties(
         cuts = choose_cuts(keys, grain, group=group, cuts=read.cuts)
         marks = [mark_of(key, grain, cuts) for key in keys]
         wanted = tie_counts(keys, marks)
-        differing = sorted(
-            sk
-            for sk in set(wanted) | set(read.counts)
-            if read.counts.get(sk, 0) != wanted.get(sk, 0)
-        )
+        differing = _differing(wanted, read.counts)
         unmarked = [
             _Remark(e.key, e.tie_mark, mark)
             for e, mark in zip(entries, marks, strict=True)
             if e.tie_mark != mark
         ]
         new_cuts = {chunk: n for chunk, n in cuts.items() if chunk not in read.cuts}
+        # Drift is measured against the cuts the slot has: a chunk to cut now is no drift.
+        kept = [mark_of(key, grain, read.cuts) for key in keys] if new_cuts else marks
         report = TieReport(
             bucket,
             slot,
             grain,
             len(entries),
             built=read.grain is None,
-            differences=len(differing),
-            unmarked=len(unmarked),
+            differences=len(_differing(tie_counts(keys, kept), read.counts)),
+            unmarked=sum(e.tie_mark != mark for e, mark in zip(entries, kept, strict=True)),
             was_sealed=read.sealed,
             cuts=len(new_cuts),
         )

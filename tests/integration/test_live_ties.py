@@ -86,6 +86,14 @@ async def test_a_moment_that_crowds_after_its_slot_was_built_gets_cut(
         crowd = [(f"m{i:03d}", 500, moment) for i in range(12)]
         await _submitted(service, crowd)
         truth = _truth(spread + crowd, "desc")
+        # A dry run sees a chunk to cut, and no drift: the submissions kept the counts.
+        dry = await service.http.post(
+            "/v1/leaderboards/trivia/classic/alltime/reconcile",
+            headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+        )
+        assert dry.status_code == 200, dry.text
+        ((slot),) = dry.json()["tieSlots"]
+        assert (slot["cuts"], slot["differences"], slot["unmarked"]) == (1, 0, 0), slot
         before = _check(await _ranks(service, truth), truth)
         service.runtime.slot_builds.forget()
         await _ranks(service, truth)
