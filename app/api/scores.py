@@ -20,8 +20,9 @@ from app.api.ratelimit import ratelimit_headers
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import ScoreSubmission, SubmitResponse, problem_responses
 from app.domain.clock import to_ms
+from app.domain.submission import Submission
 from app.errors import InvalidInput
-from app.services.submit import Submission, request_fingerprint, submit_score
+from app.services.submit import request_fingerprint, submit_score
 
 router = APIRouter(route_class=StrictQueryRoute)
 

@@ -206,3 +206,17 @@ class Board:
         elif period.label:
             raise ValueError(f"not a board id: {board_id!r}")
         return cls(game, variant, period)
+
+
+def board_expiry_s(board: Board, retention: timedelta) -> int | None:
+    """When a board's rows, counters and registry row expire (epoch seconds, as DynamoDB's TTL
+    reads them): a retention after its period ends; never for all-time."""
+    expires = board.period.expires_at(retention)
+    return None if expires is None else int(expires.timestamp())
+
+
+def board_is_expired(board: Board, *, now: datetime, retention: timedelta) -> bool:
+    """Day and week rows expire together, a retention after their period ends; DynamoDB deletes
+    them late (and the embedded backend never), so reads decide by the period, not by the rows."""
+    expires = board.period.expires_at(retention)
+    return expires is not None and expires <= now

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.models import Entry
-from app.domain.periods import Board
+from app.domain.periods import Board, board_is_expired
 from app.errors import InvalidCursor
 from app.services.memory import SharedLoads
 from app.services.policies import ReadPolicy
@@ -29,20 +29,6 @@ class BoardPage:
     player_count: int
     entries: list[RankedEntry]
     next_cursor: str | None
-
-
-def board_expiry_s(board: Board, retention: timedelta) -> int | None:
-    """When a board's rows, counters and registry row expire (epoch seconds, as DynamoDB's TTL
-    reads them): a retention after its period ends; never for all-time."""
-    expires = board.period.expires_at(retention)
-    return None if expires is None else int(expires.timestamp())
-
-
-def board_is_expired(board: Board, *, now: datetime, retention: timedelta) -> bool:
-    """Day and week rows expire together, a retention after their period ends; DynamoDB deletes
-    them late (and the embedded backend never), so reads decide by the period, not by the rows."""
-    expires = board.period.expires_at(retention)
-    return expires is not None and expires <= now
 
 
 class PlayerCounts:

@@ -34,7 +34,7 @@ from typing import Literal
 import structlog
 
 from app.domain.definitions import BoardDefinition
-from app.domain.periods import Board, Period
+from app.domain.periods import Board, Period, board_is_expired
 from app.errors import (
     BoardBeingSeeded,
     Conflict,
@@ -44,7 +44,6 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
-from app.services.boards import board_is_expired
 from app.services.policies import RANKING_CHANGE_HOLDER, RedefinePolicy
 from app.services.ports import (
     BoardIndex,

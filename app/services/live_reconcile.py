@@ -16,9 +16,8 @@ from datetime import datetime, timedelta
 import structlog
 
 from app.domain.buckets import BucketLayout
-from app.domain.periods import Board
+from app.domain.periods import Board, board_is_expired
 from app.errors import BoardBeingSeeded, LeaderboardError
-from app.services.boards import board_is_expired
 from app.services.definitions import Definitions
 from app.services.ports import BoardIndex, BoardRegistry, CounterStore, LeaseStore, StandingStore
 from app.services.reconcile import ReconcileReport, reconcile_board

@@ -25,9 +25,8 @@ from typing import Literal, TypeVar
 import structlog
 
 from app.domain.buckets import BucketLayout
-from app.domain.periods import Board
+from app.domain.periods import Board, board_expiry_s
 from app.errors import BoardBeingSeeded, ConditionFailed, ItemBusy, Throttled
-from app.services.boards import board_expiry_s
 from app.services.counting import BoardCount, CounterCell, count_board
 from app.services.fanout import all_or_none
 from app.services.ports import (

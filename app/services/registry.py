@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import groupby
 
-from app.domain.periods import Board, Period, PeriodKind
-from app.services.boards import board_expiry_s, board_is_expired
+from app.domain.periods import Board, Period, PeriodKind, board_expiry_s, board_is_expired
 from app.services.definitions import Definitions
 from app.services.memory import Recent, SharedLoads
 from app.services.ports import BoardRegistry

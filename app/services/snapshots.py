@@ -32,7 +32,7 @@ import structlog
 
 from app.domain.clock import iso_ms, parse_iso_ms, to_ms
 from app.domain.models import Entry
-from app.domain.periods import Board
+from app.domain.periods import Board, board_is_expired
 from app.errors import (
     ConditionFailed,
     Conflict,
@@ -42,7 +42,6 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
-from app.services.boards import board_is_expired
 from app.services.definitions import Definitions
 from app.services.ports import (
     BoardIndex,

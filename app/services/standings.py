@@ -10,10 +10,9 @@ from datetime import datetime, timedelta
 
 from app.domain.definitions import BoardDefinition
 from app.domain.models import Entry, Standing
-from app.domain.periods import Board
+from app.domain.periods import Board, board_expiry_s, board_is_expired
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery
 from app.errors import InvalidInput, NotFound
-from app.services.boards import board_expiry_s, board_is_expired
 from app.services.definitions import Definitions
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, RankReader, StandingStore

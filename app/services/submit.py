@@ -39,16 +39,13 @@ from app.domain.clock import from_ms
 from app.domain.definitions import BoardDefinition, Move, TotalTooLarge, move
 from app.domain.keys import RankKey
 from app.domain.models import (
-    BoardOutcome,
-    CounterDelta,
-    Entry,
     Standing,
-    StandingWrite,
     SubmitOutcome,
 )
 from app.domain.periods import Board, Period
 from app.domain.ranks import ExactRank, Rank, RankQuery
-from app.domain.ties import SlotTies, TiePlace
+from app.domain.submission import PlannedWrite, Submission, plan_board_write
+from app.domain.ties import SlotTies
 from app.errors import (
     BoardBeingSeeded,
     CountsIncomplete,
@@ -60,7 +57,6 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
-from app.services.boards import board_expiry_s
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.fanout import all_or_none
 from app.services.policies import RANKING_CHANGE_HOLDER, SubmitPolicy
@@ -77,19 +73,6 @@ from app.services.registry import BoardRegistrar
 from app.services.retries import wait_before
 
 log = structlog.get_logger(__name__)
-
-
-@dataclass(frozen=True)
-class Submission:
-    player_id: str
-    score: int
-    game: str
-    variant: str
-    achieved_at_ms: int | None = None
-    display_name: str | None = None
-    country: str | None = None
-    context_json: str | None = None
-    rank_delta: bool = True
 
 
 @dataclass(frozen=True)
@@ -360,67 +343,19 @@ class _Writer:
 
     def _plan(
         self, board: Board, standing: Standing | None, moved: Move, ties: SlotTies | None
-    ) -> _Planned:
-        """``ties``: the grain and cuts of the slot the player lands in (a crowded slot's), if
-        any: the row is then counted in its tie counters too."""
-        layout, sub, now_ms = self._policy.layout, self._submission, self._now_ms
-        previous = None if standing is None else standing.entry.key
-        expires_s = board_expiry_s(board, self._definition.retention)
-        counters: tuple[CounterDelta, ...] = ()
-        tie_mark = None if standing is None else standing.tie_mark
-        if moved.changed:
-            added = None if ties is None else TiePlace.of(moved.key, ties.mark_of(moved.key))
-            counters = (CounterDelta(*layout.fine_of(moved.key.score), 1, added),)
-            tie_mark = None if added is None else added.mark
-        if standing is None:
-            entry = Entry(moved.key, sub.display_name, sub.country, now_ms)
-        else:
-            old = standing.entry
-            last_played = max(now_ms, old.last_played_at_ms or 0)
-            if moved.changed:
-                removed = (
-                    None if standing.tie_mark is None else TiePlace.of(old.key, standing.tie_mark)
-                )
-                counters = (CounterDelta(*layout.fine_of(old.score), -1, removed), *counters)
-                entry = Entry(
-                    moved.key,
-                    sub.display_name if sub.display_name is not None else old.display_name,
-                    sub.country if sub.country is not None else old.country,
-                    last_played,
-                )
-            else:
-                entry = replace(old, last_played_at_ms=last_played)
-        write = StandingWrite(
-            board_id=board.board_id,
-            standing=Standing(
-                board.board_id,
-                entry,
-                version=(standing.version + 1) if standing else 1,
-                expires_at=expires_s,
-                tie_mark=tie_mark,
-            ),
-            expected_version=None if standing is None else standing.version,
-            counters=counters,
-            context_json=sub.context_json if moved.changed else None,
-            expires_at=expires_s,
-        )
-        outcome = BoardOutcome(
-            board.board_id,
-            board.period.display,
-            moved.key.score,
-            None if previous is None else previous.score,
-            moved.changed,
-        )
-        return _Planned(
-            write,
-            outcome,
-            moved.key,
-            previous,
-            tie_mark,
-            None if standing is None else standing.tie_mark,
+    ) -> PlannedWrite:
+        return plan_board_write(
+            board,
+            standing,
+            moved,
+            ties,
+            submission=self._submission,
+            layout=self._policy.layout,
+            now_ms=self._now_ms,
+            retention=self._definition.retention,
         )
 
-    async def _with_ranks(self, planned: list[_Planned]) -> list[_Planned]:
+    async def _with_ranks(self, planned: list[PlannedWrite]) -> list[PlannedWrite]:
         """Add rankBefore/rankAfter where they are exact; leave them out where they are not.
         Asked before the write, of the counters as they stand: after the move the player is at
         ``key``; before it, at ``previous_key`` (nowhere, for a new player)."""
@@ -473,19 +408,6 @@ class _Writer:
                 )
             )
         return ranked
-
-
-@dataclass(frozen=True)
-class _Planned:
-    write: StandingWrite
-    outcome: BoardOutcome
-    key: RankKey
-    """Where the player stands on the board after the submission."""
-    previous_key: RankKey | None
-    """Where they stood before it (``None``: not on the board)."""
-    tie_mark: int | None = None
-    """The tie grain ``key`` is counted at (a crowded slot's), if any."""
-    previous_tie_mark: int | None = None
 
 
 def _exact(rank: Rank | None) -> int | None:

@@ -1,0 +1,118 @@
+"""A submission, and what it writes on one board: the row, the counter changes, the answer.
+
+Pure: ``plan_board_write`` takes what the submission read (the player's row, the move by the
+board's rules, the crowded slot's grain and cuts) and returns the write and the outcome;
+``app.services.submit`` reads, plans every board, and commits them in one transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import timedelta
+
+from app.domain.buckets import BucketLayout
+from app.domain.definitions import Move
+from app.domain.keys import RankKey
+from app.domain.models import BoardOutcome, CounterDelta, Entry, Standing, StandingWrite
+from app.domain.periods import Board, board_expiry_s
+from app.domain.ties import SlotTies, TiePlace
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A round's result for one player, as the API took it (``achieved_at_ms``: ``None`` is now)."""
+
+    player_id: str
+    score: int
+    game: str
+    variant: str
+    achieved_at_ms: int | None = None
+    display_name: str | None = None
+    country: str | None = None
+    context_json: str | None = None
+    rank_delta: bool = True
+
+
+@dataclass(frozen=True)
+class PlannedWrite:
+    """What a submission writes on one board (``write``) and answers for it (``outcome``)."""
+
+    write: StandingWrite
+    outcome: BoardOutcome
+    key: RankKey
+    """Where the player stands on the board after the submission."""
+    previous_key: RankKey | None
+    """Where they stood before it (``None``: not on the board)."""
+    tie_mark: int | None = None
+    """The tie mark ``key`` is counted at (a crowded slot's), if any."""
+    previous_tie_mark: int | None = None
+
+
+def plan_board_write(
+    board: Board,
+    standing: Standing | None,
+    moved: Move,
+    ties: SlotTies | None,
+    *,
+    submission: Submission,
+    layout: BucketLayout,
+    now_ms: int,
+    retention: timedelta,
+) -> PlannedWrite:
+    """What a submission writes on one board, and what it answers for it: the player's row (``standing``,
+    ``None`` where they have none) moved as ``moved`` says, the counters it leaves and enters, in
+    the tie counters too where the slot it lands in is crowded (``ties``: its grain and cuts)."""
+    sub = submission
+    previous = None if standing is None else standing.entry.key
+    expires_s = board_expiry_s(board, retention)
+    counters: tuple[CounterDelta, ...] = ()
+    tie_mark = None if standing is None else standing.tie_mark
+    if moved.changed:
+        added = None if ties is None else TiePlace.of(moved.key, ties.mark_of(moved.key))
+        counters = (CounterDelta(*layout.fine_of(moved.key.score), 1, added),)
+        tie_mark = None if added is None else added.mark
+    if standing is None:
+        entry = Entry(moved.key, sub.display_name, sub.country, now_ms)
+    else:
+        old = standing.entry
+        last_played = max(now_ms, old.last_played_at_ms or 0)
+        if moved.changed:
+            removed = None if standing.tie_mark is None else TiePlace.of(old.key, standing.tie_mark)
+            counters = (CounterDelta(*layout.fine_of(old.score), -1, removed), *counters)
+            entry = Entry(
+                moved.key,
+                sub.display_name if sub.display_name is not None else old.display_name,
+                sub.country if sub.country is not None else old.country,
+                last_played,
+            )
+        else:
+            entry = replace(old, last_played_at_ms=last_played)
+    write = StandingWrite(
+        board_id=board.board_id,
+        standing=Standing(
+            board.board_id,
+            entry,
+            version=(standing.version + 1) if standing else 1,
+            expires_at=expires_s,
+            tie_mark=tie_mark,
+        ),
+        expected_version=None if standing is None else standing.version,
+        counters=counters,
+        context_json=sub.context_json if moved.changed else None,
+        expires_at=expires_s,
+    )
+    outcome = BoardOutcome(
+        board.board_id,
+        board.period.display,
+        moved.key.score,
+        None if previous is None else previous.score,
+        moved.changed,
+    )
+    return PlannedWrite(
+        write,
+        outcome,
+        moved.key,
+        previous,
+        tie_mark,
+        None if standing is None else standing.tie_mark,
+    )
