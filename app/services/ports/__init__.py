@@ -1,0 +1,132 @@
+"""The ports: what the use cases need of storage, one ``Protocol`` per family of items, and the
+records that cross them. ``app/store`` implements every port over DynamoDB (one module per family);
+unit tests use small fakes. The composition root (``app/bootstrap.py``) bundles the adapters into a
+``Stores`` typed by these ports, which is all the service layer and the API ever see.
+
+Every method may raise ``Unavailable`` (or ``Throttled``) when DynamoDB does not answer, and
+``StoreRejected`` when it refuses a request as malformed (a bug of ours). The ports live by
+family in ``players``, ``ranking`` and ``operations``; all are named here, where everything
+imports them from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from app.services.ports.operations import (
+    KEY_ID_LENGTH,
+    BoardRegistry,
+    DefinitionStore,
+    KeyLookup,
+    KeyStore,
+    Lease,
+    LeaseStore,
+    RegisteredBoard,
+    Snapshot,
+    SnapshotEntry,
+    SnapshotFit,
+    SnapshotReason,
+    SnapshotStore,
+    SnapshotSummary,
+    StoredDefinition,
+    StoredKey,
+)
+from app.services.ports.players import (
+    COMPLETED,
+    ErasureMarks,
+    Membership,
+    PlayerRecord,
+    PlayerRows,
+    RequestRecord,
+    RequestStore,
+    RowOutcome,
+    SlotAddress,
+    StandingStore,
+    SubmissionState,
+    SubmissionStore,
+    SubmissionWrite,
+)
+from app.services.ports.ranking import (
+    BoardIndex,
+    CoarseItem,
+    CounterItem,
+    CounterStore,
+    FineItem,
+    IndexedKey,
+    RankReader,
+    StoredCounters,
+    StoredTies,
+    TieItem,
+)
+
+# ---- the tables, and all of it together ---------------------------------------------------------
+
+
+class Readiness(Protocol):
+    async def ping(self) -> None:
+        """Raise ``Unavailable`` unless both tables answer."""
+
+
+@dataclass(frozen=True)
+class Stores:
+    """Every port, as the composition root built it: one client, one bound on calls in flight."""
+
+    submissions: SubmissionStore
+    erasures: ErasureMarks
+    requests: RequestStore
+    standings: StandingStore
+    index: BoardIndex
+    ranks: RankReader
+    counters: CounterStore
+    leases: LeaseStore
+    snapshots: SnapshotStore
+    registry: BoardRegistry
+    definitions: DefinitionStore
+    keys: KeyStore
+    tables: Readiness
+
+
+__all__ = [
+    "COMPLETED",
+    "KEY_ID_LENGTH",
+    "BoardIndex",
+    "BoardRegistry",
+    "CoarseItem",
+    "CounterItem",
+    "CounterStore",
+    "DefinitionStore",
+    "ErasureMarks",
+    "FineItem",
+    "IndexedKey",
+    "KeyLookup",
+    "KeyStore",
+    "Lease",
+    "LeaseStore",
+    "Membership",
+    "PlayerRecord",
+    "PlayerRows",
+    "RankReader",
+    "Readiness",
+    "RegisteredBoard",
+    "RequestRecord",
+    "RequestStore",
+    "RowOutcome",
+    "SlotAddress",
+    "Snapshot",
+    "SnapshotEntry",
+    "SnapshotFit",
+    "SnapshotReason",
+    "SnapshotStore",
+    "SnapshotSummary",
+    "StandingStore",
+    "StoredCounters",
+    "StoredDefinition",
+    "StoredKey",
+    "StoredTies",
+    "Stores",
+    "SubmissionState",
+    "SubmissionStore",
+    "SubmissionWrite",
+    "TieItem",
+]
