@@ -1,0 +1,122 @@
+"""Board definitions in and out."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from app.api.schemas.common import (
+    CamelModel,
+    _integral,
+)
+from app.domain.definitions import (
+    MAX_RETENTION_DAYS,
+    BoardDefinition,
+    Operator,
+)
+from app.domain.keys import Order
+from app.domain.periods import PeriodKind
+
+PeriodName = Literal["alltime", "day", "week", "month"]
+RetentionDays = Annotated[
+    StrictInt,
+    # The bounds before the validator, as for Score.
+    Field(ge=1, le=MAX_RETENTION_DAYS, description=f"1 to {MAX_RETENTION_DAYS}"),
+    BeforeValidator(_integral),
+]
+
+
+def _default_periods() -> list[PeriodName]:
+    return ["alltime", "day", "week"]
+
+
+class BoardDefinitionIn(CamelModel):
+    """How a variant's boards rank. A field left out takes its default (not the stored value: a
+    PUT says the whole definition). Unknown fields are refused (422)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
+
+    order: Literal["desc", "asc"] = Field(
+        default="desc", description="desc: higher is better; asc: lower is better"
+    )
+    operator: Literal["best", "latest", "sum"] = Field(
+        default="best",
+        description="best: keep the best score; latest: the latest achievedAt replaces; "
+        "sum: each accepted submission adds to the player's total",
+    )
+    periods: list[PeriodName] = Field(
+        default_factory=_default_periods,
+        min_length=1,
+        max_length=4,
+        description="the boards a score fans out to, each named once",
+        json_schema_extra={"uniqueItems": True},
+    )
+    retention_days: RetentionDays | None = Field(
+        default=None,
+        description="days period boards live after they close (default: the service's)",
+    )
+
+    @field_validator("periods")
+    @classmethod
+    def _each_once(cls, periods: list[str]) -> list[str]:
+        if len(set(periods)) != len(periods):
+            raise ValueError("must name each period once")
+        return periods
+
+    def definition(self, *, retention_days: int) -> BoardDefinition:
+        return BoardDefinition(
+            order=Order(self.order),
+            operator=Operator(self.operator),
+            periods=tuple(PeriodKind(p) for p in self.periods),
+            retention_days=self.retention_days or retention_days,
+        )
+
+
+class BoardDefinitionOut(CamelModel):
+    game: str
+    variant: str
+    order: Literal["desc", "asc"]
+    operator: Literal["best", "latest", "sum"]
+    periods: list[PeriodName]
+    retention_days: int
+    defined: bool = Field(description="false: the variant has none and follows the default")
+    defined_at: str | None = Field(default=None, description="when it was last put")
+
+    @classmethod
+    def of(
+        cls, game: str, variant: str, definition: BoardDefinition, *, defined_at: str | None
+    ) -> BoardDefinitionOut:
+        return cls(
+            game=game,
+            variant=variant,
+            order=definition.order.value,
+            operator=definition.operator.value,
+            periods=[p.value for p in definition.periods],
+            retention_days=definition.retention_days,
+            defined=defined_at is not None,
+            defined_at=defined_at,
+        )
+
+
+class DefaultDefinitionOut(CamelModel):
+    order: Literal["desc", "asc"]
+    operator: Literal["best", "latest", "sum"]
+    periods: list[PeriodName]
+    retention_days: int
+
+
+class VariantsOut(CamelModel):
+    game: str
+    variants: list[BoardDefinitionOut]
+    default: DefaultDefinitionOut | None = Field(
+        description="what a variant with no definition follows; null where undefined variants "
+        "are refused"
+    )
