@@ -36,7 +36,7 @@ from app.domain.keys import SCORE_CEILING, RankKey, key_just_below, score_prefix
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery, rank_from_counts
 from app.domain.ties import FANOUT_BITS, MAX_GRAIN, TieCounts, TiePlace, tie_group
 from app.services.rank import rank_of
-from app.store.counters import tie_pk
+from app.store.ties import tie_pk
 
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]

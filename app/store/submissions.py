@@ -18,12 +18,13 @@ from typing import Any
 from app.domain.ties import SlotTies
 from app.services.ports import SlotAddress, SubmissionState, SubmissionWrite
 from app.store.client import Dynamo, TransactionItemsCancelled
-from app.store.counters import CounterChanges, CounterItems, grain_key, slot_ties_of
+from app.store.counters import CounterChanges, CounterItems
 from app.store.items import Item, get_n, get_s, key
 from app.store.leases import lease_key, lease_of
 from app.store.requests import record_of, record_put
 from app.store.standings import erasing_key, row_put, standing_of
 from app.store.tables import TTL_ATTRIBUTE
+from app.store.ties import grain_key, slot_ties_of
 
 
 def _address(item: Item) -> tuple[str, str]:
