@@ -218,6 +218,28 @@ def mark_of(key: RankKey, grain: int, cuts: Mapping[str, int]) -> int:
     return tie_mark(grain, cuts.get(TiePlace.of(key, grain).b_sort_key, 0))
 
 
+def adds_up(counts: Mapping[str, int], cuts: Mapping[str, int], *, slot_count: int) -> bool:
+    """Whether a slot's tie counts (all levels, by sort key) add up at every level: level A to the
+    slot's fine counter, each A chunk's level B to its A item, each cut chunk's level C to its B
+    item. Where they do and the slot is sealed, they count every row in it."""
+    by_level: dict[str, dict[str, int]] = {LEVEL_A: {}, LEVEL_B: {}, LEVEL_C: {}}
+    for sort_key, n in counts.items():
+        by_level.get(sort_key[:2], {})[sort_key] = n
+    a, b, c = by_level[LEVEL_A], by_level[LEVEL_B], by_level[LEVEL_C]
+    if sum(a.values()) != slot_count:
+        return False
+    for a_key, n in a.items():
+        b_prefix = f"{LEVEL_B}{a_key[len(LEVEL_A) :]}#"
+        if sum(m for k, m in b.items() if k.startswith(b_prefix)) != n:
+            return False
+    for b_key in cuts:
+        part, chunk_b = b_key[len(LEVEL_B) : -(2 * _DIGITS + 1)], b_key[-_DIGITS:]
+        c_prefix = f"{LEVEL_C}{part}{chunk_b}#"
+        if sum(m for k, m in c.items() if k.startswith(c_prefix)) != b.get(b_key, 0):
+            return False
+    return True
+
+
 def tie_counts(keys: list[RankKey], marks: list[int]) -> dict[str, int]:
     """The level-A, -B and -C counts of a slot's ``keys``, each counted at its mark, by sort
     key."""

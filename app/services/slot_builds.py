@@ -26,7 +26,7 @@ import structlog
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey, score_prefix
-from app.domain.ties import LEVEL_A, LEVEL_B
+from app.domain.ties import LEVEL_B, adds_up
 from app.errors import LeaderboardError
 from app.services.memory import Recent
 from app.services.ports import BoardIndex, CounterStore, IndexedKey, StandingStore
@@ -116,7 +116,9 @@ async def _whole(
     ):
         return False  # a chunk that grew past the cap since its build: cut it
     fine = (await counters.read_counters(board_id, buckets=[bucket])).fine.get((bucket, slot), 0)
-    return sum(n for sk, n in ties.counts.items() if sk.startswith(LEVEL_A)) == fine
+    # Adding up at every level means every row is marked where the slot counts it: a row that
+    # joined a chunk while it was being cut (counted in B, not in C) makes a rebuild worth it.
+    return adds_up(ties.counts, ties.cuts, slot_count=fine)
 
 
 async def _walk(index: BoardIndex, board_id: str, between: tuple[str, str]) -> list[IndexedKey]:
