@@ -260,15 +260,14 @@ def _rank_in_chunk(
     1 where the counts, read eventually, may not show the player in their own chunk yet."""
     query = plan.query
     a_key, b_key, c_key = tie.a_sort_key, tie.b_sort_key, tie.c_sort_key
-    b_items = ties.b
     consistent = (
         ties.sealed
         and sum(ties.a.values()) == slot_count
-        and sum(b_items.values()) == ties.a.get(a_key, 0)
-        and (c_key is None or sum(ties.c.values()) == b_items.get(b_key, 0))
+        and sum(ties.b.values()) == ties.a.get(a_key, 0)
+        and (c_key is None or sum(ties.c.values()) == ties.b.get(b_key, 0))
     )
     slot_size = slot_count + unseen
-    chunk_size = (b_items.get(b_key, 0) if c_key is None else ties.c.get(c_key, 0)) + unseen
+    chunk_size = (ties.b.get(b_key, 0) if c_key is None else ties.c.get(c_key, 0)) + unseen
     was: TiePlace | None = None  # where the player is counted in these tie counts, if elsewhere
     moved = query.on_board and query.counted_at is not None and query.counted_at != query.key
     if (
@@ -290,7 +289,7 @@ def _rank_in_chunk(
             player_count=player_count,
         )
     ahead += sum(n for k, n in ties.a.items() if k < a_key)
-    ahead += sum(n for k, n in b_items.items() if k < b_key)
+    ahead += sum(n for k, n in ties.b.items() if k < b_key)
     if c_key is not None:
         ahead += sum(n for k, n in ties.c.items() if k < c_key)
     if was is not None:

@@ -44,6 +44,7 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
+from app.services.memory import failed
 from app.services.policies import RANKING_CHANGE_HOLDER, RedefinePolicy
 from app.services.ports import (
     BoardIndex,
@@ -140,7 +141,7 @@ class Definitions:
 
     def _usable(self, held: tuple[float, asyncio.Future[Resolved]], now: float) -> bool:
         """Younger than ``ttl_s`` and not failed (it may still be being read)."""
-        return now - held[0] < self._ttl_s and not _failed(held[1])
+        return now - held[0] < self._ttl_s and not failed(held[1])
 
     def _resolved(self, stored: StoredDefinition | None) -> Resolved:
         return (
@@ -255,7 +256,7 @@ class Definitions:
             if self._refreshing.get(at) is not finished:
                 return  # forgotten meanwhile: this read may be older than the change
             del self._refreshing[at]
-            if finished.cancelled() or finished.exception() is not None:
+            if failed(finished):
                 return  # what is held serves until ttl_s; then a request reads it itself
             self._remember(at, (started, finished))
 
@@ -307,10 +308,6 @@ class Definitions:
         now = self._clock()
         self._hold((stored.game, stored.variant), self._resolved(stored), now)
         self._keep(stored.game, now)
-
-
-def _failed(task: asyncio.Future[Resolved]) -> bool:
-    return task.done() and (task.cancelled() or task.exception() is not None)
 
 
 @dataclass(frozen=True)

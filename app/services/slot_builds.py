@@ -6,13 +6,14 @@ operator and no wait for the hourly reconcile.
 A build walks only the slot's entries on RankIndex (a key range), twice, ``pass_gap_s`` apart
 (longer than the index's lag), with the slot's tie counters read between the walks; where the
 walks agree and the slot holds more than ``group`` entries, ``app.services.ties`` writes its
-counts (each conditioned on the value read between the walks), marks its rows and gives it its
-grain last. A submission that overtakes it leaves the slot without a grain, or with counts the
-rank code finds do not add up: an honest range until the next build, never a wrong exact rank.
+counts (each conditioned on the value read between the walks), marks its rows, gives it its grain
+and cuts, and seals it last. A submission that overtakes it leaves the slot unsealed, or with
+counts the rank code finds do not add up: an honest range until the next build, never a wrong
+exact rank.
 
 ``SlotBuilds`` is the per-task single flight: one build per slot at a time, and a slot tried at
-most once every ``every_s`` (a slot whose ties share a millisecond past the cap stays a range
-however its counters are built, and must not be walked on every read).
+most once every ``every_s`` (a slot whose cut group has outgrown the cap stays a range however
+often it is built, and must not be read for it on every rank read).
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ async def _walk(index: BoardIndex, board_id: str, between: tuple[str, str]) -> l
 class SlotBuilds:
     """Per task: at most one build of a slot at a time, each slot tried at most once every
     ``every_s``; at most ``max_slots`` remembered. ``close`` cancels the builds under way (a build
-    cut short leaves no grain: its slot stays a range until the next)."""
+    cut short leaves its slot unsealed: a range until the next)."""
 
     def __init__(
         self,

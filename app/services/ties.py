@@ -136,15 +136,19 @@ async def reconcile_ties(
         ]
         new_cuts = {chunk: n for chunk, n in cuts.items() if chunk not in read.cuts}
         # Drift is measured against the cuts the slot has: a chunk to cut now is no drift.
-        kept = [mark_of(key, grain, read.cuts) for key in keys] if new_cuts else marks
+        drift, stale = differing, len(unmarked)
+        if new_cuts:
+            kept = [mark_of(key, grain, read.cuts) for key in keys]
+            drift = _differing(tie_counts(keys, kept), read.counts)
+            stale = sum(e.tie_mark != mark for e, mark in zip(entries, kept, strict=True))
         report = TieReport(
             bucket,
             slot,
             grain,
             len(entries),
             built=read.grain is None,
-            differences=len(_differing(tie_counts(keys, kept), read.counts)),
-            unmarked=sum(e.tie_mark != mark for e, mark in zip(entries, kept, strict=True)),
+            differences=len(drift),
+            unmarked=stale,
             was_sealed=read.sealed,
             cuts=len(new_cuts),
         )

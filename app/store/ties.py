@@ -21,8 +21,6 @@ from app.store.items import Item, get_n, get_s, key, n, s
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
 
-_n = n
-
 
 def _tie_counts(items: Iterable[Item]) -> dict[str, int]:
     return {get_s(item, "leaderboardId") or "": get_n(item, "n") or 0 for item in items}
@@ -137,17 +135,17 @@ class TieItems:
         expires_at: int | None,
     ) -> bool:
         names: dict[str, str] = {}
-        values: dict[str, AttributeValueTypeDef] = {":g": _n(grain)}
+        values: dict[str, AttributeValueTypeDef] = {":g": n(grain)}
         sets = ["g = :g"]
         conditions = ["(attribute_not_exists(g) OR g = :g)"]
         for i, (chunk, length) in enumerate(sorted((cuts or {}).items())):
             names[f"#c{i}"] = f"{CUT_ATTRIBUTE}{chunk}"
-            values[f":c{i}"] = _n(length)
+            values[f":c{i}"] = n(length)
             sets.append(f"#c{i} = :c{i}")
             conditions.append(f"(attribute_not_exists(#c{i}) OR #c{i} = :c{i})")
         if expires_at is not None:
             sets.append("expiresAt = :e")
-            values[":e"] = _n(expires_at)
+            values[":e"] = n(expires_at)
         try:
             await self._dynamo.update_item(
                 "giving the slot its tie grain and cuts",
@@ -167,7 +165,7 @@ class TieItems:
     ) -> None:
         item = key(tie_pk(board_id, bucket, slot), SEAL_SORT_KEY)
         if expires_at is not None:
-            item["expiresAt"] = _n(expires_at)
+            item["expiresAt"] = n(expires_at)
         await self._dynamo.put_item("sealing the tie counters", TableName=self._table, Item=item)
 
     async def unseal_ties(self, board_id: str, bucket: int, slot: int) -> None:
