@@ -8,7 +8,8 @@ from pathlib import Path
 
 from app.domain.definitions import WHAT_CHANGES
 from app.main import create_app
-from app.settings import TABLE_START, Settings, settings_table, with_settings_table
+from app.settings import Settings
+from tools.settings_table import TABLE_START, settings_table, with_settings_table
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text()
