@@ -26,7 +26,9 @@ from app.services.auth import KeyAuthenticator
 from app.services.boards import PlayerCounts
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.definitions import Definitions
-from app.services.keys import digest_of
+from app.services.keys import ApiKeys, digest_of
+from app.services.leaderboard import Leaderboard
+from app.services.operations import Operations
 from app.services.policies import (
     Policies,
     ReadPolicy,
@@ -35,8 +37,11 @@ from app.services.policies import (
     SubmitPolicy,
 )
 from app.services.ports import KeyLookup, Stores
+from app.services.reads import BoardReads
 from app.services.registry import BoardRegistrar, RegisteredBoards
+from app.services.rules import BoardRules, DefinePorts
 from app.services.slot_builds import SlotBuildPorts, SlotBuilds
+from app.services.submissions import Submissions
 from app.settings import Settings
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
@@ -183,15 +188,12 @@ def build_authenticator(
 class Runtime:
     """The service's parts, open: what the lifespan hands to the app and the CLI to a command."""
 
+    leaderboard: Leaderboard
+    """The use cases: all that the routes, the commands and the demo call."""
     stores: Stores
+    """For tests and benchmarks that look under the use cases; entry points never do."""
     policies: Policies
-    authenticator: KeyAuthenticator
-    registrar: BoardRegistrar
-    keys_in_flight: KeysInFlight
-    seen_leases: SeenLeases
-    player_counts: PlayerCounts
     definitions: Definitions
-    registered_boards: RegisteredBoards
     slot_builds: SlotBuilds
     """Tie counters of crowded slots built in the background where a rank read is a range."""
     endpoint: str | None
@@ -249,27 +251,70 @@ def _runtime(
     client: DynamoDBClient,
     table_admin: Tables,
 ) -> Runtime:
+    policies = build_policies(settings)
+    definitions = Definitions(
+        stores.definitions,
+        default=default_definition(settings),
+        undefined=settings.undefined_boards,
+        ttl_s=settings.definition_cache_seconds,
+    )
     return Runtime(
+        leaderboard=build_leaderboard(settings, stores, policies, definitions, slot_builds),
         stores=stores,
-        policies=build_policies(settings),
-        authenticator=build_authenticator(settings, stores.keys),
-        registrar=BoardRegistrar(stores.registry),
-        # A key's first request runs at most the request deadline: a second one waits that.
-        keys_in_flight=KeysInFlight(hold_s=settings.request_deadline_seconds),
-        seen_leases=SeenLeases(ttl_s=settings.lease_cache_seconds),
-        player_counts=PlayerCounts(ttl_s=settings.player_count_cache_seconds),
-        definitions=Definitions(
-            stores.definitions,
-            default=default_definition(settings),
-            undefined=settings.undefined_boards,
-            ttl_s=settings.definition_cache_seconds,
-        ),
-        registered_boards=RegisteredBoards(ttl_s=settings.board_list_cache_seconds),
+        policies=policies,
+        definitions=definitions,
         slot_builds=slot_builds,
         endpoint=endpoint,
         client=client,
         tables=table_names(settings),
         table_admin=table_admin,
+    )
+
+
+def build_leaderboard(
+    settings: Settings,
+    stores: Stores,
+    policies: Policies,
+    definitions: Definitions,
+    slot_builds: SlotBuilds,
+) -> Leaderboard:
+    """The use cases over ``stores``, each with its policy and the process memory it keeps."""
+    registered = RegisteredBoards(ttl_s=settings.board_list_cache_seconds)
+    return Leaderboard(
+        submissions=Submissions(
+            store=stores.submissions,
+            ranks=stores.ranks,
+            definitions=definitions,
+            registrar=BoardRegistrar(stores.registry),
+            # A key's first request runs at most the request deadline: a second one waits that.
+            keys_in_flight=KeysInFlight(hold_s=settings.request_deadline_seconds),
+            seen_leases=SeenLeases(ttl_s=settings.lease_cache_seconds),
+            policy=policies.submit,
+        ),
+        reads=BoardReads(
+            index=stores.index,
+            counters=stores.counters,
+            standings=stores.standings,
+            ranks=stores.ranks,
+            registry=stores.registry,
+            snapshots=stores.snapshots,
+            definitions=definitions,
+            player_counts=PlayerCounts(ttl_s=settings.player_count_cache_seconds),
+            registered=registered,
+            slot_builds=slot_builds,
+            policy=policies.reads,
+        ),
+        rules=BoardRules(
+            definitions,
+            DefinePorts(
+                stores.definitions, stores.registry, stores.index, stores.leases, stores.counters
+            ),
+            policy=policies.redefine,
+            registered=registered,
+        ),
+        operations=Operations(stores, definitions=definitions, policies=policies),
+        keys=ApiKeys(stores.keys, build_authenticator(settings, stores.keys)),
+        readiness=stores.tables,
     )
 
 

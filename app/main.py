@@ -25,7 +25,8 @@ from app.api.viewer import install_viewer
 from app.bootstrap import Runtime, open_service_runtime
 from app.errors import LeaderboardError
 from app.services.demo import load_demo
-from app.services.seeding import SeedPorts
+from app.services.leaderboard import Leaderboard
+from app.services.rules import BoardRules
 from app.settings import ConfigurationError, Settings, get_settings
 
 log = structlog.get_logger(__name__)
@@ -33,16 +34,7 @@ log = structlog.get_logger(__name__)
 
 def app_state(runtime: Runtime, settings: Settings) -> AppState:
     return AppState(
-        stores=runtime.stores,
-        policies=runtime.policies,
-        keys=runtime.authenticator,
-        registrar=runtime.registrar,
-        keys_in_flight=runtime.keys_in_flight,
-        seen_leases=runtime.seen_leases,
-        player_counts=runtime.player_counts,
-        slot_builds=runtime.slot_builds,
-        definitions=runtime.definitions,
-        registered_boards=runtime.registered_boards,
+        leaderboard=runtime.leaderboard,
         write_limits=RateLimiter(
             RatePolicy(settings.write_rate_per_second, settings.write_burst),
             max_buckets=settings.rate_limit_max_buckets,
@@ -60,35 +52,26 @@ DEMO_JOB = "loading the demo boards"
 DEFINITIONS_JOB = "reading the board definitions"
 
 
-async def _keep_definitions(runtime: Runtime, startup: StartupJobs) -> None:
+async def _keep_definitions(rules: BoardRules, startup: StartupJobs) -> None:
     """Hold the definition of every variant with boards before the service is ready, then keep
     the games in use fresh until shutdown (``app.services.definitions``). A failed preload is
     logged, not fatal: requests then read the definitions they need themselves."""
     try:
-        boards = await runtime.registered_boards.of(runtime.stores.registry)
-        variants = {(board.game, board.variant) for board in boards}
-        found = await runtime.definitions.preload(variants)
-        log.info("definitions_preloaded", variants=len(variants), definitions=found)
+        variants, found = await rules.hold_registered()
+        log.info("definitions_preloaded", variants=variants, definitions=found)
     except LeaderboardError as exc:
         log.warning("definitions_preload_failed", error=str(exc))
     finally:
         startup.finish(DEFINITIONS_JOB)
-    await runtime.definitions.keep_fresh()
+    await rules.keep_fresh()
 
 
-async def _load_demo(runtime: Runtime, startup: StartupJobs) -> None:
+async def _load_demo(leaderboard: Leaderboard, startup: StartupJobs) -> None:
     """Fill the demo boards; the service is ready once they are (or never, if they fail)."""
-    stores = runtime.stores
     began = time.perf_counter()
     log.info("demo_boards_loading")
     try:
-        loaded = await load_demo(
-            ports=SeedPorts(
-                stores.standings, stores.index, stores.counters, stores.leases, stores.registry
-            ),
-            definitions=runtime.definitions,
-            definition_store=stores.definitions,
-        )
+        loaded = await load_demo(leaderboard)
     except Exception:
         startup.fail(DEMO_JOB)
         log.exception("demo_boards_failed")
@@ -113,18 +96,20 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
                 )
             state = app_state(runtime, settings)
             telemetry.watch_bounds(
-                key_cache=lambda: state.keys.remembered,
+                key_cache=lambda: state.leaderboard.keys.authenticator.remembered,
                 write_buckets=lambda: len(state.write_limits),
                 read_buckets=lambda: len(state.read_limits),
             )
             app.state.leaderboard = state  # for operators' tools and tests
             app.state.runtime = runtime
             state.startup.begin(DEFINITIONS_JOB)  # /readyz is 503 until they are held
-            definitions_task = asyncio.create_task(_keep_definitions(runtime, state.startup))
+            definitions_task = asyncio.create_task(
+                _keep_definitions(runtime.leaderboard.rules, state.startup)
+            )
             demo_task = None
             if demo and settings.uses_embedded_backend:
                 state.startup.begin(DEMO_JOB)  # /readyz is 503 until it is done
-                demo_task = asyncio.create_task(_load_demo(runtime, state.startup))
+                demo_task = asyncio.create_task(_load_demo(runtime.leaderboard, state.startup))
             yield {"app": state}
             if demo_task is not None and not demo_task.done():
                 demo_task.cancel()

@@ -1,18 +1,18 @@
 """Admin endpoints (a key with the admin scope): seeding, reconciling, snapshotting a board now,
-and erasing a player. Each calls the same service function as the ``leaderboard`` command."""
+and erasing a player. Each calls the same method as the ``leaderboard`` command."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
 from app.api.deps import (
+    ADMIN_ONLY,
     BoardDep,
+    LeaderboardDep,
     NowDep,
     PathId,
-    PrincipalDep,
     ReadDefinitionDep,
     StateDep,
     WriteDefinitionDep,
@@ -27,12 +27,8 @@ from app.api.schemas import (
     problem_responses,
 )
 from app.domain.seed_file import parse_seed_text
-from app.services.erasure import erase_player
-from app.services.reconcile import reconcile_board
-from app.services.seeding import SeedPorts, seed_board
-from app.services.snapshots import SnapshotPorts, take_snapshot
 
-router = APIRouter(route_class=StrictQueryRoute)
+router = APIRouter(route_class=StrictQueryRoute, dependencies=[ADMIN_ONLY])
 
 
 @router.post(
@@ -52,7 +48,6 @@ router = APIRouter(route_class=StrictQueryRoute)
 )
 async def post_seed(
     state: StateDep,
-    principal: PrincipalDep,
     request: Request,
     board: BoardDep,
     definition: WriteDefinitionDep,
@@ -68,7 +63,6 @@ async def post_seed(
         ),
     ] = None,
 ) -> SeedReportOut:
-    principal.require_admin()
     text, media_type = await read_text_body(request, state.max_body_bytes)
     seed = parse_seed_text(
         text,
@@ -77,17 +71,7 @@ async def post_seed(
         file_format="csv" if media_type == "text/csv" else "jsonl",
         definition=definition,
     )
-    stores = state.stores
-    report = await seed_board(
-        ports=SeedPorts(
-            stores.standings, stores.index, stores.counters, stores.leases, stores.registry
-        ),
-        board=board,
-        seed=seed,
-        policy=state.policies.seed
-        if grace_seconds is None
-        else replace(state.policies.seed, grace_s=grace_seconds),
-    )
+    report = await state.leaderboard.operations.seed(board, seed, grace_s=grace_seconds)
     return SeedReportOut.of(report)
 
 
@@ -98,24 +82,12 @@ async def post_seed(
     summary="Recount a board twice and compare with its counters; repair with apply=true",
 )
 async def post_reconcile(
-    state: StateDep,
-    principal: PrincipalDep,
+    leaderboard: LeaderboardDep,
     board: BoardDep,
     definition: ReadDefinitionDep,
     apply: Annotated[bool, Query(description="repair where both passes agree")] = False,
 ) -> ReconcileReportOut:
-    principal.require_admin()
-    report = await reconcile_board(
-        index=state.stores.index,
-        counters=state.stores.counters,
-        leases=state.stores.leases,
-        board=board,
-        layout=state.policies.layout,
-        retention=definition.retention,
-        apply=apply,
-        tie_group=state.policies.tie_group,
-        standings=state.stores.standings,
-    )
+    report = await leaderboard.operations.reconcile(board, definition, apply=apply)
     return ReconcileReportOut.of(report)
 
 
@@ -127,8 +99,7 @@ async def post_reconcile(
     summary="Take a snapshot of a board now",
 )
 async def post_snapshot(
-    state: StateDep,
-    principal: PrincipalDep,
+    leaderboard: LeaderboardDep,
     board: BoardDep,
     definition: ReadDefinitionDep,
     now: NowDep,
@@ -142,17 +113,7 @@ async def post_snapshot(
         ),
     ] = 100,
 ) -> SnapshotOut:
-    principal.require_admin()
-    stores = state.stores
-    snapshot = await take_snapshot(
-        ports=SnapshotPorts(
-            stores.index, stores.counters, stores.standings, stores.snapshots, stores.registry
-        ),
-        board=board,
-        now=now,
-        retention=definition.retention,
-        top_n=top,
-    )
+    snapshot = await leaderboard.operations.snapshot(board, definition, now=now, top=top)
     return SnapshotOut.of(snapshot)
 
 
@@ -163,18 +124,9 @@ async def post_snapshot(
     summary="Erase a player everywhere (GDPR); idempotent",
 )
 async def delete_player(
-    state: StateDep, principal: PrincipalDep, player_id: PathId, now: NowDep, response: Response
+    leaderboard: LeaderboardDep, player_id: PathId, now: NowDep, response: Response
 ) -> ErasureOut:
-    principal.require_admin()
-    report = await erase_player(
-        standings=state.stores.standings,
-        requests=state.stores.requests,
-        snapshots=state.stores.snapshots,
-        marks=state.stores.erasures,
-        player_id=player_id,
-        layout=state.policies.layout,
-        now=now,
-    )
+    report = await leaderboard.operations.erase(player_id, now=now)
     if not report.complete:
         # Snapshot memberships younger than the grace period were left: erase again shortly.
         response.status_code = 202

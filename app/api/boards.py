@@ -7,15 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from app.api.deps import (
-    BoardReadingDep,
-    NowDep,
-    PathId,
-    ReadingDep,
-    StateDep,
-    StoresDep,
-    limit_reads,
-)
+from app.api.deps import BoardReadingDep, PathId, ReadingDep, limit_reads
 from app.api.patterns import GROUP_IDS_PATTERN
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
@@ -33,16 +25,7 @@ from app.api.schemas import (
     rank_out,
 )
 from app.domain.ranks import ExactRank
-from app.services.boards import read_board
-from app.services.registry import live_boards
-from app.services.standings import (
-    MAX_GROUP,
-    MAX_GROUP_RANKED,
-    around_player,
-    group_board,
-    player_rank,
-    player_standings,
-)
+from app.services.standings import MAX_GROUP, MAX_GROUP_RANKED
 
 router = APIRouter(route_class=StrictQueryRoute, dependencies=[Depends(limit_reads)])
 
@@ -53,13 +36,8 @@ router = APIRouter(route_class=StrictQueryRoute, dependencies=[Depends(limit_rea
     responses=problem_responses(422, 429),
     summary="The games and variants that have boards, and each one's live periods",
 )
-async def get_boards(state: StateDep, stores: StoresDep, now: NowDep) -> BoardListOut:
-    listing = await live_boards(
-        registry=stores.registry,
-        cache=state.registered_boards,
-        now=now,
-        definitions=state.definitions,
-    )
+async def get_boards(read: ReadingDep) -> BoardListOut:
+    listing = await read.reads.boards(now=read.now)
     return BoardListOut.of(listing)
 
 
@@ -80,16 +58,8 @@ async def get_board(
         ),
     ] = None,
 ) -> BoardPageOut:
-    page = await read_board(
-        index=read.stores.index,
-        counters=read.stores.counters,
-        player_counts=read.state.player_counts,
-        policy=read.policies.reads,
-        board=read.board,
-        retention=read.definition.retention,
-        limit=limit,
-        cursor=cursor,
-        now=read.now,
+    page = await read.reads.top(
+        read.board, read.definition, limit=limit, cursor=cursor, now=read.now
     )
     return BoardPageOut(
         leaderboard_id=page.board_id,
@@ -121,15 +91,8 @@ async def get_group(
         Query(alias="withRank", description="add each one's board rank (costs a rank read each)"),
     ] = False,
 ) -> GroupOut:
-    members = await group_board(
-        standings=read.stores.standings,
-        ranks=read.stores.ranks,
-        policy=read.policies.reads,
-        board=read.board,
-        definition=read.definition,
-        player_ids=_group_ids(ids),
-        with_rank=with_rank,
-        now=read.now,
+    members = await read.reads.group(
+        read.board, read.definition, _group_ids(ids), with_rank=with_rank, now=read.now
     )
     return GroupOut(
         leaderboard_id=read.board.board_id,
@@ -157,16 +120,7 @@ def _group_ids(given: str) -> list[str]:
     summary="A player's entry and rank: exact, or an honest range",
 )
 async def get_player_rank(read: BoardReadingDep, player_id: PathId) -> PlayerRankOut:
-    found = await player_rank(
-        standings=read.stores.standings,
-        ranks=read.stores.ranks,
-        policy=read.policies.reads,
-        board=read.board,
-        definition=read.definition,
-        player_id=player_id,
-        now=read.now,
-        builds=read.state.slot_builds,
-    )
+    found = await read.reads.rank(read.board, read.definition, player_id, now=read.now)
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(
         leaderboard_id=read.board.board_id,
@@ -187,18 +141,8 @@ async def get_around(
     before: Annotated[int, Query(ge=0, le=50)] = 5,
     after: Annotated[int, Query(ge=0, le=50)] = 5,
 ) -> AroundOut:
-    around = await around_player(
-        standings=read.stores.standings,
-        index=read.stores.index,
-        ranks=read.stores.ranks,
-        policy=read.policies.reads,
-        board=read.board,
-        definition=read.definition,
-        player_id=player_id,
-        before=before,
-        after=after,
-        now=read.now,
-        builds=read.state.slot_builds,
+    around = await read.reads.around(
+        read.board, read.definition, player_id, before=before, after=after, now=read.now
     )
     entries = [
         AroundEntryOut.of(n.entry, around.rank_of(n), rank_range=around.range_of(n))
@@ -218,14 +162,7 @@ async def get_around(
     summary="Every live board a player is on, with best score and rank",
 )
 async def get_standings(read: ReadingDep, player_id: PathId) -> StandingsOut:
-    standings = await player_standings(
-        standings=read.stores.standings,
-        ranks=read.stores.ranks,
-        policy=read.policies.reads,
-        definitions=read.state.definitions,
-        player_id=player_id,
-        now=read.now,
-    )
+    standings = await read.reads.standings(player_id, now=read.now)
     return StandingsOut(
         player_id=player_id,
         boards=[

@@ -8,7 +8,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from pydantic import ValidationError
 
-from app.api.deps import NowDep, PathId, PrincipalDep, StateDep, limit_reads, read_json_body
+from app.api.deps import (
+    ADMIN_ONLY,
+    LeaderboardDep,
+    NowDep,
+    PathId,
+    limit_reads,
+    read_json_body,
+)
 from app.api.invalid import invalid_input, validation_errors
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
@@ -20,12 +27,6 @@ from app.api.schemas import (
     problem_responses,
 )
 from app.errors import InvalidInput
-from app.services.definitions import (
-    DefinePorts,
-    define_boards,
-    list_definitions,
-    show_definition,
-)
 
 router = APIRouter(route_class=StrictQueryRoute)
 
@@ -63,25 +64,18 @@ async def _definition_body(body: Annotated[Any, Depends(read_json_body)]) -> Boa
         }
     },
     summary="Define how a variant's boards rank (an upsert; admin scope)",
+    dependencies=[ADMIN_ONLY],
 )
 async def put_definition(
-    state: StateDep,
-    principal: PrincipalDep,
+    leaderboard: LeaderboardDep,
     game: GameDep,
     variant: PathId,
     body: Annotated[BoardDefinitionIn, Depends(_definition_body)],
     now: NowDep,
 ) -> BoardDefinitionOut:
-    principal.require_admin()
-    stored = await define_boards(
-        definitions=state.definitions,
-        ports=DefinePorts.of(state.stores),
-        policy=state.policies.redefine,
-        game=game,
-        variant=variant,
-        definition=body.definition(retention_days=state.definitions.default.retention_days),
-        now=now,
-    )
+    rules = leaderboard.rules
+    definition = body.definition(retention_days=rules.default.retention_days)
+    stored = await rules.define(game, variant, definition, now=now)
     return BoardDefinitionOut.of(game, variant, stored.definition, defined_at=stored.defined_at)
 
 
@@ -92,8 +86,10 @@ async def put_definition(
     dependencies=[Depends(limit_reads)],
     summary="How a variant's boards rank (its definition, or the default it follows)",
 )
-async def get_definition(state: StateDep, game: GameDep, variant: PathId) -> BoardDefinitionOut:
-    shown = await show_definition(definitions=state.definitions, game=game, variant=variant)
+async def get_definition(
+    leaderboard: LeaderboardDep, game: GameDep, variant: PathId
+) -> BoardDefinitionOut:
+    shown = await leaderboard.rules.show(game, variant)
     return BoardDefinitionOut.of(game, variant, shown.definition, defined_at=shown.defined_at)
 
 
@@ -104,9 +100,10 @@ async def get_definition(state: StateDep, game: GameDep, variant: PathId) -> Boa
     dependencies=[Depends(limit_reads)],
     summary="A game's defined variants, and the default an undefined one follows",
 )
-async def get_variants(state: StateDep, game: GameDep) -> VariantsOut:
-    defined = await list_definitions(store=state.stores.definitions, game=game)
-    default = state.definitions.default
+async def get_variants(leaderboard: LeaderboardDep, game: GameDep) -> VariantsOut:
+    rules = leaderboard.rules
+    defined = await rules.variants(game)
+    default = rules.default
     return VariantsOut(
         game=game,
         variants=[
@@ -119,6 +116,6 @@ async def get_variants(state: StateDep, game: GameDep) -> VariantsOut:
             periods=[p.value for p in default.periods],
             retention_days=default.retention_days,
         )
-        if state.definitions.allows_undefined
+        if rules.allows_undefined
         else None,
     )

@@ -30,28 +30,13 @@ from app.errors import (
     PayloadTooLarge,
     UnsupportedMediaType,
 )
-from app.services.auth import KeyAuthenticator
-from app.services.boards import PlayerCounts
-from app.services.caches import KeysInFlight, SeenLeases
-from app.services.definitions import Definitions
-from app.services.policies import Policies
-from app.services.ports import Stores
-from app.services.registry import BoardRegistrar, RegisteredBoards
-from app.services.slot_builds import SlotBuilds
+from app.services.leaderboard import Leaderboard
+from app.services.reads import BoardReads
 
 
 @dataclass(frozen=True)
 class AppState:
-    stores: Stores
-    policies: Policies
-    keys: KeyAuthenticator
-    registrar: BoardRegistrar
-    keys_in_flight: KeysInFlight
-    seen_leases: SeenLeases
-    player_counts: PlayerCounts
-    definitions: Definitions
-    registered_boards: RegisteredBoards
-    slot_builds: SlotBuilds
+    leaderboard: Leaderboard
     write_limits: RateLimiter
     read_limits: RateLimiter
     max_body_bytes: int
@@ -75,16 +60,11 @@ async def get_state(request: Request) -> AppState:
 StateDep = Annotated[AppState, Depends(get_state)]
 
 
-async def get_stores(state: StateDep) -> Stores:
-    return state.stores
+async def get_leaderboard(request: Request) -> Leaderboard:
+    return _state(request).leaderboard
 
 
-async def get_policies(state: StateDep) -> Policies:
-    return state.policies
-
-
-StoresDep = Annotated[Stores, Depends(get_stores)]
-PoliciesDep = Annotated[Policies, Depends(get_policies)]
+LeaderboardDep = Annotated[Leaderboard, Depends(get_leaderboard)]
 
 
 async def get_now() -> datetime:
@@ -126,16 +106,8 @@ class Reading:
     """What every public read needs, resolved as one dependency: FastAPI's work per dependency
     is most of a read's own CPU (decision 0011), and a read is mostly its DynamoDB calls."""
 
-    state: AppState
+    reads: BoardReads
     now: datetime
-
-    @property
-    def stores(self) -> Stores:
-        return self.state.stores
-
-    @property
-    def policies(self) -> Policies:
-        return self.state.policies
 
 
 @dataclass(frozen=True)
@@ -148,35 +120,37 @@ class BoardReading(Reading):
 
 
 async def get_reading(request: Request) -> Reading:
-    return Reading(_state(request), datetime.now(UTC))
+    return Reading(_state(request).leaderboard.reads, datetime.now(UTC))
+
+
+ReadingDep = Annotated[Reading, Depends(get_reading)]
 
 
 async def get_board_reading(
     request: Request, game: PathId, variant: PathId, period: PeriodParam
 ) -> BoardReading:
-    state, now = _state(request), datetime.now(UTC)
+    leaderboard, now = _state(request).leaderboard, datetime.now(UTC)
     board = _named_board(game, variant, period, now)
-    definition = await state.definitions.for_reading(board.game, board.variant)
-    return BoardReading(state, now, board, definition)
+    definition = await leaderboard.rules.for_reading(board.game, board.variant)
+    return BoardReading(leaderboard.reads, now, board, definition)
 
 
-ReadingDep = Annotated[Reading, Depends(get_reading)]
 BoardReadingDep = Annotated[BoardReading, Depends(get_board_reading)]
 
 
-async def get_read_definition(state: StateDep, board: BoardDep) -> BoardDefinition:
+async def get_read_definition(leaderboard: LeaderboardDep, board: BoardDep) -> BoardDefinition:
     """How the named board ranks: its variant's definition (404 for an undefined variant where
     undefined boards are refused)."""
-    return await state.definitions.for_reading(board.game, board.variant)
+    return await leaderboard.rules.for_reading(board.game, board.variant)
 
 
 ReadDefinitionDep = Annotated[BoardDefinition, Depends(get_read_definition)]
 
 
-async def get_write_definition(state: StateDep, board: BoardDep) -> BoardDefinition:
+async def get_write_definition(leaderboard: LeaderboardDep, board: BoardDep) -> BoardDefinition:
     """The rules rows written to the named board follow (422 for an undefined variant where
     undefined boards are refused)."""
-    return await state.definitions.for_submitting(board.game, board.variant)
+    return await leaderboard.rules.for_submitting(board.game, board.variant)
 
 
 WriteDefinitionDep = Annotated[BoardDefinition, Depends(get_write_definition)]
@@ -190,12 +164,22 @@ async def get_principal(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
     authorization = None if credentials is None else f"Bearer {credentials.credentials}"
-    principal = await state.keys.authenticate(authorization)
+    principal = await state.leaderboard.keys.authenticate(authorization)
     structlog.contextvars.bind_contextvars(client=principal.name)
     return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+async def require_admin(principal: PrincipalDep) -> Principal:
+    """A key with the admin scope, or 401/403 before anything else is looked at."""
+    principal.require_admin()
+    return principal
+
+
+ADMIN_ONLY = Depends(require_admin)
+"""The admin endpoints' router-level dependency."""
 
 
 async def limit_writes(state: StateDep, principal: PrincipalDep) -> Decision:

@@ -29,7 +29,7 @@ async def readyz(state: StateDep) -> Health:
     # The tables first: while they do not answer, the start-up work that reads them waits too,
     # and the tables are the cause to report.
     try:
-        await state.stores.tables.ping()
+        await state.leaderboard.ping()
     except Unavailable as exc:
         # The cause (credentials, the endpoint, a table, a permission) is the operator's to
         # read in the log, once; the response, which anyone may read, does not name it.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
@@ -22,7 +21,6 @@ from app.api.schemas import ScoreSubmission, SubmitResponse, problem_responses
 from app.domain.clock import to_ms
 from app.domain.submission import Submission
 from app.errors import InvalidInput
-from app.services.submit import request_fingerprint, submit_score
 
 router = APIRouter(route_class=StrictQueryRoute)
 
@@ -80,29 +78,12 @@ async def post_score(
         else _stored_context(body.context, state.max_context_bytes),
         rank_delta=body.rank_delta,
     )
-    definitions = state.definitions
-    if definitions.holds(body.game, body.variant):
-        definition, confirm = await definitions.for_submitting(body.game, body.variant), None
-    else:
-        # Never seen on this task: the default is the likely answer; the read of the definition
-        # goes out beside the submission's first read instead of before it.
-        definition = definitions.default
-        confirm = functools.partial(definitions.for_submitting, body.game, body.variant)
-    stores = state.stores
-    result = await submit_score(
-        submissions=stores.submissions,
-        ranks=stores.ranks,
-        registrar=state.registrar,
-        in_flight=state.keys_in_flight,
-        leases=state.seen_leases,
-        policy=state.policies.submit,
-        definition=definition,
+    result = await state.leaderboard.submissions.submit(
+        submission,
         client=principal.name,
         idempotency_key=idempotency_key,
-        request_hash=request_fingerprint(principal.name, fields),
-        submission=submission,
+        fields=fields,
         now_ms=to_ms(now),
-        confirm=confirm,
     )
     response.headers.update(ratelimit_headers(limit))
     if result.replayed:

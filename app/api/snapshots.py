@@ -6,11 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from app.api.deps import BoardDep, StoresDep, limit_reads
+from app.api.deps import BoardDep, LeaderboardDep, limit_reads
 from app.api.patterns import SNAPSHOT_TIME_PATTERN
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import SnapshotListOut, SnapshotOut, problem_responses
-from app.services.snapshots import get_snapshot, list_snapshots
 
 router = APIRouter(route_class=StrictQueryRoute, dependencies=[Depends(limit_reads)])
 
@@ -31,8 +30,8 @@ SnapshotTime = Annotated[
     responses=problem_responses(422, 429),
     summary="A board's snapshots, newest first",
 )
-async def get_snapshots(stores: StoresDep, board: BoardDep) -> SnapshotListOut:
-    return SnapshotListOut.of(await list_snapshots(snapshots=stores.snapshots, board=board))
+async def get_snapshots(leaderboard: LeaderboardDep, board: BoardDep) -> SnapshotListOut:
+    return SnapshotListOut.of(await leaderboard.reads.snapshots(board))
 
 
 @router.get(
@@ -42,9 +41,7 @@ async def get_snapshots(stores: StoresDep, board: BoardDep) -> SnapshotListOut:
     summary="One snapshot: the board's top and player count when it was taken",
 )
 async def get_one_snapshot(
-    stores: StoresDep, board: BoardDep, snapshot_taken_at: SnapshotTime
+    leaderboard: LeaderboardDep, board: BoardDep, snapshot_taken_at: SnapshotTime
 ) -> SnapshotOut:
-    snapshot = await get_snapshot(
-        snapshots=stores.snapshots, board=board, taken_at=snapshot_taken_at
-    )
+    snapshot = await leaderboard.reads.snapshot(board, snapshot_taken_at)
     return SnapshotOut.of(snapshot)

@@ -18,13 +18,6 @@ from app.api.schemas import (
 from app.bootstrap import Runtime
 from app.domain.keys import is_valid_id
 from app.errors import InvalidInput
-from app.services.definitions import (
-    DefinePorts,
-    define_boards,
-    list_definitions,
-    show_definition,
-)
-from app.services.keys import create_api_key, list_api_keys, revoke_api_key
 
 
 async def run_create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
@@ -40,9 +33,9 @@ async def run_create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 async def run_keys(runtime: Runtime, args: argparse.Namespace) -> int:
-    keys = runtime.stores.keys
+    keys = runtime.leaderboard.keys
     if args.keys_command == "create":
-        token = await create_api_key(keys, args.name, args.scope, kind=args.kind)
+        token = await keys.create(args.name, args.scope, kind=args.kind)
         print(token)  # shown this once; only its hash is kept
         print(
             f"key for {args.name} with scopes {', '.join(args.scope)}: store it now, "
@@ -50,7 +43,7 @@ async def run_keys(runtime: Runtime, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     elif args.keys_command == "list":
-        listed = await list_api_keys(keys)
+        listed = await keys.list()
         rows = [
             [
                 info.key_id,
@@ -68,17 +61,17 @@ async def run_keys(runtime: Runtime, args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     else:
-        revoked = await revoke_api_key(keys, args.name, key_id=args.id)
+        revoked = await keys.revoke(args.name, key_id=args.id)
         for info in revoked:
             print(f"revoked {info.key_id} ({info.name})")
     return 0
 
 
 async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
-    definitions = runtime.definitions
+    rules = runtime.leaderboard.rules
     if args.boards_command == "list":
         game = _name(args.game, "game")
-        listed = await list_definitions(store=runtime.stores.definitions, game=game)
+        listed = await rules.variants(game)
         rows = [
             [
                 d.variant,
@@ -93,13 +86,13 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
         print(
             _table(["VARIANT", "ORDER", "OPERATOR", "PERIODS", "RETENTION DAYS", "DEFINED"], rows)
         )
-        default = definitions.default
+        default = rules.default
         print(
             f"undefined variants of {game}: "
             + (
                 f"follow the default ({default.order.value}, {default.operator.value}, "
                 f"{','.join(p.value for p in default.periods)}, {default.retention_days} days)"
-                if definitions.allows_undefined
+                if rules.allows_undefined
                 else "refused (LEADERBOARD_UNDEFINED_BOARDS=refuse)"
             ),
             file=sys.stderr,
@@ -107,7 +100,7 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
         return 0
     game, variant = _name(args.game, "game"), _name(args.variant, "variant")
     if args.boards_command == "show":
-        shown = await show_definition(definitions=definitions, game=game, variant=variant)
+        shown = await rules.show(game, variant)
         out = BoardDefinitionOut.of(game, variant, shown.definition, defined_at=shown.defined_at)
     else:
         fields: dict[str, Any] = {"order": args.order, "operator": args.operator}
@@ -119,15 +112,8 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
             wanted = BoardDefinitionIn.model_validate(fields)
         except ValidationError as exc:
             raise invalid_input(validation_errors(exc.errors()), whole="definition") from None
-        stored = await define_boards(
-            definitions=definitions,
-            ports=DefinePorts.of(runtime.stores),
-            policy=runtime.policies.redefine,
-            game=game,
-            variant=variant,
-            definition=wanted.definition(retention_days=definitions.default.retention_days),
-            now=datetime.now(UTC),
-        )
+        definition = wanted.definition(retention_days=rules.default.retention_days)
+        stored = await rules.define(game, variant, definition, now=datetime.now(UTC))
         out = BoardDefinitionOut.of(game, variant, stored.definition, defined_at=stored.defined_at)
     print(out.model_dump_json(by_alias=True, indent=2))
     return 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,22 +21,6 @@ from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.domain.seed_file import FORMAT_BY_SUFFIX, SeedFile, SeedFormat, parse_seed_text
 from app.errors import InvalidInput
-from app.services.erasure import erase_player
-from app.services.live_reconcile import ReconcilePorts, reconcile_live_boards
-from app.services.reconcile import reconcile_board
-from app.services.rekey import rekey_board
-from app.services.seeding import SeedPorts, seed_board
-from app.services.snapshots import SnapshotPorts, snapshot_closed_periods, take_snapshot
-
-
-def _snapshot_ports(runtime: Runtime) -> SnapshotPorts:
-    s = runtime.stores
-    return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
-
-
-def _seed_ports(runtime: Runtime) -> SeedPorts:
-    s = runtime.stores
-    return SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
 
 
 def parse_seed_file(
@@ -76,24 +59,16 @@ async def run_seed(runtime: Runtime, args: argparse.Namespace) -> int:
         Path(args.file),
         board=board,
         now=datetime.now(UTC),
-        definition=await runtime.definitions.for_submitting(board.game, board.variant),
+        definition=await runtime.leaderboard.rules.for_submitting(board.game, board.variant),
         file_format=args.format,
     )
-    overrides = {
-        name: value
-        for name, value in (
-            ("grace_s", args.grace_seconds),
-            ("lease_ttl_s", args.lease_ttl),
-            ("concurrency", args.concurrency),
-        )
-        if value is not None
-    }
     progress = ProgressReport(sys.stderr)
-    report = await seed_board(
-        ports=_seed_ports(runtime),
-        board=board,
-        seed=seed,
-        policy=replace(runtime.policies.seed, **overrides),
+    report = await runtime.leaderboard.operations.seed(
+        board,
+        seed,
+        grace_s=args.grace_seconds,
+        lease_ttl_s=args.lease_ttl,
+        concurrency=args.concurrency,
         progress=progress,
     )
     progress.finish()
@@ -120,18 +95,11 @@ async def run_reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
     if args.board is None:
         raise InvalidInput("name a BOARD, or use --live")
     board = _board(args.board)
-    definition = await runtime.definitions.for_reading(board.game, board.variant)
+    leaderboard = runtime.leaderboard
+    definition = await leaderboard.rules.for_reading(board.game, board.variant)
     # First, rows of another order than the board's (a board of two orders): the recount's tie
     # counters are then built on the keys the board reads.
-    strays = await rekey_board(
-        index=runtime.stores.index,
-        standings=runtime.stores.standings,
-        counters=runtime.stores.counters,
-        layout=runtime.policies.layout,
-        board_id=board.board_id,
-        order=definition.order,
-        apply=args.apply,
-    )
+    strays = await leaderboard.operations.rekey(board, definition, apply=args.apply)
     if strays.found:
         print(
             f"{strays.board_id}: {strays.found} rows not in the board's order ({strays.order.value})"
@@ -142,17 +110,8 @@ async def run_reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
             )
         )
     progress = ProgressReport(sys.stderr)
-    report = await reconcile_board(
-        index=runtime.stores.index,
-        counters=runtime.stores.counters,
-        leases=runtime.stores.leases,
-        board=board,
-        layout=runtime.policies.layout,
-        retention=definition.retention,
-        apply=args.apply,
-        tie_group=runtime.policies.tie_group,
-        standings=runtime.stores.standings,
-        progress=progress,
+    report = await leaderboard.operations.reconcile(
+        board, definition, apply=args.apply, progress=progress
     )
     progress.finish()
     mode = "applied" if report.applied else "dry run (use --apply to repair)"
@@ -197,17 +156,8 @@ async def run_reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
 async def _reconcile_live(runtime: Runtime, *, apply: bool) -> int:
     """Every live board; one JSON line on stdout, which CloudWatch reads as metrics (the embedded
     metric format) where the stack runs it on its schedule. Non-zero where a board failed."""
-    s = runtime.stores
     now = datetime.now(UTC)
-    report = await reconcile_live_boards(
-        ports=ReconcilePorts(s.index, s.counters, s.leases, s.standings, s.registry),
-        definitions=runtime.definitions,
-        layout=runtime.policies.layout,
-        tie_group=runtime.policies.tie_group,
-        now=now,
-        settle=runtime.policies.settle,
-        apply=apply,
-    )
+    report = await runtime.leaderboard.operations.reconcile_live(apply=apply, now=now)
     document = {
         "applied": apply,
         "drifted": [
@@ -235,15 +185,10 @@ async def _reconcile_live(runtime: Runtime, *, apply: bool) -> int:
 
 
 async def run_snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
+    operations = runtime.leaderboard.operations
     now = datetime.now(UTC)
     if args.closed_periods:
-        report = await snapshot_closed_periods(
-            ports=_snapshot_ports(runtime),
-            now=now,
-            definitions=runtime.definitions,
-            settle=runtime.policies.settle,
-            top_n=args.top,
-        )
+        report = await operations.snapshot_closed_periods(now=now, top=args.top)
         document = {
             "taken": [
                 {"leaderboardId": s.board_id, "snapshotTakenAt": s.taken_at} for s in report.taken
@@ -268,28 +213,14 @@ async def run_snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
     if args.board is None:
         raise InvalidInput("name a BOARD, or use --closed-periods")
     board = _board(args.board)
-    definition = await runtime.definitions.for_reading(board.game, board.variant)
-    snapshot = await take_snapshot(
-        ports=_snapshot_ports(runtime),
-        board=board,
-        now=now,
-        retention=definition.retention,
-        top_n=args.top,
-    )
+    definition = await runtime.leaderboard.rules.for_reading(board.game, board.variant)
+    snapshot = await operations.snapshot(board, definition, now=now, top=args.top)
     print(SnapshotOut.of(snapshot).model_dump_json(by_alias=True, indent=2))
     return 0
 
 
 async def run_erase(runtime: Runtime, args: argparse.Namespace) -> int:
-    report = await erase_player(
-        standings=runtime.stores.standings,
-        requests=runtime.stores.requests,
-        snapshots=runtime.stores.snapshots,
-        marks=runtime.stores.erasures,
-        player_id=args.player,
-        layout=runtime.policies.layout,
-        now=datetime.now(UTC),
-    )
+    report = await runtime.leaderboard.operations.erase(args.player, now=datetime.now(UTC))
     print(ErasureOut.of(report).model_dump_json(by_alias=True, indent=2))
     if not report.complete:
         print(

@@ -20,16 +20,12 @@ import random
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition, Operator, move
 from app.domain.keys import Order, RankKey
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.seed_file import parse_seed_text
-from app.services.definitions import DefinePorts, Definitions, define_boards
-from app.services.policies import SeedPolicy
-from app.services.ports import DefinitionStore
-from app.services.seeding import SeedPorts, seed_board
+from app.services.leaderboard import Leaderboard
 
 HISTORY_DAYS = 120
 """How far back the all-time boards' rounds go."""
@@ -206,45 +202,29 @@ def board_rows(rounds: list[Round], board: Board, definition: BoardDefinition) -
     return "\n".join(lines) + "\n"
 
 
-async def load_demo(
-    *,
-    ports: SeedPorts,
-    definitions: Definitions,
-    definition_store: DefinitionStore,
-    players: int = 60,
-    seed: int = 7,
-) -> list[str]:
+async def load_demo(leaderboard: Leaderboard, *, players: int = 60, seed: int = 7) -> list[str]:
     """Define the demo variants that need it, then fill every demo board at once; returns their
     ids."""
     now = datetime.now(UTC)
     rng = random.Random(seed)
     roster = demo_players(players, seed=seed)
+    rules = leaderboard.rules
     async with asyncio.TaskGroup() as defining:
         for demo in DEMO_VARIANTS:
             if demo.definition is None:
                 continue
             # A field left out of a PUT takes the service's default: retention, here.
-            definition = replace(demo.definition, retention_days=definitions.default.retention_days)
+            definition = replace(demo.definition, retention_days=rules.default.retention_days)
+            # Fresh tables, filled before the service says it is ready: nothing to hold.
             defining.create_task(
-                define_boards(
-                    definitions=definitions,
-                    ports=DefinePorts(
-                        definition_store, ports.registry, ports.index, ports.leases, ports.counters
-                    ),
-                    policy=None,  # fresh tables, filled before the service says it is ready
-                    game=demo.game,
-                    variant=demo.variant,
-                    definition=definition,
-                    now=now,
-                )
+                rules.define(demo.game, demo.variant, definition, now=now, hold=False)
             )
     # As every request reads them: the definitions just put, or the default.
-    resolved = await asyncio.gather(*(definitions.of(d.game, d.variant) for d in DEMO_VARIANTS))
-    # The embedded backend's index is current at once: no waiting for it to settle, and no grace
-    # period before the lease (the service has only just started answering). Its tables were made
-    # by this process a moment ago: no board has counters to read first (should a submission
-    # have written one, seeding reads them all and rebuilds them again).
-    policy = SeedPolicy(layout=BucketLayout(), grace_s=0, settle_delay_s=0.05, counters_absent=True)
+    resolved = await asyncio.gather(
+        *(rules.definitions.of(d.game, d.variant) for d in DEMO_VARIANTS)
+    )
+    # The embedded backend's index is current at once and its tables were made by this process
+    # a moment ago: seeded as fresh tables (``FRESH_TABLES_SEED``).
     async with asyncio.TaskGroup() as seeding:  # one failing cancels the others
         tasks = []
         for demo, found in zip(DEMO_VARIANTS, resolved, strict=True):
@@ -260,8 +240,6 @@ async def load_demo(
                     definition=definition,
                 )
                 tasks.append(
-                    seeding.create_task(
-                        seed_board(ports=ports, board=board, seed=rows, policy=policy)
-                    )
+                    seeding.create_task(leaderboard.operations.seed(board, rows, fresh_tables=True))
                 )
     return [task.result().board_id for task in tasks]

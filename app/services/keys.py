@@ -23,7 +23,9 @@ import structlog
 
 from app.domain.clock import to_ms
 from app.domain.keys import is_valid_id
+from app.domain.principal import Principal
 from app.errors import InvalidInput
+from app.services.auth import KeyAuthenticator
 from app.services.ports import KEY_ID_LENGTH, KeyStore, StoredKey
 
 log = structlog.get_logger(__name__)
@@ -127,3 +129,24 @@ async def list_api_keys(store: KeyStore) -> list[KeyInfo]:
     """Every stored key, oldest first: names, ids, scopes, created and revoked times."""
     keys = await store.list_keys()
     return [KeyInfo.of(key) for key in sorted(keys, key=lambda k: (k.created_at, k.name))]
+
+
+class ApiKeys:
+    """The operator's keys in the store, and recognising a key on a request (the configured
+    ones, then the stored ones, remembered by ``KeyAuthenticator``)."""
+
+    def __init__(self, store: KeyStore, authenticator: KeyAuthenticator) -> None:
+        self._store = store
+        self.authenticator = authenticator
+
+    async def authenticate(self, authorization: str | None) -> Principal:
+        return await self.authenticator.authenticate(authorization)
+
+    async def create(self, name: str, scopes: Iterable[str], *, kind: KeyKind = "live") -> str:
+        return await create_api_key(self._store, name, scopes, kind=kind)
+
+    async def revoke(self, name: str | None = None, *, key_id: str | None = None) -> list[KeyInfo]:
+        return await revoke_api_key(self._store, name, key_id=key_id)
+
+    async def list(self) -> list[KeyInfo]:
+        return await list_api_keys(self._store)

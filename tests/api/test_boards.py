@@ -124,7 +124,7 @@ async def test_better_score_replaces_worse_changes_only_last_played(service: Ser
     assert [(e["playerId"], e["score"]) for e in page["entries"]] == [("bo", 900)]
     assert page["playerCount"] == 1
     assert await counter_total(service.runtime, "trivia#classic#alltime") == (1, 1)
-    standing = await service.state.stores.standings.read_standing("trivia#classic#alltime", "bo")
+    standing = await service.runtime.stores.standings.read_standing("trivia#classic#alltime", "bo")
     assert standing is not None
     assert standing.entry.last_played_at_ms is not None
     assert standing.version == 5

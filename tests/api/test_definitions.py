@@ -290,7 +290,7 @@ async def test_a_task_that_guessed_a_new_variant_s_rules_wrong_writes_by_the_def
         serve(holding) as other,
     ):
         assert (await define(definer.http, order="asc", periods=["alltime"])).status_code == 200
-        assert not other.app.state.leaderboard.definitions.holds("trivia", "classic")
+        assert not other.runtime.definitions.holds("trivia", "classic")
         await post(other.http, "ann", 50, now_ms() - 2000)
         await post(other.http, "bob", 40, now_ms() - 1000)
         assert await top(other.http) == [("bob", 40, 1), ("ann", 50, 2)]

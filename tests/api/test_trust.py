@@ -123,7 +123,7 @@ async def test_a_bug_is_a_500_problem_without_internals_or_locals_in_the_log(
     async def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    service.state.stores.counters.coarse_counts = broken  # type: ignore[method-assign,assignment]
+    service.runtime.stores.counters.coarse_counts = broken  # type: ignore[method-assign,assignment]
     transport = httpx.ASGITransport(app=service.asgi, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
         with structlog.testing.capture_logs() as logs:

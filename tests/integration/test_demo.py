@@ -22,7 +22,6 @@ from app.services.demo import (
     demo_rounds,
     load_demo,
 )
-from app.services.seeding import SeedPorts
 from app.settings import Settings
 from tests.support import counter_total
 
@@ -33,10 +32,7 @@ async def test_demo_boards_are_full_ordered_counted_and_agree_with_each_other(
     runtime: Runtime, settings: Settings
 ) -> None:
     s = runtime.stores
-    ports = SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
-    boards = await load_demo(
-        ports=ports, definitions=runtime.definitions, definition_store=s.definitions, players=20
-    )
+    boards = await load_demo(runtime.leaderboard, players=20)
     # trivia/alltopics and trivia/sports: all-time, day, week; kart/time-trial: all-time, week;
     # trivia/season: all-time, month.
     assert len(boards) == 10

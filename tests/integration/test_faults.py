@@ -243,4 +243,4 @@ async def test_a_remembered_lease_absence_is_covered_by_the_seeders_grace(
         assert refused.status_code == 409
         assert refused.json()["type"] == "/problems/board-being-seeded"
         assert faults.seen["BatchGetItem"] == 3
-    assert running.state.policies.seed.grace_s == settings.request_deadline_seconds + 0.5
+    assert running.runtime.policies.seed.grace_s == settings.request_deadline_seconds + 0.5

@@ -1,0 +1,34 @@
+"""The service: its use cases grouped by who asks, built once by the composition root
+(``app.bootstrap``). The HTTP routes, the ``leaderboard`` command and the demo call these
+methods and nothing below them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.services.keys import ApiKeys
+from app.services.operations import Operations
+from app.services.ports import Readiness
+from app.services.reads import BoardReads
+from app.services.rules import BoardRules
+from app.services.submissions import Submissions
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    submissions: Submissions
+    """Game servers' scores."""
+    reads: BoardReads
+    """Players' and viewers' reads of boards, ranks and snapshots."""
+    rules: BoardRules
+    """How each variant's boards rank: defining them, and knowing it on every request."""
+    operations: Operations
+    """Operators' work on boards and players."""
+    keys: ApiKeys
+    """API keys: issuing, listing, revoking, and recognising one on a request."""
+    readiness: Readiness
+    """Whether the tables answer (``/readyz``)."""
+
+    async def ping(self) -> None:
+        """``Unavailable`` unless both tables answer."""
+        await self.readiness.ping()

@@ -1,0 +1,301 @@
+"""Board rules: defining how a variant's boards rank, and telling every use case how a board ranks
+(``Definitions``, the process's memory of them)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import structlog
+
+from app.domain.definitions import BoardDefinition
+from app.domain.periods import Board, Period, board_is_expired
+from app.errors import BoardBeingSeeded, Conflict, LeaderboardError
+from app.services.definitions import Definitions, Resolved
+from app.services.policies import RANKING_CHANGE_HOLDER, RedefinePolicy
+from app.services.ports import (
+    BoardIndex,
+    BoardRegistry,
+    CounterStore,
+    DefinitionStore,
+    LeaseStore,
+    StoredDefinition,
+)
+from app.services.registry import RegisteredBoards
+
+log = structlog.get_logger(__name__)
+
+HOLD_MARGIN_S = 60.0
+"""How long a ranking change's leases outlast its grace and ``after_s`` should it die before it
+renews them (its check reads every board held)."""
+
+
+@dataclass(frozen=True)
+class DefinePorts:
+    store: DefinitionStore
+    registry: BoardRegistry
+    index: BoardIndex
+    leases: LeaseStore
+    counters: CounterStore
+
+
+class BoardRules:
+    """Defining variants, and what each variant's boards follow."""
+
+    def __init__(
+        self,
+        definitions: Definitions,
+        ports: DefinePorts,
+        *,
+        policy: RedefinePolicy,
+        registered: RegisteredBoards,
+    ) -> None:
+        self.definitions = definitions
+        self._ports = ports
+        self._policy = policy
+        self._registered = registered
+
+    @property
+    def default(self) -> BoardDefinition:
+        """What a variant with no definition of its own follows."""
+        return self.definitions.default
+
+    @property
+    def allows_undefined(self) -> bool:
+        return self.definitions.allows_undefined
+
+    async def for_reading(self, game: str, variant: str) -> BoardDefinition:
+        """``NotFound`` for an undefined variant where undefined boards are refused."""
+        return await self.definitions.for_reading(game, variant)
+
+    async def for_submitting(self, game: str, variant: str) -> BoardDefinition:
+        """``InvalidInput`` for an undefined variant where undefined boards are refused."""
+        return await self.definitions.for_submitting(game, variant)
+
+    async def show(self, game: str, variant: str) -> Resolved:
+        """What the variant's boards follow (``NotFound`` where it has no definition and
+        undefined variants are refused)."""
+        return await self.definitions.shown(game, variant)
+
+    async def variants(self, game: str) -> list[StoredDefinition]:
+        """The game's defined variants, by name."""
+        return sorted(await self._ports.store.definitions_of(game), key=lambda d: d.variant)
+
+    async def hold_registered(self) -> tuple[int, int]:
+        """Hold the definition of every variant with boards (one Query a game): how many
+        variants, and how many of them are defined."""
+        boards = await self._registered.of(self._ports.registry)
+        variants = {(board.game, board.variant) for board in boards}
+        return len(variants), await self.definitions.preload(variants)
+
+    async def keep_fresh(self) -> None:
+        """Read the games in use again in the background, until cancelled."""
+        await self.definitions.keep_fresh()
+
+    async def define(
+        self,
+        game: str,
+        variant: str,
+        definition: BoardDefinition,
+        *,
+        now: datetime,
+        hold: bool = True,
+    ) -> StoredDefinition:
+        """Put (upsert) the variant's definition. Changing the order or the operator of a
+        variant whose boards hold entries is a ``Conflict``: it would reorder their history.
+        Adding a period starts that board empty; removing one stops the fan-out to it.
+
+        A change of order or operator and the submissions under the old definition cannot both
+        land: it holds every board a submission could reach (the registered ones, and each
+        period's boards from ``policy.reach`` back to past the hold) with a seeding lease, so
+        from then on every submission to them is refused (409, as during a seed); waits out
+        ``policy.grace_s``, by when each submission that read the old definition and no lease is
+        done or cut off; then checks, strongly, that the boards hold no entries. Only then is the
+        definition put. The leases then stay ``policy.after_s``, until no task can hold the old
+        definition, and lapse on their own (released at once where no task holds a definition at
+        all); a refused change releases them at once. With ``hold=False`` (a demo filling fresh
+        tables before it serves) nothing can be in flight, and the boards are not held."""
+        policy = self._policy if hold else None
+        current = await self.definitions.of(game, variant)
+        if not definition.ranks_like(current.definition):
+            await _refuse_if_holding(self._ports, game, variant, now, current, strong=False)
+        if not definition.ranks_like(current.definition) and policy is not None:
+            boards = await _reachable(
+                self._ports.registry, game, variant, now, current, definition, policy
+            )
+            holder = f"{RANKING_CHANGE_HOLDER}{game}/{variant}:{uuid.uuid4().hex[:8]}"
+            await _hold(self._ports.leases, boards, holder, policy)
+            try:
+                await asyncio.sleep(policy.grace_s)
+                await _refuse_if_holding(
+                    self._ports, game, variant, now, current, strong=True, boards=boards
+                )
+                stored = await self._ports.store.put_definition(game, variant, definition)
+            except BaseException:
+                await _let_go(self._ports.leases, boards, holder)
+                raise
+            self.definitions.learn(stored)
+            if policy.after_s > 0:
+                now_s = time.time()
+                until = int(now_s + policy.after_s) + 1
+                await asyncio.gather(
+                    *(
+                        self._ports.leases.renew_lease(
+                            b, holder=holder, expires_at=until, now_s=int(now_s)
+                        )
+                        for b in boards
+                    ),
+                    # One not renewed lapses at its first expiry, later still.
+                    return_exceptions=True,
+                )
+            else:
+                await _let_go(self._ports.leases, boards, holder)
+            log.info("ranking_changed", game=game, variant=variant, boards_held=len(boards))
+            return stored
+        stored = await self._ports.store.put_definition(game, variant, definition)
+        self.definitions.learn(stored)
+        return stored
+
+
+async def _let_go(leases: LeaseStore, boards: Sequence[str], holder: str) -> None:
+    await asyncio.gather(
+        *(leases.release_lease(b, holder=holder) for b in boards), return_exceptions=True
+    )
+
+
+async def _refuse_if_holding(
+    ports: DefinePorts,
+    game: str,
+    variant: str,
+    now: datetime,
+    current: Resolved,
+    *,
+    strong: bool,
+    boards: Sequence[str] = (),
+) -> None:
+    """``Conflict`` where a board of the variant holds an entry: on the index (a quick check
+    first), or, ``strong``, by the counters of ``boards`` read strongly (a submission's row and
+    its counters land in one transaction; counters part-written count as holding)."""
+    holding = await boards_with_entries(
+        registry=ports.registry,
+        index=ports.index,
+        game=game,
+        variant=variant,
+        now=now,
+        current=current,
+    )
+    if strong:
+        retention = current.definition.retention
+        live = [
+            b
+            for b in boards
+            if not board_is_expired(Board.from_id(b), now=now, retention=retention)
+        ]
+        counted = await asyncio.gather(
+            *(ports.counters.coarse_counts(b, consistent=True) for b in live),
+            return_exceptions=True,
+        )
+        for board_id, counts in zip(live, counted, strict=True):
+            if isinstance(counts, BaseException):
+                if not isinstance(counts, LeaderboardError):
+                    raise counts
+                holding.append(board_id)  # part-written, or unreadable: not known empty
+            elif sum(counts.values()) and board_id not in holding:
+                holding.append(board_id)
+    if holding:
+        raise Conflict(
+            f"the boards of {game}/{variant} hold entries ({', '.join(holding[:3])}"
+            + (", ..." if len(holding) > 3 else "")
+            + "): their order and operator cannot change. Define a new variant instead",
+            retry_after=1,
+        )
+
+
+async def _reachable(
+    registry: BoardRegistry,
+    game: str,
+    variant: str,
+    now: datetime,
+    current: Resolved,
+    wanted: BoardDefinition,
+    policy: RedefinePolicy,
+) -> list[str]:
+    """Every board a submission could write to while the change holds: the variant's registered
+    boards, and for each period of either definition, those from ``policy.reach`` back to past
+    the hold (days are the shortest periods: a moment a day apart finds each)."""
+    boards = {r.board_id for r in await registry.registered_boards(prefix=f"{game}#{variant}#")}
+    first = now - policy.reach
+    last = now + timedelta(seconds=policy.grace_s + policy.after_s + HOLD_MARGIN_S) + policy.reach
+    for kind in {*current.definition.periods, *wanted.periods}:
+        moment = first
+        while True:
+            boards.add(Board(game, variant, Period.containing(kind, moment)).board_id)
+            if moment >= last:
+                break
+            moment = min(last, moment + timedelta(days=1))
+    return sorted(boards)
+
+
+async def _hold(
+    leases: LeaseStore, boards: Sequence[str], holder: str, policy: RedefinePolicy
+) -> None:
+    """A lease on each board, long enough for the grace, the check and ``after_s`` (renewed to
+    that once the definition is put); ``BoardBeingSeeded`` (and none kept) where another holds
+    one."""
+    now_s = time.time()
+    expires_at = int(now_s + policy.grace_s + policy.after_s + HOLD_MARGIN_S) + 1
+    found = await asyncio.gather(
+        *(
+            leases.acquire_lease(b, holder=holder, expires_at=expires_at, now_s=int(now_s))
+            for b in boards
+        ),
+        return_exceptions=True,
+    )
+    refused = [(b, f) for b, f in zip(boards, found, strict=True) if f is not None]
+    if not refused:
+        return
+    await asyncio.gather(
+        *(
+            leases.release_lease(b, holder=holder)
+            for b, f in zip(boards, found, strict=True)
+            if f is None
+        ),
+        return_exceptions=True,
+    )
+    board_id, why = refused[0]
+    if isinstance(why, BaseException):
+        raise why
+    raise BoardBeingSeeded(
+        f"board {board_id} is held by {why.holder}: the definition can change once it is done",
+        retry_after=max(1, int(why.expires_at - now_s) + 1),
+    )
+
+
+async def boards_with_entries(
+    *,
+    registry: BoardRegistry,
+    index: BoardIndex,
+    game: str,
+    variant: str,
+    now: datetime,
+    current: Resolved,
+) -> list[str]:
+    """The variant's live boards that hold an entry: the registry's boards of the variant, each
+    asked for its first entry."""
+    boards = [
+        Board.from_id(r.board_id)
+        for r in await registry.registered_boards(prefix=f"{game}#{variant}#")
+    ]
+    live = [
+        b
+        for b in boards
+        if not board_is_expired(b, now=now, retention=current.definition.retention)
+    ]
+    pages = await asyncio.gather(
+        *(index.query_board(b.board_id, limit=1, start=None) for b in live)
+    )
+    return [b.board_id for b, page in zip(live, pages, strict=True) if page.entries]

@@ -1,0 +1,72 @@
+"""The submission use case as the service holds it: ``submit_score`` over its ports, policy and
+the process's memory of keys in flight, leases seen and boards registered."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from app.domain.submission import Submission
+from app.services.caches import KeysInFlight, SeenLeases
+from app.services.definitions import Definitions
+from app.services.policies import SubmitPolicy
+from app.services.ports import RankReader, SubmissionStore
+from app.services.registry import BoardRegistrar
+from app.services.submit import SubmitResult, request_fingerprint, submit_score
+
+
+class Submissions:
+    def __init__(
+        self,
+        *,
+        store: SubmissionStore,
+        ranks: RankReader,
+        definitions: Definitions,
+        registrar: BoardRegistrar,
+        keys_in_flight: KeysInFlight,
+        seen_leases: SeenLeases,
+        policy: SubmitPolicy,
+    ) -> None:
+        self._store = store
+        self._ranks = ranks
+        self._definitions = definitions
+        self._registrar = registrar
+        self._keys_in_flight = keys_in_flight
+        self._seen_leases = seen_leases
+        self._policy = policy
+
+    async def submit(
+        self,
+        submission: Submission,
+        *,
+        client: str,
+        idempotency_key: str,
+        fields: dict[str, Any],
+        now_ms: int,
+    ) -> SubmitResult:
+        """Submit one round's result for ``client``; ``fields`` is the request as sent (unset
+        fields absent), which a reuse of the key must match."""
+        game, variant = submission.game, submission.variant
+        definitions = self._definitions
+        if definitions.holds(game, variant):
+            definition, confirm = await definitions.for_submitting(game, variant), None
+        else:
+            # Never seen on this task: the default is the likely answer; the read of the
+            # definition goes out beside the submission's first read instead of before it.
+            definition = definitions.default
+            confirm = functools.partial(definitions.for_submitting, game, variant)
+        return await submit_score(
+            submissions=self._store,
+            ranks=self._ranks,
+            registrar=self._registrar,
+            in_flight=self._keys_in_flight,
+            leases=self._seen_leases,
+            policy=self._policy,
+            definition=definition,
+            client=client,
+            idempotency_key=idempotency_key,
+            request_hash=request_fingerprint(client, fields),
+            submission=submission,
+            now_ms=now_ms,
+            confirm=confirm,
+        )
