@@ -2,29 +2,25 @@
 
 ``Definitions`` answers "how does this board rank" for every request from a per-process memory,
 so a board's requests do not read its definition each time; a change reaches every task within
-``ttl_s`` (10 s by default). The memory is kept fresh ahead of use, so that no request waits for a
-definition in the common case:
+``ttl_s`` (10 s by default). One mechanism keeps that memory fresh ahead of use, so that no
+request waits for a definition in the common case: the games in use (preloaded at start-up,
+defined on this task, submitted to, or holding a defined variant, each until ``KEEP_S`` without a
+request) are read again every ``BACKGROUND_EVERY`` of ``ttl_s`` in the background
+(``refresh_games``, one Query a game). At start-up the service holds the definition of every
+variant that has boards (``preload``) before it says it is ready.
 
-- at start-up the service holds the definition of every variant that has boards (``preload``: the
-  registry's variants, one Query a game), before it says it is ready;
-- while it runs, the games in use (preloaded, defined on this task, submitted to, or holding a
-  defined variant, each until ``KEEP_S`` without a request) are read again every
-  ``BACKGROUND_EVERY`` of ``ttl_s`` in the background (``refresh_games``, one Query a game);
-- a variant read on a request and held past ``REFRESH_AHEAD`` of ``ttl_s`` is read again beside
-  the request that finds it so.
-
-Only a variant this task has not seen (a game with no boards when the task started, defined on
-another task) or not seen for ``ttl_s`` needs its read: one GetItem, which a read waits for and a
-submission sends beside its own first read (``app.services.submit``). A variant with no
-definition follows the service's default definition; with ``refuse``, an undefined variant is a
-404 for reads and a 422 for submissions, so a typo in a game name is not an empty board.
+Any other variant (a game with no boards when the task started, defined on another task, or one
+held past ``ttl_s``) is read when a request asks: one GetItem, shared by the requests that ask
+meanwhile, which a read waits for and a submission sends beside its own first read
+(``app.services.submissions``). A variant with no definition follows the service's default
+definition; with ``refuse``, an undefined variant is a 404 for reads and a 422 for submissions,
+so a typo in a game name is not an empty board.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -39,7 +35,7 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
-from app.services.memory import failed
+from app.services.memory import Recent, SharedLoads
 from app.services.ports import (
     DefinitionStore,
     StoredDefinition,
@@ -49,17 +45,13 @@ log = structlog.get_logger(__name__)
 
 UndefinedBoards = Literal["allow", "refuse"]
 
-REFRESH_AHEAD = 0.8
-"""The share of ``ttl_s`` after which a request still uses what is held but starts a new read."""
-
 BACKGROUND_EVERY = 0.5
 """The period, as a share of ``ttl_s``, of the background reads of the games in use: well short of
-``REFRESH_AHEAD``, so that what they hold is never old enough for a request to read it again,
-even just before a pass that is late (at the same period, a request just before each pass did)."""
+``ttl_s``, so that what they hold never lapses before the next pass, even one that is late."""
 
 GAMES_AT_ONCE = 8
-"""Games a background pass reads at once: one at a time, a pass over hundreds of games in use took
-long enough (a Query each) for the last games' copies to age past ``REFRESH_AHEAD``."""
+"""Games a background pass reads at once: one at a time, a pass over hundreds of games in use would
+take long enough (a Query each) for the last games' copies to lapse before it reached them."""
 
 KEEP_S = 3600.0
 """A game stays in the background reads this long after its last request."""
@@ -96,37 +88,24 @@ class Definitions:
         self.default = default
         self._undefined = undefined
         self._ttl_s = ttl_s
-        self._max = max_entries
         self._clock = clock
-        self._known: OrderedDict[tuple[str, str], tuple[float, asyncio.Future[Resolved]]] = (
-            OrderedDict()
+        self._held: SharedLoads[tuple[str, str], Resolved] = SharedLoads(
+            max_entries=max_entries, ttl_s=ttl_s, clock=clock
         )
-        self._refreshing: dict[tuple[str, str], asyncio.Future[Resolved]] = {}
-        # Game -> when a request last asked for it: the games the background reads keep fresh.
-        # Only games that have boards or definitions, or were submitted to, enter: a read of an
-        # undefined game anyone can name is not read again in the background.
-        self._kept: OrderedDict[str, float] = OrderedDict()
+        # The games the background reads keep fresh, each until ``KEEP_S`` after a request last
+        # asked for it. Only games that have boards or definitions, or were submitted to, enter:
+        # a read of an undefined game anyone can name is not read again in the background.
+        self._kept: Recent[str, None] = Recent(
+            max_entries=MAX_KEPT_GAMES, ttl_s=KEEP_S if ttl_s > 0 else 0, clock=clock
+        )
 
     async def of(self, game: str, variant: str) -> Resolved:
         """The variant's definition (or the default), remembered for ``ttl_s``; concurrent
-        requests for one variant share one read, and one held past ``REFRESH_AHEAD`` of it is
-        read again beside the request that finds it so."""
-        at = (game, variant)
-        now = self._clock()
-        held = self._known.get(at)
-        if held is None or not self._usable(held, now):
-            held = (now, asyncio.ensure_future(self._read(game, variant)))
-            self._remember(at, held)
-        elif now - held[0] >= self._ttl_s * REFRESH_AHEAD and held[1].done():
-            self._refresh(at, now)
-        found = await asyncio.shield(held[1])
+        requests for one variant share one read."""
+        found = await self._held.get((game, variant), lambda: self._read(game, variant))
         if found.defined or game in self._kept:
-            self._keep(game, now)
+            self._kept.put(game, None)
         return found
-
-    def _usable(self, held: tuple[float, asyncio.Future[Resolved]], now: float) -> bool:
-        """Younger than ``ttl_s`` and not failed (it may still be being read)."""
-        return now - held[0] < self._ttl_s and not failed(held[1])
 
     def _resolved(self, stored: StoredDefinition | None) -> Resolved:
         return (
@@ -134,24 +113,6 @@ class Definitions:
             if stored is None
             else Resolved(stored.definition, stored.defined_at)
         )
-
-    def _keep(self, game: str, now: float) -> None:
-        if self._ttl_s <= 0:
-            return
-        self._kept[game] = now
-        self._kept.move_to_end(game)
-        while len(self._kept) > MAX_KEPT_GAMES:
-            self._kept.popitem(last=False)
-
-    def _hold(self, at: tuple[str, str], resolved: Resolved, read_at: float) -> None:
-        """Hold what a read that began at ``read_at`` found, unless something newer is held."""
-        held = self._known.get(at)
-        if held is not None and held[0] > read_at:
-            return
-        answered: asyncio.Future[Resolved] = asyncio.get_running_loop().create_future()
-        answered.set_result(resolved)
-        self._refreshing.pop(at, None)
-        self._remember(at, (read_at, answered))
 
     async def preload(self, variants: Iterable[tuple[str, str]]) -> int:
         """Hold the definition of every ``(game, variant)`` (the default where it has none), one
@@ -161,7 +122,7 @@ class Definitions:
             by_game.setdefault(game, []).append(variant)
         found = 0
         for game, held in sorted(by_game.items()):
-            self._keep(game, self._clock())
+            self._kept.put(game, None)
             found += await self._read_game(game, held=held)
         return found
 
@@ -171,16 +132,10 @@ class Definitions:
         A game whose read fails keeps what it holds (until ``ttl_s``) and the others are read all
         the same, unless the store is throttled or unavailable: then the games not yet begun wait
         for the next pass. One warning a pass says how many failed."""
-        now = self._clock()
         held: dict[str, list[str]] = {}
-        for game, variant in self._known:
+        for game, variant in self._held.keys_held():
             held.setdefault(game, []).append(variant)
-        games = []
-        for game, asked in list(self._kept.items()):
-            if now - asked >= KEEP_S:
-                del self._kept[game]
-            else:
-                games.append(game)
+        games = [game for game in self._kept.keys_held() if game in self._kept]
         gate = asyncio.Semaphore(GAMES_AT_ONCE)
         failed: list[tuple[str, Exception]] = []
 
@@ -218,34 +173,8 @@ class Definitions:
         read_at = self._clock()
         stored = {d.variant: d for d in await self._store.definitions_of(game)}
         for variant in {*stored, *held}:
-            self._hold((game, variant), self._resolved(stored.get(variant)), read_at)
+            self._held.put((game, variant), self._resolved(stored.get(variant)), at=read_at)
         return len(stored)
-
-    def _remember(self, at: tuple[str, str], held: tuple[float, asyncio.Future[Resolved]]) -> None:
-        if self._ttl_s <= 0:
-            return
-        self._known[at] = held
-        self._known.move_to_end(at)
-        while len(self._known) > self._max:
-            self._known.popitem(last=False)
-
-    def _refresh(self, at: tuple[str, str], started: float) -> None:
-        """Read the definition again in the background; what is held stays in use until the read
-        succeeds, and until ``ttl_s`` at most."""
-        if at in self._refreshing:
-            return
-        task = asyncio.ensure_future(self._read(*at))
-        self._refreshing[at] = task
-
-        def done(finished: asyncio.Future[Resolved]) -> None:
-            if self._refreshing.get(at) is not finished:
-                return  # forgotten meanwhile: this read may be older than the change
-            del self._refreshing[at]
-            if failed(finished):
-                return  # what is held serves until ttl_s; then a request reads it itself
-            self._remember(at, (started, finished))
-
-        task.add_done_callback(done)
 
     async def _read(self, game: str, variant: str) -> Resolved:
         return self._resolved(await self._store.get_definition(game, variant))
@@ -273,8 +202,7 @@ class Definitions:
     def holds(self, game: str, variant: str) -> bool:
         """Whether the variant's definition is held, read and younger than ``ttl_s``: asking for
         it then waits for no read."""
-        held = self._known.get((game, variant))
-        return held is not None and held[1].done() and self._usable(held, self._clock())
+        return self._held.holds((game, variant))
 
     async def for_submitting(self, game: str, variant: str) -> BoardDefinition:
         """The definition a submission follows: ``InvalidInput`` (422) for an undefined variant
@@ -285,11 +213,13 @@ class Definitions:
                 f"no boards are defined for game {game!r}, variant {variant!r}",
                 errors=[{"field": "variant", "message": "not a defined variant of the game"}],
             )
-        self._keep(game, self._clock())  # a game submitted to is kept fresh
+        if self._ttl_s > 0:
+            self._kept.put(game, None)  # a game submitted to is kept fresh
         return found.definition
 
     def learn(self, stored: StoredDefinition) -> None:
         """This process stored the definition: its own requests use it from now on."""
-        now = self._clock()
-        self._hold((stored.game, stored.variant), self._resolved(stored), now)
-        self._keep(stored.game, now)
+        if self._ttl_s <= 0:
+            return
+        self._held.put((stored.game, stored.variant), self._resolved(stored), at=self._clock())
+        self._kept.put(stored.game, None)

@@ -48,6 +48,15 @@ class Recent(Generic[K, V]):
         held = self._held.get(key)
         return None if held is None else held[1]
 
+    def stored_at(self, key: K) -> float | None:
+        """When the value held for ``key`` was stored, fresh or not."""
+        held = self._held.get(key)
+        return None if held is None else held[0]
+
+    def keys_held(self) -> list[K]:
+        """Every key held, fresh or not, least recently stored first."""
+        return list(self._held)
+
     def _fresh(self, key: K) -> bool:
         return self._ttl_s is None or self._clock() - self._held[key][0] < self._ttl_s
 
@@ -92,6 +101,25 @@ class SharedLoads(Generic[K, V]):
             self._loads.put(key, held)
         # Shielded: a caller that gives up does not cancel the load the others wait for.
         return await asyncio.shield(held)
+
+    def holds(self, key: K) -> bool:
+        """Whether a loaded value is kept for ``key``: asking for it then waits for nothing."""
+        held = self._loads.get(key)
+        return held is not None and held.done() and not failed(held)
+
+    def put(self, key: K, value: V, *, at: float) -> None:
+        """Keep ``value`` for ``key`` as of ``at`` (when the load that found it began), unless
+        what is kept is newer."""
+        stored = self._loads.stored_at(key)
+        if stored is not None and stored > at:
+            return
+        loaded: asyncio.Future[V] = asyncio.get_running_loop().create_future()
+        loaded.set_result(value)
+        self._loads.put(key, loaded, at=at)
+
+    def keys_held(self) -> list[K]:
+        """Every key kept, fresh or not."""
+        return self._loads.keys_held()
 
 
 def failed(future: asyncio.Future[V]) -> bool:

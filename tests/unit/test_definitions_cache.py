@@ -16,7 +16,6 @@ from app.services.definitions import (
     BACKGROUND_EVERY,
     GAMES_AT_ONCE,
     KEEP_S,
-    REFRESH_AHEAD,
     Definitions,
 )
 from app.services.ports import StoredDefinition
@@ -96,23 +95,18 @@ async def _settle() -> None:
         await asyncio.sleep(0)
 
 
-async def test_a_definition_held_past_the_refresh_point_answers_at_once_and_is_read_again() -> None:
+async def test_requests_for_a_variant_not_held_share_one_read() -> None:
     store, clock = SlowStore(), Clock()
     definitions = _cache(store, clock)
-    assert await _retention(definitions) == 30
-    assert store.reads == 1
-
-    store.retention, store.gate = 90, asyncio.Event()  # the next read waits, and sees 90
-    clock.now += TTL * REFRESH_AHEAD + 0.1
-    # Answered from memory without waiting for the read it started (the gate is shut).
-    assert await asyncio.wait_for(_retention(definitions), timeout=1) == 30
-    assert await asyncio.wait_for(_retention(definitions), timeout=1) == 30
-    assert store.reads == 2  # one read in the background, not one per request
-
-    store.gate.set()
+    store.gate = asyncio.Event()
+    waiting = [asyncio.ensure_future(_retention(definitions)) for _ in range(5)]
     await _settle()
-    assert await _retention(definitions) == 90
-    assert store.reads == 2
+    assert store.reads == 1
+    store.gate.set()
+    assert await asyncio.gather(*waiting) == [30] * 5
+    clock.now += TTL * 0.9
+    assert await _retention(definitions) == 30  # held until its ttl, with no read
+    assert store.reads == 1
 
 
 async def test_a_definition_past_its_ttl_is_read_before_answering() -> None:
@@ -125,45 +119,42 @@ async def test_a_definition_past_its_ttl_is_read_before_answering() -> None:
     assert store.reads == 2
 
 
-async def test_a_failed_refresh_keeps_what_is_held_until_its_ttl() -> None:
+async def test_a_failed_background_pass_keeps_what_is_held_until_its_ttl() -> None:
     store, clock = SlowStore(), Clock()
     definitions = _cache(store, clock)
-    assert await _retention(definitions) == 30
+    await definitions.preload([("trivia", "classic")])
     store.fail = True
-    clock.now += TTL * REFRESH_AHEAD + 0.1
-    assert await _retention(definitions) == 30
-    await _settle()
+    clock.now += TTL * BACKGROUND_EVERY
+    await definitions.refresh_games()
     assert await _retention(definitions) == 30  # the failure is not served
     clock.now += TTL
     with pytest.raises(Unavailable):
         await _retention(definitions)
 
 
-async def test_a_refresh_under_way_when_the_process_changes_the_definition_is_dropped() -> None:
+async def test_a_read_under_way_when_the_process_changes_the_definition_is_dropped() -> None:
     store, clock = SlowStore(), Clock()
     definitions = _cache(store, clock)
-    assert await _retention(definitions) == 30
     store.gate = asyncio.Event()
-    clock.now += TTL * REFRESH_AHEAD + 0.1
-    assert await _retention(definitions) == 30  # starts a refresh, which waits at the gate
-    await _settle()  # the refresh's read is made: it will see 30
-    store.retention = 90
-    # This process defined the variant anew.
+    reading = asyncio.ensure_future(_retention(definitions))
+    await _settle()  # the request's read is made: it will see 30
+    clock.now += 0.1
+    # This process defined the variant anew meanwhile.
     definitions.learn(
         StoredDefinition("trivia", "classic", BoardDefinition(retention_days=90), "2026-12-02")
     )
     store.gate.set()
-    assert await _retention(definitions) == 90  # its own read, not the older refresh's
-    await _settle()
-    assert await _retention(definitions) == 90
+    assert await reading == 30  # the request that began before the change
+    assert await _retention(definitions) == 90  # the change, not the older read
+    assert store.reads == 1
 
 
 async def test_preloaded_games_are_kept_fresh_without_a_request_waiting_for_a_read() -> None:
     store, clock = SlowStore(), Clock()
     definitions = _cache(store, clock)
     assert await definitions.preload([("trivia", "classic"), ("nothing", "classic")]) == 1
-    for _ in range(5):  # a minute of background passes: the held definitions never go stale
-        clock.now += TTL * REFRESH_AHEAD
+    for _ in range(5):  # background passes: the held definitions never go stale
+        clock.now += TTL * BACKGROUND_EVERY
         await definitions.refresh_games()
     assert await _retention(definitions) == 30
     assert (await definitions.of("nothing", "classic")).defined is False
@@ -171,7 +162,7 @@ async def test_preloaded_games_are_kept_fresh_without_a_request_waiting_for_a_re
     assert store.game_reads == ["nothing", "trivia"] * 6
 
     store.retention = 90  # changed on another task
-    clock.now += TTL * REFRESH_AHEAD
+    clock.now += TTL * BACKGROUND_EVERY
     await definitions.refresh_games()
     assert await _retention(definitions) == 90
     assert store.reads == 0
@@ -188,7 +179,7 @@ async def test_a_request_just_before_a_late_background_pass_reads_nothing_itself
         await _settle()
         await definitions.refresh_games()
     assert store.reads == 0  # no request started a GetItem of its own
-    assert BACKGROUND_EVERY * TTL + 0.5 < REFRESH_AHEAD * TTL
+    assert BACKGROUND_EVERY * TTL + 0.5 < TTL
 
 
 async def test_games_nobody_asks_for_are_let_go_and_undefined_names_are_never_kept() -> None:
@@ -210,7 +201,7 @@ async def test_a_background_pass_begun_before_this_process_defines_the_variant_i
     definitions = _cache(store, clock)
     await definitions.preload([("trivia", "classic")])
     store.gate = asyncio.Event()
-    clock.now += TTL * REFRESH_AHEAD
+    clock.now += TTL * BACKGROUND_EVERY
     passing = asyncio.ensure_future(definitions.refresh_games())
     await _settle()  # its Query is made: it will see 30
     clock.now += 0.1

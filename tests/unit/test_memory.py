@@ -83,3 +83,23 @@ async def test_a_caller_that_gives_up_does_not_cancel_the_shared_load() -> None:
     await asyncio.sleep(0)
     gate.set()
     assert await second == 7
+
+
+async def test_a_value_put_as_of_an_older_load_does_not_replace_a_newer_one() -> None:
+    clock = Clock()
+    loads: SharedLoads[str, int] = SharedLoads(max_entries=4, ttl_s=10, clock=clock)
+
+    async def one() -> int:
+        return 1
+
+    assert not loads.holds("k")
+    assert await loads.get("k", one) == 1
+    assert loads.holds("k")
+    loads.put("k", 2, at=clock.now - 1)  # a load that began before the one kept
+    assert await loads.get("k", one) == 1
+    loads.put("k", 3, at=clock.now + 1)
+    assert await loads.get("k", one) == 3
+    assert loads.keys_held() == ["k"]
+    clock.now += 12
+    assert not loads.holds("k")  # past its ttl: the next caller loads again
+    assert loads.keys_held() == ["k"]
