@@ -1,0 +1,7 @@
+"""``python -m bench.rank_sim``."""
+
+import sys
+
+from bench.rank_sim.command import main
+
+sys.exit(main())
