@@ -193,7 +193,6 @@ class Runtime:
     stores: Stores
     """For tests and benchmarks that look under the use cases; entry points never do."""
     policies: Policies
-    definitions: Definitions
     slot_builds: SlotBuilds
     """Tie counters of crowded slots built in the background where a rank read is a range."""
     endpoint: str | None
@@ -203,6 +202,11 @@ class Runtime:
     tables: TableNames
     table_admin: Tables
     """Creating the tables: operators' and the embedded backend's, never a request's."""
+
+    @property
+    def definitions(self) -> Definitions:
+        """The per-task memory of board definitions (for tests that look at it)."""
+        return self.leaderboard.rules.definitions
 
 
 @asynccontextmanager
@@ -227,58 +231,44 @@ async def open_runtime(
         table_admin = Tables(dynamo, table_names(settings))
         if create_tables:
             await table_admin.create_tables()
-        slot_builds = SlotBuilds(
-            SlotBuildPorts(stores.index, stores.counters, stores.standings),
-            layout=LAYOUT,
-            group=tie_group(settings) if settings.tie_builds_on_read else None,
-            pass_gap_s=SLOT_BUILD_PASS_GAP_S,
-        )
+        policies = build_policies(settings)
+        slot_builds = build_slot_builds(settings, stores, policies)
         try:
-            yield _runtime(settings, stores, slot_builds, endpoint, client, table_admin)
+            yield Runtime(
+                leaderboard=build_leaderboard(settings, stores, policies, slot_builds),
+                stores=stores,
+                policies=policies,
+                slot_builds=slot_builds,
+                endpoint=endpoint,
+                client=client,
+                tables=table_names(settings),
+                table_admin=table_admin,
+            )
         finally:
             await slot_builds.close()
 
 
-SLOT_BUILD_PASS_GAP_S = 1.0
-"""Between a slot build's two walks: longer than RankIndex's usual lag."""
+def build_slot_builds(settings: Settings, stores: Stores, policies: Policies) -> SlotBuilds:
+    """The background builds of crowded slots' tie counters that range reads ask for."""
+    return SlotBuilds(
+        SlotBuildPorts(stores.index, stores.counters, stores.standings),
+        layout=LAYOUT,
+        group=tie_group(settings) if settings.tie_builds_on_read else None,
+        pass_gap_s=policies.pass_gap_s,
+    )
 
 
-def _runtime(
-    settings: Settings,
-    stores: Stores,
-    slot_builds: SlotBuilds,
-    endpoint: str | None,
-    client: DynamoDBClient,
-    table_admin: Tables,
-) -> Runtime:
-    policies = build_policies(settings)
+def build_leaderboard(
+    settings: Settings, stores: Stores, policies: Policies, slot_builds: SlotBuilds
+) -> Leaderboard:
+    """The use cases over ``stores`` (the DynamoDB adapters, or the tests' fakes), each with its
+    policy and the process memory it keeps."""
     definitions = Definitions(
         stores.definitions,
         default=default_definition(settings),
         undefined=settings.undefined_boards,
         ttl_s=settings.definition_cache_seconds,
     )
-    return Runtime(
-        leaderboard=build_leaderboard(settings, stores, policies, definitions, slot_builds),
-        stores=stores,
-        policies=policies,
-        definitions=definitions,
-        slot_builds=slot_builds,
-        endpoint=endpoint,
-        client=client,
-        tables=table_names(settings),
-        table_admin=table_admin,
-    )
-
-
-def build_leaderboard(
-    settings: Settings,
-    stores: Stores,
-    policies: Policies,
-    definitions: Definitions,
-    slot_builds: SlotBuilds,
-) -> Leaderboard:
-    """The use cases over ``stores``, each with its policy and the process memory it keeps."""
     registered = RegisteredBoards(ttl_s=settings.board_list_cache_seconds)
     return Leaderboard(
         submissions=Submissions(

@@ -103,6 +103,7 @@ class Operations:
             apply=apply,
             tie_group=self._policies.tie_group,
             standings=self._stores.standings,
+            pass_gap_s=self._policies.pass_gap_s,
             progress=progress,
         )
 
@@ -117,6 +118,7 @@ class Operations:
             now=now,
             settle=self._policies.settle,
             apply=apply,
+            pass_gap_s=self._policies.pass_gap_s,
         )
 
     def _snapshot_ports(self) -> SnapshotPorts:

@@ -104,3 +104,5 @@ class Policies:
     settle: timedelta
     """How long after a period ends it counts as closed (the lateness a submission may have)."""
     redefine: RedefinePolicy
+    pass_gap_s: float = 1.0
+    """Between the two walks of a recount or a tie build: longer than RankIndex's usual lag."""
