@@ -136,7 +136,7 @@ def render(results: dict[str, Any], notes: str) -> str:
             "met when the whole interval is at or under it, not met when it is all over it, and on "
             "the line when it holds 1.2: this run cannot tell which side the operation is on. The "
             "interval is this run's noise from request to request only; runs on other minutes "
-            "and machines have moved further than that (decision 0013), so a verdict is this "
+            "and machines have moved further than that (docs/benchmarks/experiments/0013), so a verdict is this "
             "run's.",
             "",
             *report.overhead_table(results),

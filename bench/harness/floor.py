@@ -1,7 +1,7 @@
 """FastAPI and uvicorn alone, served as ``leaderboard serve`` serves (``app.server.server_config``:
 uvloop, httptools), with one route that answers ``{}`` and nothing of the service's: no
 middleware, no dependency, no log line, no call. Its CPU a request is the least any request served
-on this stack costs, which the CPU part sets beside a bare call (decision 0011).
+on this stack costs, which the CPU part sets beside a bare call (decision 0023).
 
 ``python -m bench.harness.floor --port 8124``
 """

@@ -50,7 +50,7 @@ def renamed(value: Any, tables: Mapping[str, str]) -> Any:
 async def replay(plan: dict[str, Any], endpoint: str, lines: IO[str], out: IO[str]) -> None:
     tables = plan["tables"]
     # The service's own client settings (importing them loads the service's client module, not
-    # its request path: a replay with the whole app loaded measured the same, decision 0011).
+    # its request path: a replay with the whole app loaded measured the same, docs/benchmarks/experiments/0011).
     config = client_config()
     async with get_session().create_client(
         "dynamodb",

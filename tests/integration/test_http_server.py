@@ -124,7 +124,7 @@ def test_a_valid_request_on_the_same_server_is_served_by_the_app(
 
 def test_the_service_server_freezes_what_start_up_made_and_says_where_it_listens() -> None:
     """A full garbage-collector pass over start-up's objects stalled the loop for about 70 ms
-    (decision 0013): once started, the server freezes them out of the collector's passes."""
+    (decision 0023): once started, the server freezes them out of the collector's passes."""
     assert gc.get_freeze_count() == 0
     port = free_port()
     announced: list[list[str]] = []
