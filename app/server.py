@@ -1,10 +1,6 @@
 """The HTTP server as ``leaderboard serve`` runs it: uvicorn with uvloop and httptools, whose own
-answer to a request it cannot parse is an RFC 9457 problem document like every other error.
-
-uvicorn answers a malformed request (a NUL byte in a header, ``Content-Length: -5``, a broken
-request line) itself, before any application code runs, with a ``text/plain`` 400.
-``ProblemHttpToolsProtocol`` is its httptools protocol with that one answer replaced. What uvicorn
-still answers in its own words is listed in docs/limits-and-failures.md.
+answer to a request it cannot parse is an RFC 9457 problem document like every other error. What
+uvicorn answers itself, and what it still answers in its own words: docs/limits-and-failures.md.
 """
 
 from __future__ import annotations
@@ -118,9 +114,9 @@ class ServiceServer(uvicorn.Server):
 
 
 def freeze_start_up_heap() -> None:
-    """What start-up built (botocore's service model, the app, its schemas: about 130,000
-    objects) lives as long as the process. Left to the collector, each full pass walks all of it,
-    about 70 ms of CPU here, charged to whichever request was running; frozen, a full pass walks
-    only what was made since (decision 0013). Start-up's garbage is collected first, not kept."""
+    """What start-up built (botocore's service model, the app, its schemas) lives as long as the
+    process. Left to the collector, each full pass walks all of it, its CPU charged to whichever
+    request was running; frozen, a full pass walks only what was made since (decision 0023).
+    Start-up's garbage is collected first, not kept."""
     gc.collect()
     gc.freeze()

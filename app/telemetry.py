@@ -1,13 +1,7 @@
-"""What the service counts, and where it goes.
-
-- Per request: a ``CallStats`` bound to a context variable by whoever wants the figures (the request
-  middleware, a benchmark), filled by the adapter's client hook (``app.store.accounting``): the
-  DynamoDB calls and capacity units of one request, for its canonical log line.
-- Per process: Prometheus metrics in ``REGISTRY``, served at ``/metrics``. Labels are route
-  templates, operations, statuses and reasons: never a player id, a board id or a raw path, whose
-  number is unbounded.
-- To CloudWatch: ``emf_fields`` turns a request's figures into the embedded metric format on its
-  log line, so the stack's alarms can use them without a sidecar.
+"""What the service counts, and where it goes: per request, the DynamoDB calls and capacity units
+of its canonical log line (``CallStats``); per process, Prometheus metrics served at ``/metrics``,
+whose labels are never a player id, a board id or a raw path; and, for CloudWatch, the embedded
+metric format on a request's log line (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -27,6 +21,10 @@ NAMESPACE = "Leaderboard"
 
 @dataclass
 class CallStats:
+    """One request's DynamoDB calls and capacity units, bound to a context variable by whoever
+    wants the figures (the request middleware, a benchmark) and filled by the adapter's client
+    hook (``app.store.accounting``)."""
+
     calls: Tally[str] = field(default_factory=Tally)
     read_units: float = 0.0
     write_units: float = 0.0

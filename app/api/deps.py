@@ -104,7 +104,7 @@ BoardDep = Annotated[Board, Depends(get_board)]
 @dataclass(frozen=True)
 class Reading:
     """What every public read needs, resolved as one dependency: FastAPI's work per dependency
-    is most of a read's own CPU (decision 0011), and a read is mostly its DynamoDB calls."""
+    is much of a read's own CPU (decision 0023)."""
 
     reads: BoardReads
     now: datetime

@@ -1,13 +1,7 @@
 """Rate limits: token buckets per caller, in memory per process, and the headers that tell a caller
 where it stands (``RateLimit-Policy`` and ``RateLimit`` as draft-ietf-httpapi-ratelimit-headers-11
-defines them, ``Retry-After`` on a 429).
-
-A bucket holds up to ``burst`` tokens and gains ``rate`` tokens a second; each request takes one, and
-a request that finds less than one token is refused with ``RateLimited`` (429). Buckets are keyed by
-any string: the API key's name for writes, the client address for reads.
-
-The buckets live in this process only: with N tasks behind a load balancer a caller can get up to N
-times the configured rate (docs/security.md says what to do about it).
+defines them, ``Retry-After`` on a 429). How the buckets fill and empty, and what several tasks
+behind a load balancer do to a limit: docs/security.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""The service's route class: an API route refuses a query parameter it does not declare.
-
-An unknown query parameter is a 422, like an unknown body field: a typo (``?limt=5``) should not
-silently fall back to a default. The route checks it itself, before FastAPI solves any of its
-dependencies, so it is the first refusal a request meets, as it was when this was an app-wide
-dependency. As a dependency FastAPI solved it on every request of every route (decision 0013
-has what that cost); here a request with no query costs one test of its query string.
+"""The service's route class: an API route refuses a query parameter it does not declare, so that
+a typo (``?limt=5``) is a 422, like an unknown body field, not a silent fall back to a default.
 """
 
 from __future__ import annotations
@@ -22,7 +17,12 @@ Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
 class StrictQueryRoute(APIRoute):
-    """Every router of the service is made with ``route_class=StrictQueryRoute``, and so is the
+    """The route checks the query itself, before FastAPI solves any of its dependencies, so it is
+    the first refusal a request meets; and a request with no query costs one test of its query
+    string, where an app-wide dependency would be solved on every request of every route
+    (decision 0023).
+
+    Every router of the service is made with ``route_class=StrictQueryRoute``, and so is the
     app's own (``app.router.route_class``). ``tests/api/test_bad_input.py`` sends every operation
     of the OpenAPI document, the viewer page and ``/docs`` an unknown parameter; a route left out
     of the schema would need adding there.

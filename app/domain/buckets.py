@@ -1,15 +1,6 @@
-"""The histogram that turns "how many players are ahead of me" into a few counter reads.
-
-Two levels over the score domain ``[0, 10**12)``:
-
-- coarse buckets, logarithmic as in the seeds: ``min(C - 1, floor(log1p(s) / ln(10**12) * C))``;
-- fine buckets, each coarse bucket's integer range cut into at most ``F`` equal slices.
-
-Each bucket is a contiguous score range, so it is also a contiguous ``rankKey`` range of a board: the
-entries ahead of a player are the players in higher coarse buckets, plus those in higher fine buckets
-of the player's coarse bucket, plus the ones ahead of them inside their own fine bucket (a capped
-COUNT on the index). The bounds are derived from the mapping itself, so a bound and the mapping can
-never disagree by a rounding step.
+"""The histogram that turns "how many players are ahead of me" into a few counter reads: coarse
+logarithmic buckets over the scores, each cut into equal fine slots, every one a contiguous score
+(and so ``rankKey``) range of a board (docs/ranking.md).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ def from_ms(millis: int) -> datetime:
 
 
 def iso_ms(millis: int) -> str:
-    # isoformat, not strftime: 1.4 us a time against 2.2, and a page formats one a row.
+    # isoformat, not strftime: the cheaper of the two, and a page formats one a row.
     return from_ms(millis).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
 
 

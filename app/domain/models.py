@@ -35,7 +35,7 @@ class Standing:
     board_id: str
     entry: Entry
     version: int
-    """Bumped by every write; 0 for a row from before versions were kept."""
+    """Bumped by every write; 0 for a row that carries none."""
     expires_at: int | None = None
     tie_mark: int | None = None
     """Where its slot's tie counters count it (``app.domain.ties.TiePlace.of``: the grain, and

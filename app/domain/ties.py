@@ -1,32 +1,7 @@
-"""Tie counters: a crowded fine slot's players counted below the score, by when they scored.
-
-A fine slot holds the players of a small range of scores (often one). Inside it, the index orders
-them by score, then ``achievedAt``, then playerId, and the rank code counts the entries ahead of a
-player there with a capped COUNT, so a slot holding more than the cap gives ranges. A *crowded*
-slot (one that held more than ``group`` entries when a builder walked it) gets a **grain** ``L``:
-its entries are grouped by ``(score, achievedAt >> L)``, the largest ``L`` that leaves no group
-over ``group`` entries, and counted at two levels:
-
-- level A, per ``(score, achievedAt >> (L + FANOUT_BITS))``;
-- level B, per ``(score, achievedAt >> L)``, under its A chunk.
-
-A level-B chunk still over ``group`` entries (players sharing a score and a millisecond: a round's
-results stamped at once; or a chunk that grew after its build) is **cut** at level C: its entries
-grouped by the first ``n`` characters of their key below the score (``<achievedAt>#<playerId>``,
-the rest of the key's order), the least ``n`` that leaves no group over ``group``.
-
-The players ahead of a key inside its slot are then the level-A counts of the chunks before its
-own, plus the level-B counts before its own inside its A chunk, plus (in a cut chunk) the level-C
-counts before its own, plus a capped COUNT inside its own finest chunk: a few small items and a
-short COUNT, however many share the score and the moment. A chunk's sort key leads with the
-score's own rank-key prefix and follows the key's order, so string order of the items is board
-order for either board order (``desc`` or ``asc``).
-
-Every row counted in a slot's tie counters says where (its *tie mark*, ``tieGrain``: the grain,
-plus ``CUT_UNIT`` times the cut's length where its chunk is cut), so its removal takes it out of
-the same items. The counts are trusted only where a whole build sealed them and they add up to the
-slot's fine counter (they change in the same transactions): anything else (a slot being built, a
-row written before the build) makes the rank code fall back to an honest range.
+"""Tie counters: a crowded fine slot's players counted below the score, by when they scored, so
+that a rank deep in a crowd of equal scores need not be a range. The grain, the levels A, B and C,
+the tie marks and when the counts are trusted are laid out in docs/ranking.md (decisions 0009,
+0019 and 0020).
 """
 
 from __future__ import annotations

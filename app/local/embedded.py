@@ -1,7 +1,6 @@
-"""The embedded backend: moto's DynamoDB server as a child process on a free loopback port.
-
-Used when no endpoint is configured outside production, and by the tests. moto speaks DynamoDB's
-wire protocol, so the real adapter runs against it. The child is tied to this process: it is stopped
+"""The embedded backend: moto's DynamoDB server as a child process on a free loopback port, used
+when no endpoint is configured outside production, and by the tests (moto speaks DynamoDB's wire
+protocol, so the real adapter runs against it). The child is tied to this process: it is stopped
 on exit, on Ctrl-C, on a crash, and (through ``PR_SET_PDEATHSIG``) even if this process is killed.
 """
 

@@ -1,9 +1,5 @@
-"""moto's DynamoDB server with its requests served one at a time.
-
-moto's backend is not thread-safe: concurrent transactions deep-copy tables while other threads
-change them, and fail with ``RuntimeError: dictionary changed size during iteration`` (HTTP 500).
-This runs the same application as ``moto_server``, threaded for connections, with a lock around
-each request, so a burst queues instead of failing. ``python -m app.local.moto_runner -H host -p port``.
+"""moto's DynamoDB server with its requests served one at a time, so that a burst queues instead of
+failing (decision 0001): ``python -m app.local.moto_runner -H host -p port``.
 """
 
 from __future__ import annotations
@@ -31,6 +27,9 @@ _Journal = list[tuple[Any, Any, Any, Any]]
 
 
 def serialised(app: Any) -> Any:
+    """The same application as ``moto_server``, with a lock around each request: moto's backend is
+    not thread-safe (concurrent transactions deep-copy tables while other threads change them, and
+    fail with ``RuntimeError: dictionary changed size during iteration``, an HTTP 500)."""
     lock = threading.Lock()
 
     def application(environ: Environ, start_response: StartResponse) -> Iterable[bytes]:

@@ -1,10 +1,8 @@
-"""Where a running ``leaderboard serve`` tells the CLI its embedded backend is.
-
-The embedded backend listens on a new free port each start, and lives only as long as the service.
-So ``serve`` writes a small JSON file (the endpoint, the table names and its own process id) once
-the backend is up, and removes it when the backend stops; an operator command with no endpoint
-configured uses the file while the process that wrote it is alive. The file is the user's own: in a
-directory only they can enter, and refused if anyone else could have written it.
+"""How a running ``leaderboard serve`` tells the CLI where its embedded backend is (on a new free
+port each start, for as long as the service lives): a small JSON file, written once the backend is
+up, that an operator command with no endpoint configured uses while its writer is alive. The file
+is the user's own: in a directory only they can enter, and refused if anyone else could have
+written it.
 """
 
 from __future__ import annotations

@@ -1,20 +1,5 @@
-"""Board definitions as the process remembers them: knowing, on every request, how a board ranks.
-
-``Definitions`` answers "how does this board rank" for every request from a per-process memory,
-so a board's requests do not read its definition each time; a change reaches every task within
-``ttl_s`` (10 s by default). One mechanism keeps that memory fresh ahead of use, so that no
-request waits for a definition in the common case: the games in use (preloaded at start-up,
-defined on this task, submitted to, or holding a defined variant, each until ``KEEP_S`` without a
-request) are read again every ``BACKGROUND_EVERY`` of ``ttl_s`` in the background
-(``refresh_games``, one Query a game). At start-up the service holds the definition of every
-variant that has boards (``preload``) before it says it is ready.
-
-Any other variant (a game with no boards when the task started, defined on another task, or one
-held past ``ttl_s``) is read when a request asks: one GetItem, shared by the requests that ask
-meanwhile, which a read waits for and a submission sends beside its own first read
-(``app.services.submissions``). A variant with no definition follows the service's default
-definition; with ``refuse``, an undefined variant is a 404 for reads and a 422 for submissions,
-so a typo in a game name is not an empty board.
+"""Board definitions as the process remembers them: knowing, on every request, how a board ranks,
+without reading its definition each time (``Definitions``).
 """
 
 from __future__ import annotations
@@ -74,6 +59,24 @@ class Resolved:
 
 
 class Definitions:
+    """Answers "how does this board rank" for every request from a per-process memory, so a
+    board's requests do not read its definition each time; a change reaches every task within
+    ``ttl_s`` (10 s by default).
+
+    One mechanism keeps that memory fresh ahead of use, so that no request waits for a definition
+    in the common case: the games in use (preloaded at start-up, defined on this task, submitted
+    to, or holding a defined variant, each until ``KEEP_S`` without a request) are read again
+    every ``BACKGROUND_EVERY`` of ``ttl_s`` in the background (``refresh_games``, one Query a
+    game). At start-up the service holds the definition of every variant that has boards
+    (``preload``) before it says it is ready.
+
+    Any other variant (a game with no boards when the task started, defined on another task, or
+    one held past ``ttl_s``) is read when a request asks: one GetItem, shared by the requests that
+    ask meanwhile, which a read waits for and a submission sends beside its own first read
+    (``app.services.submissions``). A variant with no definition follows the service's default
+    definition; with ``refuse``, an undefined variant is a 404 for reads and a 422 for
+    submissions, so a typo in a game name is not an empty board."""
+
     def __init__(
         self,
         store: DefinitionStore,

@@ -1,16 +1,6 @@
 """Demo data: a few believable boards of every kind, so a new user sees a living leaderboard in
-seconds.
-
-One roster of players (each the same person, with one name and country, on every board) plays four
-variants, each with a history of rounds over the last months, some this week and some today:
-everyone plays ``trivia/alltopics`` and ``trivia/sports``, which follow the default definition
-(higher is better, each player's best); half of them race ``kart/time-trial``, lap times in
-milliseconds (lower is better, the best kept), and the other half play ``trivia/season``, points
-that add up (``sum``). Each board holds what its rule makes of a player's rounds in its own period
-(``move``, as for real submissions), so the all-time board has players the week has not seen, a
-best over all time is at least as good as the week's, and a total over all time is at least the
-month's. The definitions are put through the definition store first; the boards are then loaded
-through the seeding path (the board rule, the counters rebuilt), every board at once.
+seconds. One roster of players plays four variants, each with a history of rounds over the last
+months, some this week and some today, loaded through the seeding path.
 """
 
 from __future__ import annotations
@@ -91,6 +81,10 @@ DEMO_VARIANTS = (
         players=(1, 2),  # and the other half plays the season
     ),
 )
+"""Everyone plays ``trivia/alltopics`` and ``trivia/sports``, which follow the default definition
+(higher is better, each player's best); half of the roster races ``kart/time-trial``, lap times in
+milliseconds (lower is better, the best kept), and the other half plays ``trivia/season``, points
+that add up (``sum``). Each player is the same person, with one name and country, on every board."""
 
 _FIRST = [
     "Ada",
@@ -175,7 +169,10 @@ def demo_rounds(
 def board_rows(rounds: list[Round], board: Board, definition: BoardDefinition) -> str:
     """CSV of each player's value on the board: what the board's rule makes of their rounds
     inside its period, taken in the order they were played (the best by the board's order, the
-    latest, or the total at the time of the round that made it). A seed row sets the value."""
+    latest, or the total at the time of the round that made it), as ``move`` does for real
+    submissions. So the all-time board has players the week has not seen, a best over all time is
+    at least as good as the week's, and a total over all time is at least the month's. A seed row
+    sets the value."""
     end = board.period.end()
     window = None if end is None else (to_ms(board.period.start()), to_ms(end))
     held: dict[str, RankKey] = {}
@@ -203,7 +200,8 @@ def board_rows(rounds: list[Round], board: Board, definition: BoardDefinition) -
 
 
 async def load_demo(leaderboard: Leaderboard, *, players: int = 60, seed: int = 7) -> list[str]:
-    """Define the demo variants that need it, then fill every demo board at once; returns their
+    """Define the demo variants that need it (through the definition store), then fill every demo
+    board at once through the seeding path (the board rule, the counters rebuilt); returns their
     ids."""
     now = datetime.now(UTC)
     rng = random.Random(seed)

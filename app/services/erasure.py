@@ -1,25 +1,6 @@
 """Erasure (GDPR): remove a player's rows, fix the counters, scrub them from snapshots and from
-the stored responses of their submissions; idempotent, and reports what it removed.
-
-One Query by player on the base table finds every row of theirs: standings (with ``rankKey``),
-snapshot memberships (``snap#<board>#<takenAt>``) and idempotency records
-(``idem#<client>#<key>``). Then:
-
-- each standing is deleted in one transaction with the decrements of its counters (a coarse shard
-  and the fine item of its score), conditioned on the row as read and on no seeding lease holding
-  the board; a cancelled transaction is re-read and retried, bounded;
-- each snapshot the player is in keeps their place (``rank`` and ``score``, so the others' ranks
-  stay true) with ``playerId``, ``displayName``, ``country`` and ``achievedAt`` set to null; then
-  the membership row goes;
-- each idempotency record of theirs is deleted: the stored response names the player and their
-  scores, and the record's key is the player's id. (A game server retrying such a key afterwards
-  submits the score anew: stop the source, and its retries, first.)
-
-Standings go first, then the Query is repeated: a snapshot being taken at that moment writes its
-memberships before it checks, strongly, that its players' rows still exist, so it either leaves
-the player out or has written a membership this second Query finds. A membership whose snapshot is
-not written yet (younger than ``snapshot_grace``) is left for a later run and counted as pending.
-The display name is never logged; the player id is.
+the stored responses of their submissions; idempotent, and reports what it removed
+(``erase_player``; docs/operations.md).
 """
 
 from __future__ import annotations
@@ -101,6 +82,26 @@ async def erase_player(
 
     The player is marked first (``mark_for`` at most, should the eraser die): submissions for them
     are refused from then on, and a pass finds and removes what is there until one finds nothing.
+    A pass is one Query by player on the base table, which finds every row of theirs: standings
+    (with ``rankKey``), snapshot memberships (``snap#<board>#<takenAt>``) and idempotency records
+    (``idem#<client>#<key>``). Then:
+
+    - each standing is deleted in one transaction with the decrements of its counters (a coarse
+      shard and the fine item of its score), conditioned on the row as read and on no seeding
+      lease holding the board; a cancelled transaction is re-read and retried, bounded;
+    - each snapshot the player is in keeps their place (``rank`` and ``score``, so the others'
+      ranks stay true) with ``playerId``, ``displayName``, ``country`` and ``achievedAt`` set to
+      null; then the membership row goes;
+    - each idempotency record of theirs is deleted: the stored response names the player and
+      their scores, and the record's key is the player's id. (A game server retrying such a key
+      afterwards submits the score anew: stop the source, and its retries, first.)
+
+    Standings go first, then the Query is repeated: a snapshot being taken at that moment writes
+    its memberships before it checks, strongly, that its players' rows still exist, so it either
+    leaves the player out or has written a membership this second Query finds. A membership whose
+    snapshot is not written yet (younger than ``snapshot_grace``) is left for a later run and
+    counted as pending. The display name is never logged; the player id is.
+
     A submission that read the player's rows before the mark cannot land afterwards (its rows'
     versions are gone), and one that read none lands whole: the player ends up gone everywhere, or
     on every board of that one submission, never in between.

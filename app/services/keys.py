@@ -1,12 +1,6 @@
 """API keys: issuing them, listing them and revoking them (the operator's tools; recognising a key
-on a request is ``app.services.auth``).
-
-A key is ``lb_<kind>_`` and 256 random bits (``secrets.token_urlsafe(32)``). Its plaintext is shown
-once, when it is made; only its SHA-256 hex digest is stored (in the Scores table through the
-``KeyStore`` port, or in settings for the statically configured keys). The first 8 hex characters of
-the digest, the key id, are enough to tell keys apart in listings and to revoke one of them.
-
-Neither a key, nor its digest, ever goes into an error or a log line.
+on a request is ``app.services.auth``). Only a key's SHA-256 digest is stored, and neither a key
+nor its digest ever goes into an error or a log line (docs/security.md).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""What a process remembers for a while: bounded, expiring, and (for loads) single-flight.
-
-``Recent`` keeps at most ``max_entries`` values, each for ``ttl_s`` (``None``: until pushed out),
-the least recently stored pushed out first; a ``ttl_s`` of 0 keeps nothing. ``SharedLoads`` keeps
-the result of one load per key the same way, shared by every caller that asks while it runs or
-is fresh; a load that failed is not kept, so the next caller loads again.
+"""What a process remembers for a while: bounded, expiring, and (for loads) single-flight
+(``Recent``, ``SharedLoads``).
 """
 
 from __future__ import annotations
@@ -19,6 +15,9 @@ V = TypeVar("V")
 
 
 class Recent(Generic[K, V]):
+    """At most ``max_entries`` values, each kept for ``ttl_s`` (``None``: until pushed out), the
+    least recently stored pushed out first; a ``ttl_s`` of 0 keeps nothing."""
+
     def __init__(
         self,
         *,
@@ -79,6 +78,10 @@ class Recent(Generic[K, V]):
 
 
 class SharedLoads(Generic[K, V]):
+    """The result of one load per key, kept as ``Recent`` keeps values and shared by every caller
+    that asks while it runs or is fresh; a load that failed is not kept, so the next caller loads
+    again."""
+
     def __init__(
         self,
         *,

@@ -1,14 +1,7 @@
-"""Where a player stands: the rank of a key on a board, at a cost that does not grow with the board.
-
-The entries ahead of a key are the players in higher coarse buckets, plus those in higher fine
-slots of its coarse bucket (both from counter items), plus the entries ahead of it inside its own
-fine slot, counted on the index up to the cap. In a crowded slot with tie counters
-(``app.domain.ties``), those last are the tie counts of the chunks before the key's, plus a COUNT
-inside its own chunk only; where the tie counts do not add up to the slot's counter (being built,
-or a row from before), the answer is the slot's honest range. All the reads go out together: one
-round trip, and
-when several keys are ranked at once (a submission's rank before and after on each board) each
-counter is read once. The layout and this read were chosen by simulation: docs/rank-simulation.md.
+"""Where a player stands: the rank of a key on a board, at a cost that does not grow with the board,
+from the counters of the buckets and slots ahead and a capped COUNT (or a crowded slot's tie
+counts) inside its own slot, all read in one round trip. The reads, and the simulation that chose
+the layout: docs/ranking.md, docs/rank-simulation.md.
 """
 
 from __future__ import annotations

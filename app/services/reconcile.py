@@ -1,15 +1,7 @@
-"""The reconciler: recount a board from RankIndex and bring its histogram counters back in line.
-
-A board's counters are kept by relative updates (``ADD n``) in each submission's transaction, so
-anything that changes rows without them (a seeder killed mid-way, a hand edit, a bug) leaves them
-wrong for good. ``reconcile_board`` reads the board from the index twice, reads the stored counters
-between the two passes, and reports every counter where both passes agree and the stored value does
-not; with ``apply`` it repairs exactly those, each write conditioned on the value(s) it read, so a
-submission that lands meanwhile is never overwritten (that repair is reported as skipped).
-
-The counting (``app.services.counting``) and the repair writes are shared with seeding
-(``rebuild_counters``), which rewrites a board's counters from scratch while its lease keeps
-submissions away.
+"""The reconciler: recount a board from RankIndex and bring its histogram counters back in line
+where anything changed rows without them (a seeder killed mid-way, a hand edit, a bug). Why two
+passes, and how a repair never overwrites a submission: docs/operations.md. Seeding shares the
+counting and the repair writes (``rebuild_counters``).
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """Giving every row of a board the board's order: the repair of a board that holds rows of two
-orders (a change of order that raced submissions before decision 0017 held boards through it).
-
-A row's rank key says its own order (``RankKey.order_by``); a board of two orders lists some rows
-out of place and ranks two players first. Each row of the other order is given the key of the same
-score, time and player under the board's order, on condition that it still holds the key the walk
-found (a row that moved meanwhile was written under the definition then, and is left alone). The
-slot of each row rekeyed is unsealed first, since the row leaves its tie counts' places: its ranks
-are ranges until the reconcile that follows (``leaderboard reconcile BOARD --apply``) rebuilds
-them. Each row keeps the value it holds: what a player scored under the old order is not known.
+orders, which lists some rows out of place and ranks two players first. Each row of the other
+order is given the key of the same score, time and player under the board's order (decision 0021).
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """Seeding: bulk-load a board from a checked seed file (``app.domain.seed_file``), under the
-board's lease, then rebuild its counters.
-
-``seed_board`` takes the board's seeding lease (so submissions to it get 409 and a second seeder is
-refused), registers the board (so the closed-period snapshot job finds it, as it finds a board a
-submission reached), waits out the submissions that started before the lease, writes each row by the board
-rule (only where it beats what the board holds), recounts the board from RankIndex and rewrites its
-counters, then releases the lease. From before its first row until every counter is written, the
-board's counters are marked part-written, and its ranks and player count answer 503
-(``CountsIncomplete``) rather than a rank counted from rows whose counters are not there yet. A
-seeder that fails or dies leaves its lease to expire on its own, its rows uncounted and the mark
-in place; running the seed again (or the reconciler with apply) restores the counters and clears
-it. A write DynamoDB turns away for the moment (throttled, or an item a transaction holds) is
-tried again after a backoff; a row that never lands is reported as unwritten.
+board's lease, then rebuild its counters (``seed_board``). The lease, the grace period, the mark of
+counters part-written and what a seeder that dies leaves behind: docs/operations.md.
 """
 
 from __future__ import annotations
@@ -113,8 +102,22 @@ async def seed_board(
     holder: str | None = None,
     clock: Callable[[], float] = time.time,
 ) -> SeedReport:
-    """Seed ``board`` with the checked rows of ``seed`` under the board's lease; see the module
-    docstring. Raises ``BoardBeingSeeded`` when another seeder holds the lease, ``Conflict`` when
+    """Seed ``board`` with the checked rows of ``seed`` under the board's lease.
+
+    Takes the board's seeding lease (so submissions to it get 409 and a second seeder is refused),
+    registers the board (so the closed-period snapshot job finds it, as it finds a board a
+    submission reached), waits out the submissions that started before the lease, writes each row
+    by the board rule (only where it beats what the board holds), recounts the board from
+    RankIndex and rewrites its counters, then releases the lease. From before its first row until
+    every counter is written, the board's counters are marked part-written, and its ranks and
+    player count answer 503 (``CountsIncomplete``) rather than a rank counted from rows whose
+    counters are not there yet. A seeder that fails or dies leaves its lease to expire on its
+    own, its rows uncounted and the mark in place; running the seed again (or the reconciler with
+    apply) restores the counters and clears it. A write DynamoDB turns away for the moment
+    (throttled, or an item a transaction holds) is tried again after a backoff; a row that never
+    lands is reported as unwritten.
+
+    Raises ``BoardBeingSeeded`` when another seeder holds the lease, ``Conflict`` when
     the lease is lost mid-way, ``InvalidInput`` for a board past its retention. On any failure
     (including an exception from ``progress``, or cancellation) the lease is left to expire."""
     board_id = board.board_id

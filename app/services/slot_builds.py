@@ -1,19 +1,7 @@
 """Tie counters built while a board is live: a rank read that can only answer a range in a
 crowded slot whose tie counters are missing, unsealed or short of rows has its task build (or
-repair) that one slot's in the background, so a slot that crowds is exact within seconds, with no
-operator and no wait for the hourly reconcile.
-
-A build walks only the slot's entries on RankIndex (a key range), twice, ``pass_gap_s`` apart
-(longer than the index's lag), with the slot's tie counters read between the walks; where the
-walks agree and the slot holds more than ``group`` entries, ``app.services.ties`` writes its
-counts (each conditioned on the value read between the walks), marks its rows, gives it its grain
-and cuts, and seals it last. A submission that overtakes it leaves the slot unsealed, or with
-counts the rank code finds do not add up: an honest range until the next build, never a wrong
-exact rank.
-
-``SlotBuilds`` is the per-task single flight: one build per slot at a time, and a slot tried at
-most once every ``every_s`` (a slot whose cut group has outgrown the cap stays a range however
-often it is built, and must not be read for it on every rank read).
+repair) that one slot's in the background, with no operator and no wait for the hourly reconcile
+(decision 0018).
 """
 
 from __future__ import annotations
@@ -65,9 +53,16 @@ async def build_slot_ties(
     expires_at: int | None,
     pass_gap_s: float,
 ) -> TieReport | None:
-    """Build or repair one slot's tie counters (see the module docstring); ``None`` where there
-    was nothing to do: they are whole already, the slot is not crowded, or it changed between the
-    walks."""
+    """Build or repair one slot's tie counters; ``None`` where there was nothing to do: they are
+    whole already, the slot is not crowded, or it changed between the walks.
+
+    A build walks only the slot's entries on RankIndex (a key range), twice, ``pass_gap_s`` apart
+    (longer than the index's lag), with the slot's tie counters read between the walks; where the
+    walks agree and the slot holds more than ``group`` entries, ``app.services.ties`` writes its
+    counts (each conditioned on the value read between the walks), marks its rows, gives it its
+    grain and cuts, and seals it last. A submission that overtakes it leaves the slot unsealed, or
+    with counts the rank code finds do not add up: an honest range until the next build, never a
+    wrong exact rank."""
     if await _whole(ports.counters, board_id, bucket, slot, group=group):
         return None  # its ranges are cut chunks past the cap, which no rebuild splits
     between = slot_key_range(layout, bucket, slot, order)
@@ -132,7 +127,9 @@ async def _walk(index: BoardIndex, board_id: str, between: tuple[str, str]) -> l
 class SlotBuilds:
     """Per task: at most one build of a slot at a time, each slot tried at most once every
     ``every_s``; at most ``max_slots`` remembered. ``close`` cancels the builds under way (a build
-    cut short leaves its slot unsealed: a range until the next)."""
+    cut short leaves its slot unsealed: a range until the next). A slot whose cut group has
+    outgrown the cap stays a range however often it is built, and must not be read for it on
+    every rank read."""
 
     def __init__(
         self,

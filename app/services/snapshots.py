@@ -1,22 +1,7 @@
 """Snapshots: a board's top N and player count, frozen in the Snapshots table; taken on demand and,
-once per board, when a day or week period has closed; listed newest first and read back.
-
-Taking one: read the top from RankIndex and the count from the histogram; write a membership row
-per player in it (``<player>`` / ``snap#<board>#<takenAt>``, so erasure finds the snapshot with its
-one Query by player); check with one strongly consistent read that those players' rows still exist
-(a player erased while the index still showed them is left out, and their membership removed); then
-write the snapshot item, conditionally. Memberships go first, so a snapshot is never written without
-them; a membership whose snapshot never got written is harmless, and erasure removes it. A write
-DynamoDB turns away for the moment (throttled) is tried again after a backoff.
-
-The period-closed snapshot is written in one transaction with a mark on the board's registry row,
-conditioned on the mark's absence, so however many runs overlap, each board gets one.
-
-A snapshot is one item of the store, whose size is bounded (400 KB on DynamoDB): before anything
-is written, the store measures it (``SnapshotStore.fit``). A manual snapshot whose top does not
-fit is refused (422, with what it would take and the largest top that fits); a period-closed one
-keeps the longest top that fits and says so, since a scheduled archive that fails every run is
-worse than a shorter one.
+once per board, when a day or week period has closed; listed newest first and read back. How a
+snapshot is taken, kept clear of erased players and fitted in one item: docs/operations.md and
+docs/limits-and-failures.md.
 """
 
 from __future__ import annotations
@@ -135,7 +120,8 @@ async def take_snapshot(
 
     ``reason="period-closed"`` is for a day or week board whose period has closed (``settle``
     after its end): it is taken at most once per board (``Conflict`` names the existing one), and
-    keeps the longest part of its top that fits in one item.
+    keeps the longest part of its top that fits in one item, since a scheduled archive that fails
+    every run is worse than a shorter one.
     ``NotFound`` for a board past its retention (its rows are, or are being, deleted);
     ``InvalidInput`` for a manual snapshot whose top does not fit in one item (nothing written).
     """

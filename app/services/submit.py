@@ -1,24 +1,6 @@
-"""Submitting a score: every board of the score's period set, exactly once per Idempotency-Key.
-
-Three round trips with ``rankDelta``, two without:
-
-1. one read of everything the submission decides on (``SubmissionStore.read_submission``): the
-   idempotency record, the player's row and the seeding lease of each board, the player's erasure
-   mark. A replay, a key reused with another body, a board being seeded, a player being erased are
-   answered from it;
-2. with ``rankDelta``, the ranks before and after the move on each board, from the counters as
-   they stand (the player's own move is known, so nothing waits for the write);
-3. one transaction (``commit_submission``): the completed record with the response it answers,
-   the pointer from the player to it, every board's row conditioned on the version read, and
-   their counters. A cancelled transaction (a conflict, or a row changed since it was read) is
-   re-read and retried with jittered backoff, bounded; a concurrent request with the same key
-   that lands first is replayed. A transaction DynamoDB cancels for throughput is not contention:
-   it is answered at once (503, throttled), as is any other throttled call.
-
-All of it lands or none of it does: a request cut short leaves nothing reserved and no board
-written without the others, so its retry is served at once (a replay, if the cut transaction
-landed after all). Within one process, a second request with a key whose first is still running is
-a 409, answered without a call.
+"""Submitting a score: every board of the score's period set, exactly once per Idempotency-Key, in
+one transaction that lands whole or not at all (``submit_score``; docs/architecture.md walks
+through every call).
 """
 
 from __future__ import annotations
@@ -114,8 +96,29 @@ async def submit_score(
     now_ms: int,
     confirm: Callable[[], Awaitable[BoardDefinition]] | None = None,
 ) -> SubmitResult:
-    """Submit one score; see the module docstring for its round trips (docs/architecture.md walks
-    through every call). ``confirm``: reads the variant's definition, where this process holds
+    """Submit one score: three round trips with ``rankDelta``, two without
+    (docs/architecture.md walks through every call).
+
+    1. one read of everything the submission decides on (``SubmissionStore.read_submission``):
+       the idempotency record, the player's row and the seeding lease of each board, the
+       player's erasure mark. A replay, a key reused with another body, a board being seeded, a
+       player being erased are answered from it;
+    2. with ``rankDelta``, the ranks before and after the move on each board, from the counters
+       as they stand (the player's own move is known, so nothing waits for the write);
+    3. one transaction (``commit_submission``): the completed record with the response it
+       answers, the pointer from the player to it, every board's row conditioned on the version
+       read, and their counters. A cancelled transaction (a conflict, or a row changed since it
+       was read) is re-read and retried with jittered backoff, bounded; a concurrent request with
+       the same key that lands first is replayed. A transaction DynamoDB cancels for throughput
+       is not contention: it is answered at once (503, throttled), as is any other throttled
+       call.
+
+    All of it lands or none of it does: a request cut short leaves nothing reserved and no board
+    written without the others, so its retry is served at once (a replay, if the cut transaction
+    landed after all). Within one process, a second request with a key whose first is still
+    running is a 409, answered without a call.
+
+    ``confirm``: reads the variant's definition, where this process holds
     none; ``definition`` is then a guess (the default), the read goes out beside the first round
     trip's, and a wrong guess costs one more round trip before anything is written."""
     achieved_ms = _checked_achieved_at(submission, policy, now_ms)

@@ -1,32 +1,7 @@
-"""Building and repairing a board's tie counters (``app.domain.ties``) from a walk of its index.
-
-The reconciler, the seeder and a live slot build (``app.services.slot_builds``) walk the entries
-of a slot; for each crowded slot (more than ``group`` entries), ``reconcile_ties`` makes the
-slot's tie counters what the walk saw, keeping one rule: **the tie counts count exactly the rows
-marked with the slot's grain**. Submissions keep it (a marked row's move changes its counts in its
-own transaction; an unmarked row's touches none), so the counts add up to the slot's fine counter
-exactly when every row in the slot is marked, and are then true. A build keeps it too:
-
-1. it takes the slot's seal off (rank reads give the slot's range until it is back on);
-2. the grain: the slot's own if it has one (a grain never changes, so rows counted at it stay
-   right), else the largest that leaves no chunk over ``group`` entries;
-3. each level-A and level-B count, set conditioned on the value read between the caller's two
-   walks, so a submission landing after that read either shows in the second walk (the slot is
-   then not built) or has changed the value read (the write fails its condition: skipped), and is
-   never overwritten;
-4. every row of the slot not yet marked with the grain is marked (and its version bumped, so a
-   submission that read it before is retried, reading the mark); a row whose mark does not land
-   (it moved since the walk, or DynamoDB kept refusing) is counted but unmarked, so its count is
-   taken back out;
-5. the slot's grain item, if it had none: from then on submissions count the slot's rows in its
-   tie counters as they change them;
-6. last, only where every write above landed, the seal.
-
-Rank reads trust a slot's tie counts only where it is sealed and they add up to its fine counter,
-so a build that a submission overtakes at any point leaves an honest range for that slot until the
-next build, never a wrong rank. Without ``apply`` nothing is written: the report says what would
-be. A write DynamoDB turns away for the moment (throttled, or a transaction holding the item) is
-tried again after a backoff; one that never lands is reported as unwritten.
+"""Building and repairing a board's tie counters (``app.domain.ties``) from a walk of its index,
+for the reconciler, the seeder and a live slot build (``app.services.slot_builds``). A build keeps
+one rule: the tie counts count exactly the rows marked with the slot's grain, and they are trusted
+only once a whole build has sealed them (decision 0019, docs/operations.md).
 """
 
 from __future__ import annotations
@@ -191,10 +166,34 @@ async def _build(
     expires_at: int | None,
     gate: asyncio.Semaphore,
 ) -> TieReport:
-    """Steps 1 to 6 of the module docstring for one slot: each count (``wanted``: the walk's
-    value and the one read), each row's mark (and the count of a row whose mark did not land
-    taken back), the grain where it had none and the new cuts (``new_cuts``, ``None`` where
-    there is neither), and the seal where every one of them landed."""
+    """Build one slot: each count (``wanted``: the walk's value and the one read), each row's
+    mark (and the count of a row whose mark did not land taken back), the grain where it had none
+    and the new cuts (``new_cuts``, ``None`` where there is neither), and the seal where every
+    one of them landed.
+
+    Submissions keep the rule (a marked row's move changes its counts in its own transaction; an
+    unmarked row's touches none), so the counts add up to the slot's fine counter exactly when
+    every row in the slot is marked, and are then true. The build keeps it too:
+
+    1. it takes the slot's seal off (rank reads give the slot's range until it is back on);
+    2. the grain: the slot's own if it has one (a grain never changes, so rows counted at it stay
+       right), else the largest that leaves no chunk over ``group`` entries;
+    3. each level-A and level-B count, set conditioned on the value read between the caller's two
+       walks, so a submission landing after that read either shows in the second walk (the slot
+       is then not built) or has changed the value read (the write fails its condition:
+       skipped), and is never overwritten;
+    4. every row of the slot not yet marked with the grain is marked (and its version bumped, so
+       a submission that read it before is retried, reading the mark); a row whose mark does not
+       land (it moved since the walk, or DynamoDB kept refusing) is counted but unmarked, so its
+       count is taken back out;
+    5. the slot's grain item, if it had none: from then on submissions count the slot's rows in
+       its tie counters as they change them;
+    6. last, only where every write above landed, the seal.
+
+    So a build that a submission overtakes at any point leaves an honest range for that slot
+    until the next build, never a wrong rank. A write DynamoDB turns away for the moment
+    (throttled, or a transaction holding the item) is tried again after a backoff; one that never
+    lands is reported as unwritten."""
     bucket, slot, grain = report.bucket, report.slot, report.grain
     if report.was_sealed:
         unsealed = await _gated(gate, lambda: counters.unseal_ties(board_id, bucket, slot))

@@ -348,9 +348,9 @@ def client_config(
 @functools.cache
 def _local_session() -> aioboto3.Session:
     """One session for the process's clients of a local endpoint (given their credentials, so it
-    resolves none): a new one reads DynamoDB's service model and endpoint rules again, about 80 ms
-    a client, which a process that opens many (the tests, the benchmark) paid for each. It holds
-    no event loop's state. A client on AWS gets a session of its own, which resolves the credential
+    resolves none): a new one reads DynamoDB's service model and endpoint rules again, a cost a
+    process that opens many clients (the tests, the benchmark) would pay for each. It holds no
+    event loop's state. A client on AWS gets a session of its own, which resolves the credential
     chain as the environment is when it is made; the service makes one."""
     return aioboto3.Session()
 

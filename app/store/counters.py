@@ -1,23 +1,6 @@
-"""A board's histogram counters (the ``CounterStore`` port, and the counter reads of ranking).
-
-- a coarse counter: ``hist#<board>#c<shard>`` / ``<bucket:04d>``, attribute ``n``; a board's
-  coarse counters are spread over shards (several partition keys, so they do not cap a board's
-  writes), each write picks a shard of its process's share (``item_locks.ItemLocks``), and a count
-  is the sum over shards;
-- a fine counter: ``hist#<board>#f<bucket:04d>`` / ``<slot:04d>``, attribute ``n``;
-- a crowded slot's tie counters, in a partition of their own (``app.store.ties``, whose
-  ``TieItems`` this class extends);
-- the board's mark of counters part-written, ``hist#<board>#c0`` / ``incomplete``: set by a seed
-  or a counter rebuild before its first write and deleted once every counter is written, it sits
-  in the first coarse shard's partition, so every rank and player count reads it with the
-  counters, at no extra call, and gets ``CountsIncomplete`` while it is there.
-
-Counters change by relative updates (``ADD n``) inside the transaction that changes a row
-(``CounterChanges``, used by the standings module for submissions and erasures alike), and are set
-outright, conditioned on the value read, by the reconciler and the seeder. Such a write leaves its
-own id (``setBy``) on the item, so that when botocore resends it after a lost answer, and the
-resend fails its condition, the write knows the item as its own. Day and week counters carry
-their board's ``expiresAt``.
+"""A board's histogram counters (the ``CounterStore`` port, and the counter reads of ranking):
+coarse counters spread over shards, a fine counter per slot, a crowded slot's tie counters and the
+board's mark of counters part-written, all in the Scores table (``CounterItems``; docs/ranking.md).
 """
 
 from __future__ import annotations
@@ -77,6 +60,27 @@ class CounterChanges:
 
 
 class CounterItems(TieItems):
+    """The counter items of every board of a table:
+
+    - a coarse counter: ``hist#<board>#c<shard>`` / ``<bucket:04d>``, attribute ``n``; a board's
+      coarse counters are spread over shards (several partition keys, so they do not cap a
+      board's writes), each write picks a shard of its process's share (``item_locks.ItemLocks``),
+      and a count is the sum over shards;
+    - a fine counter: ``hist#<board>#f<bucket:04d>`` / ``<slot:04d>``, attribute ``n``;
+    - a crowded slot's tie counters, in a partition of their own (``app.store.ties``, whose
+      ``TieItems`` this class extends);
+    - the board's mark of counters part-written, ``hist#<board>#c0`` / ``incomplete``: set by a
+      seed or a counter rebuild before its first write and deleted once every counter is written,
+      it sits in the first coarse shard's partition, so every rank and player count reads it with
+      the counters, at no extra call, and gets ``CountsIncomplete`` while it is there.
+
+    Counters change by relative updates (``ADD n``) inside the transaction that changes a row
+    (``CounterChanges``, used by the standings module for submissions and erasures alike), and are
+    set outright, conditioned on the value read, by the reconciler and the seeder. Such a write
+    leaves its own id (``setBy``) on the item, so that when botocore resends it after a lost
+    answer, and the resend fails its condition, the write knows the item as its own. Day and week
+    counters carry their board's ``expiresAt``."""
+
     def __init__(self, dynamo: Dynamo, *, table: str, shards: int, locks: ItemLocks) -> None:
         super().__init__(dynamo, table=table)
         self._shards = shards

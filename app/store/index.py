@@ -1,9 +1,7 @@
-"""Reads of RankIndex (the ``BoardIndex`` port, and the ``RankReader`` port with the counters).
-
-RankIndex is keyed ``leaderboardId`` / ``rankKey`` and projects ``displayName``, ``country`` and
-``lastPlayedAt``; only standings carry a ``rankKey``, so only they are on it. A rank key's string
-order is the board order, so every read here is one ascending (or, for the players just ahead,
-descending) Query with nothing sorted afterwards. Reads of a GSI are eventually consistent.
+"""Reads of RankIndex (the ``BoardIndex`` port, and the ``RankReader`` port with the counters). A rank
+key's string order is the board order, so every read here is one ascending (or, for the players
+just ahead, descending) Query with nothing sorted afterwards, eventually consistent as every read
+of a GSI is.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""Keeps this process's own transactions from colliding on a counter item.
-
-DynamoDB cancels a transaction that touches an item another transaction is working on
-(``TransactionConflict``). Two submissions of one process that would share a counter item wait for
-each other here instead, and a coarse counter goes to a shard of this process's share (half the
-shards, moved off an item another task wrote at the same time), so tasks under one burst settle on
-different shards. A burst from one task turns into a queue per hot item rather than a
-storm of cancelled transactions; conflicts with other tasks remain, and the service retries those.
+"""Keeps this process's own transactions from colliding on a counter item, so that a burst from one
+task turns into a queue per hot item rather than a storm of cancelled transactions (``ItemLocks``).
 """
 
 from __future__ import annotations
@@ -17,6 +11,13 @@ from contextlib import asynccontextmanager
 
 
 class ItemLocks:
+    """DynamoDB cancels a transaction that touches an item another transaction is working on
+    (``TransactionConflict``). Two submissions of one process that would share a counter item wait
+    for each other here instead, and a coarse counter goes to a shard of this process's share
+    (half the shards, moved off an item another task wrote at the same time), so tasks under one
+    burst settle on different shards. Conflicts with other tasks remain, and the service retries
+    those."""
+
     def __init__(self, rng: random.Random | None = None) -> None:
         self._held: dict[str, tuple[asyncio.Lock, int]] = {}
         self._rng = rng or random.Random()
@@ -38,8 +39,7 @@ class ItemLocks:
 
         The coin is what lets two tasks part: when both are cancelled on the same shard and both
         always moved, each would step into the other's old place and meet again; with the coin,
-        one of them moves alone soon enough. Two tasks on 4 shards are apart after about two
-        answers (``tests/unit/test_item_locks.py``)."""
+        one of them moves alone soon enough (``tests/unit/test_item_locks.py`` bounds how soon)."""
         if planned_in != self.epoch or conflicted not in self._share(candidates):
             return  # already answered, or the share has left that shard
         self.epoch += 1

@@ -2,14 +2,6 @@
 adapter sends, so that what DynamoDB would refuse is found before it is sent. moto, which the
 tests and the embedded backend run on, counts its own way (no list or map overhead, a number by
 its text, 405,000 bytes at most) and stores items DynamoDB refuses.
-
-The rules are DynamoDB's documented ones ("Item sizes and formats" in the developer guide): an
-attribute is its name's UTF-8 bytes plus its value; a string is its UTF-8 bytes, a binary its raw
-bytes, null and a Boolean 1 byte; a list or map is 3 bytes, plus 1 byte per element, plus its
-elements (a map's element is its name and its value). A number is documented only as "about" 1
-byte per two significant digits plus 1: it is counted here in pairs of digits as they fall about
-the decimal point (DynamoDB keeps numbers in base-100 digits), which is the documented figure or
-1 byte more, never less, so a check with it errs on the side of refusing.
 """
 
 from __future__ import annotations
@@ -29,7 +21,16 @@ _ELEMENT = 1
 
 
 def item_size(item: Mapping[str, AttributeValueTypeDef]) -> int:
-    """The item's size in bytes, as DynamoDB counts it against ``ITEM_LIMIT_BYTES``."""
+    """The item's size in bytes, as DynamoDB counts it against ``ITEM_LIMIT_BYTES``.
+
+    The rules are DynamoDB's documented ones ("Item sizes and formats" in the developer guide):
+    an attribute is its name's UTF-8 bytes plus its value; a string is its UTF-8 bytes, a binary
+    its raw bytes, null and a Boolean 1 byte; a list or map is 3 bytes, plus 1 byte per element,
+    plus its elements (a map's element is its name and its value). A number is documented only
+    as "about" 1 byte per two significant digits plus 1: it is counted here in pairs of digits as
+    they fall about the decimal point (DynamoDB keeps numbers in base-100 digits), which is the
+    documented figure or 1 byte more, never less, so a check with it errs on the side of
+    refusing."""
     return sum(_utf8(name) + value_size(value) for name, value in item.items())
 
 

@@ -1,15 +1,6 @@
-"""API keys in DynamoDB: the ``KeyStore`` port over the Scores table.
-
-A key is one bookkeeping item, ``apikey#<sha256 hex>`` / ``apikey``, with ``name``, ``scopes`` (a
-list of strings), ``createdAt`` and, once revoked, ``revokedAt`` (ISO 8601 UTC, milliseconds, ``Z``).
-It has no ``rankKey``, so it never reaches RankIndex, and its partition key cannot be a player's
-(player ids never hold ``#``). Only the digest is stored, never the key.
-
-Authentication reads one item by its digest (GetItem, eventually consistent: the authenticator
-caches answers for seconds anyway). Listing has no index to query (the table is keyed by playerId
-first, and a key's playerId is its digest), so it is a Scan of the whole table filtered to
-``leaderboardId = apikey``: it reads, and is billed for, every item. That is for operators' tools,
-never a request path.
+"""API keys in DynamoDB: the ``KeyStore`` port over the Scores table, one bookkeeping item per key
+(``apikey#<sha256 hex>`` / ``apikey``), never on RankIndex and never in a player's partition. Only
+the digest is stored, never the key (docs/security.md).
 """
 
 from __future__ import annotations
@@ -88,7 +79,10 @@ class KeyItems:
         return None if item is None else _key_from_item(item)
 
     async def list_keys(self) -> list[StoredKey]:
-        """Every key, revoked or not: a consistent Scan of the table (see the module docstring)."""
+        """Every key, revoked or not: a consistent Scan of the table. Listing has no index to query
+        (the table is keyed by playerId first, and a key's playerId is its digest), so it is a
+        Scan of the whole table filtered to ``leaderboardId = apikey``: it reads, and is billed
+        for, every item. That is for operators' tools, never a request path."""
         items = await self._dynamo.scan_all(
             "listing the API keys",
             TableName=self._table,

@@ -1,10 +1,9 @@
 """Idempotency records (the ``RequestStore`` port, and the record a submission's transaction
 writes): ``<player>`` / ``idem#<client>#<key>``, with ``requestHash``, ``status`` (``completed``),
-``response`` (the stored outcome) and ``expiresAt`` (TTL).
-
-A record lives in its player's partition: erasure finds it with its one Query by player, and a
-submission writes no pointer to it. So a key is scoped to the calling client and the player. It has
-no ``rankKey``, so it never reaches RankIndex.
+``response`` (the stored outcome) and ``expiresAt`` (TTL). A record lives in its player's
+partition, where erasure finds it with its one Query by player and no pointer to it is needed, so
+a key is scoped to the calling client and the player; it has no ``rankKey``, so it never reaches
+RankIndex.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""Snapshots and their membership rows (the ``SnapshotStore`` port).
-
-- Snapshots table: ``<board>`` / ``<takenAt>`` with ``reason``, ``playerCount``, ``topN`` and
-  ``entries`` (a list of maps ``rank``, ``playerId``, ``displayName``, ``country``, ``score``,
-  ``achievedAt``; null where unknown or erased). No TTL: snapshots are the archive.
-- Scores table, snapshot membership: ``<player>`` / ``snap#<board>#<takenAt>`` with ``createdAt``
-  (epoch seconds); no ``rankKey``, so never on RankIndex. Erasure finds a player's snapshots with
-  its one Query by player through these.
-
-A period-closed snapshot is written in one transaction with a mark on the board's registry row.
-A snapshot is one item, so at most 400 KB (``item_sizes``): ``fit`` says whether it fits and how
-many of its entries would, before anything is written.
+"""Snapshots and their membership rows (the ``SnapshotStore`` port): one item per snapshot in the
+Snapshots table (``<board>`` / ``<takenAt>``, no TTL: snapshots are the archive), and for each
+player in it a membership row in the Scores table (``<player>`` / ``snap#<board>#<takenAt>``,
+never on RankIndex) through which erasure finds a player's snapshots. A snapshot is one item, so
+at most 400 KB (``item_sizes``): ``fit`` says whether it fits, and how many of its entries would,
+before anything is written.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """Players' rows on boards (the ``StandingStore`` port): ``<player>`` / ``<board>``, the only items
-with a ``rankKey`` (so the only ones on RankIndex), plus ``version`` (bumped on every write, so a
-write conditioned on the version read fails if anything wrote in between), ``displayName``,
-``country``, ``lastPlayedAt``, ``context`` and ``expiresAt`` (day and week boards). Rows written by
-earlier versions may also hold ``lastRequest``, ``lastImproved``, ``lastPreviousBest`` (read by
-nothing now; seeding removes them).
-
-A row changes together with its counters, in one transaction: a submission's put (``row_put``, in
-the submission's transaction: ``app.store.submissions``) and an erasure's delete
-(``delete_standing``, which also checks that no seeding lease holds the board). A seeded row is
-one UpdateItem, conditioned by the board's operator (``best``: only a better key; ``latest``: only
-a later ``achievedMs``; ``sum``: the seed sets the total); it bumps ``version``, removes what the
-last submission left, which described the old value, and names its seed (``seededBy``), so that
-botocore's resend of it after a lost answer is told as this seed's own write.
+with a ``rankKey`` (so the only ones on RankIndex), each written together with its counters, or
+(a seeded row) conditioned by the board's operator (``StandingItems``).
 """
 
 from __future__ import annotations
@@ -40,6 +29,9 @@ if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
 
 _LAST_WRITE_ATTRIBUTES = ("lastRequest", "lastImproved", "lastPreviousBest", "context")
+"""What a seeded row removes: what the last submission left (``context``), which described the old
+value, and ``lastRequest``, ``lastImproved`` and ``lastPreviousBest``, which a row may hold and
+nothing reads."""
 
 
 def _seed_condition(operator: Operator) -> str | None:
@@ -61,6 +53,19 @@ def _seed_condition(operator: Operator) -> str | None:
 
 
 class StandingItems:
+    """A row holds ``rankKey``, ``version`` (bumped on every write, so a write conditioned on the
+    version read fails if anything wrote in between), ``displayName``, ``country``,
+    ``lastPlayedAt``, ``context`` and ``expiresAt`` (day and week boards).
+
+    A row changes together with its counters, in one transaction: a submission's put
+    (``row_put``, in the submission's transaction: ``app.store.submissions``) and an erasure's
+    delete (``delete_standing``, which also checks that no seeding lease holds the board). A
+    seeded row is one UpdateItem, conditioned by the board's operator (``best``: only a better
+    key; ``latest``: only a later ``achievedMs``; ``sum``: the seed sets the total); it bumps
+    ``version``, removes what the last submission left, which described the old value, and names
+    its seed (``seededBy``), so that botocore's resend of it after a lost answer is told as this
+    seed's own write."""
+
     def __init__(self, dynamo: Dynamo, *, table: str, counters: CounterItems) -> None:
         self._dynamo = dynamo
         self._table = table
@@ -111,7 +116,7 @@ class StandingItems:
         self, standing: Standing, *, counters: Sequence[CounterDelta], now_s: int
     ) -> None:
         values: dict[str, AttributeValueTypeDef] = {":k": s(standing.entry.key.encode())}
-        if standing.version == 0:  # a row from before versions were kept
+        if standing.version == 0:  # a row that carries no version
             condition = "rankKey = :k AND attribute_not_exists(version)"
         else:
             condition = "rankKey = :k AND version = :v"

@@ -1,13 +1,7 @@
-"""A submission, read in one call and written in one transaction (the ``SubmissionStore`` port).
-
-Reading: one strongly consistent BatchGetItem of the idempotency record, the player's row and the
-seeding lease of every board, and the player's erasure mark. A replay, a refusal (a key reused, a
-board being seeded, a player being erased) costs that one call.
-
-Writing: one TransactWriteItems of the completed record (``requests.record_put``, in the player's
-partition, where erasure finds it), and per board the row conditioned on the version read
-(``standings.row_put``) with its counters' ``ADD`` (``counters.CounterItems.changes``). All of it lands or none of it does:
-no key is ever left reserved, no board written without the others.
+"""A submission, read in one call and written in one transaction (the ``SubmissionStore`` port): one
+strongly consistent BatchGetItem of everything it decides on, so a replay or a refusal costs that
+one call, and one TransactWriteItems of the completed record and every board's row with its
+counters, which lands whole or not at all (docs/architecture.md walks through both).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 RANK_INDEX = "RankIndex"
 TIE_GRAIN_ATTRIBUTE = "tieGrain"
 """On a row counted in its slot's tie counters: its tie mark (``app.domain.ties``: the grain, and
-the cut of its chunk, if cut; kept under this name, rows marked before cuts hold the grain)."""
+the cut of its chunk, if cut; named for the grain, which is the whole mark in an uncut chunk)."""
 RANK_INDEX_PROJECTED = ("displayName", "country", "lastPlayedAt", TIE_GRAIN_ATTRIBUTE)
 TTL_ATTRIBUTE = "expiresAt"
 

@@ -1,10 +1,7 @@
 """The ports: what the use cases need of storage, one ``Protocol`` per family of items, and the
-records that cross them. ``app/store`` implements every port over DynamoDB (one module per family);
-unit tests use small fakes. The composition root (``app/bootstrap.py``) bundles the adapters into a
-``Stores`` typed by these ports, which is all the service layer and the API ever see.
-
-Every method may raise ``Unavailable`` (or ``Throttled``) when DynamoDB does not answer, and
-``StoreRejected`` when it refuses a request as malformed (a bug of ours). The ports live by
+records that cross them; ``app/store`` implements every port over DynamoDB, unit tests with small
+fakes. Every method may raise ``Unavailable`` (or ``Throttled``) when DynamoDB does not answer,
+and ``StoreRejected`` when it refuses a request as malformed (a bug of ours). The ports live by
 family in ``players``, ``ranking`` and ``operations``; all are named here, where everything
 imports them from.
 """
@@ -70,7 +67,8 @@ class Readiness(Protocol):
 
 @dataclass(frozen=True)
 class Stores:
-    """Every port, as the composition root built it: one client, one bound on calls in flight."""
+    """Every port, as the composition root (``app/bootstrap.py``) built it: one client, one bound
+    on calls in flight. It is all the service layer and the API ever see of storage."""
 
     submissions: SubmissionStore
     erasures: ErasureMarks
