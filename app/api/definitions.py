@@ -19,13 +19,13 @@ from app.api.deps import (
 from app.api.invalid import invalid_input, validation_errors
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
-    RESERVED_GAMES,
     BoardDefinitionIn,
     BoardDefinitionOut,
     DefaultDefinitionOut,
     VariantsOut,
     problem_responses,
 )
+from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import InvalidInput
 
 router = APIRouter(route_class=StrictQueryRoute)

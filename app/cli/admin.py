@@ -11,12 +11,12 @@ from pydantic import ValidationError
 
 from app.api.invalid import invalid_input, validation_errors
 from app.api.schemas import (
-    RESERVED_GAMES,
     BoardDefinitionIn,
     BoardDefinitionOut,
 )
 from app.bootstrap import Runtime
 from app.domain.keys import is_valid_id
+from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import InvalidInput
 
 

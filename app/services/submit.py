@@ -26,6 +26,7 @@ from app.domain.models import (
 )
 from app.domain.periods import Board, Period
 from app.domain.ranks import ExactRank, Rank, RankQuery
+from app.domain.storage_keys import record_sort_key
 from app.domain.submission import PlannedWrite, Submission, plan_board_write
 from app.domain.ties import SlotTies
 from app.errors import (
@@ -125,7 +126,7 @@ async def submit_score(
     key = RankKey(submission.score, achieved_ms, submission.player_id, definition.order)
     key.encode()  # refuses anything the index could not order (in either order)
     moment = from_ms(achieved_ms)
-    record_id = f"idem#{client}#{idempotency_key}"
+    record_id = record_sort_key(client, idempotency_key)
 
     def writer(rules: BoardDefinition) -> _Writer:
         return _Writer(

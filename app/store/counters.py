@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.domain.models import CounterDelta
+from app.domain.storage_keys import coarse_pk, fine_pk, tie_pk
 from app.errors import CountsIncomplete
 from app.services.ports import (
     CoarseItem,
@@ -24,7 +25,7 @@ from app.services.ports import (
 from app.store.client import ConditionFailedWithItem, Dynamo
 from app.store.item_locks import ItemLocks
 from app.store.items import get_n, get_s, key, n, s
-from app.store.ties import TieItems, tie_pk
+from app.store.ties import TieItems
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
@@ -35,14 +36,6 @@ READ_CONCURRENCY = 16
 INCOMPLETE = -1
 """Where ``_partition`` says it met the board's mark of counters part-written."""
 """Counter partitions queried at once when a board's counters are read whole."""
-
-
-def coarse_pk(board_id: str, shard: int) -> str:
-    return f"hist#{board_id}#c{shard}"
-
-
-def fine_pk(board_id: str, bucket: int) -> str:
-    return f"hist#{board_id}#f{bucket:04d}"
 
 
 INCOMPLETE_SORT_KEY = "incomplete"

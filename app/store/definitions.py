@@ -11,16 +11,13 @@ from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import Order
 from app.domain.periods import PeriodKind
+from app.domain.storage_keys import definition_pk
 from app.services.ports import StoredDefinition
 from app.store.client import Dynamo
 from app.store.items import Item, get_n, get_s, key, n, s
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
-
-
-def _partition(game: str) -> str:
-    return f"definition#{game}"
 
 
 class DefinitionItems:
@@ -30,7 +27,7 @@ class DefinitionItems:
 
     async def get_definition(self, game: str, variant: str) -> StoredDefinition | None:
         item = await self._dynamo.get_item(
-            "reading the board definition", table=self._table, key=key(_partition(game), variant)
+            "reading the board definition", table=self._table, key=key(definition_pk(game), variant)
         )
         return None if item is None else _stored(game, item)
 
@@ -39,7 +36,7 @@ class DefinitionItems:
             "reading the game's board definitions",
             TableName=self._table,
             KeyConditionExpression="playerId = :p",
-            ExpressionAttributeValues={":p": s(_partition(game))},
+            ExpressionAttributeValues={":p": s(definition_pk(game))},
             ConsistentRead=True,
         )
         return [_stored(game, item) for item in items]
@@ -49,7 +46,7 @@ class DefinitionItems:
     ) -> StoredDefinition:
         defined_at = iso_ms(to_ms(datetime.now(UTC)))
         item: dict[str, AttributeValueTypeDef] = {
-            **key(_partition(game), variant),
+            **key(definition_pk(game), variant),
             "order": s(definition.order.value),
             "operator": s(definition.operator.value),
             "periods": {"L": [s(p.value) for p in definition.periods]},

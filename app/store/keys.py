@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.domain.clock import iso_ms, to_ms
+from app.domain.storage_keys import API_KEY_PREFIX, KEYS_SORT_KEY, api_key_pk
 from app.errors import ConditionFailed, InvalidInput, NotFound
 from app.services.ports import StoredKey
 from app.store.client import ConditionFailedWithItem, Dynamo
@@ -19,8 +20,6 @@ from app.store.items import Item, get_s, key, s
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
 
-KEYS_SORT_KEY = "apikey"
-"""The ``leaderboardId`` of every key item: no board can be called that (board ids hold ``#``)."""
 
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 
@@ -28,7 +27,7 @@ _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 def key_pk(digest: str) -> str:
     if not _DIGEST.fullmatch(digest):
         raise ValueError("a key digest is 64 lowercase hex characters")
-    return f"apikey#{digest}"
+    return api_key_pk(digest)
 
 
 def _now_ms() -> int:
@@ -87,7 +86,7 @@ class KeyItems:
             "listing the API keys",
             TableName=self._table,
             FilterExpression="leaderboardId = :keys AND begins_with(playerId, :prefix)",
-            ExpressionAttributeValues={":keys": s(KEYS_SORT_KEY), ":prefix": s("apikey#")},
+            ExpressionAttributeValues={":keys": s(KEYS_SORT_KEY), ":prefix": s(API_KEY_PREFIX)},
             # Consistent, so that a key made a moment ago can be revoked a moment later.
             ConsistentRead=True,
         )
@@ -145,7 +144,7 @@ def _key_from_item(item: Item) -> StoredKey:
     pk = get_s(item, "playerId") or ""
     scopes = item.get("scopes", {}).get("L", [])
     return StoredKey(
-        digest=pk.removeprefix("apikey#"),
+        digest=pk.removeprefix(API_KEY_PREFIX),
         name=get_s(item, "name") or "",
         scopes=tuple(scope["S"] for scope in scopes if "S" in scope),
         created_at=get_s(item, "createdAt") or "",

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.domain.clock import iso_ms, to_ms
+from app.domain.storage_keys import lease_pk
 from app.services.ports import Lease
 from app.store.client import ConditionFailedWithItem, Dynamo
 from app.store.items import Item, get_n, get_s, key, n, s
@@ -24,7 +25,7 @@ _FREE = "attribute_not_exists(playerId) OR expiresAt <= :now"
 
 
 def lease_key(board_id: str) -> dict[str, AttributeValueTypeDef]:
-    return key(f"seedlock#{board_id}", board_id)
+    return key(lease_pk(board_id), board_id)
 
 
 def no_live_lease(table: str, board_id: str, *, now_s: int) -> dict[str, Any]:

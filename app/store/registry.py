@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.domain.clock import iso_ms, to_ms
+from app.domain.storage_keys import REGISTRY_PK
 from app.services.ports import RegisteredBoard
 from app.store.client import Dynamo
 from app.store.items import get_n, get_s, key, n, s
@@ -18,8 +19,6 @@ from app.store.tables import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
-
-REGISTRY_PK = "registry#boards"
 
 
 def registry_key(board_id: str) -> dict[str, AttributeValueTypeDef]:

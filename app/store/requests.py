@@ -15,8 +15,6 @@ from app.store.client import Dynamo
 from app.store.items import Item, get_n, get_s, key, n, s
 from app.store.tables import TTL_ATTRIBUTE
 
-RECORD_PREFIX = "idem#"
-
 
 def record_put(
     table: str,

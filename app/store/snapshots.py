@@ -17,6 +17,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from app.domain.clock import to_ms
+from app.domain.storage_keys import membership_sk
 from app.errors import ConditionFailed
 from app.services.ports import Snapshot, SnapshotEntry, SnapshotFit, SnapshotSummary
 from app.store.client import ConditionFailedWithItem, Dynamo, TransactionItemsCancelled
@@ -27,18 +28,6 @@ from app.store.tables import TableNames
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
-
-MEMBERSHIP_PREFIX = "snap#"
-
-
-def membership_sk(board_id: str, taken_at: str) -> str:
-    return f"{MEMBERSHIP_PREFIX}{board_id}#{taken_at}"
-
-
-def parse_membership_sk(sort_key: str) -> tuple[str, str]:
-    """``snap#<board>#<takenAt>`` back to the board and the time (a time holds no ``#``)."""
-    board_id, _, taken_at = sort_key.removeprefix(MEMBERSHIP_PREFIX).rpartition("#")
-    return board_id, taken_at
 
 
 class SnapshotItems:

@@ -13,6 +13,12 @@ from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Standing, StandingWrite
 from app.domain.seed_file import SeedRow
+from app.domain.storage_keys import (
+    ERASING_SORT_KEY,
+    MEMBERSHIP_PREFIX,
+    RECORD_PREFIX,
+    parse_membership_sk,
+)
 from app.errors import LeaseHeld
 from app.services.ports import Membership, PlayerRecord, PlayerRows, RowOutcome
 from app.store.client import ConditionFailedWithItem, Dynamo, TransactionItemsCancelled
@@ -21,8 +27,7 @@ from app.store.index import entry_of
 from app.store.items import Item, get_n, get_s, key, n, s
 from app.store.items import key as item_key
 from app.store.leases import no_live_lease
-from app.store.requests import RECORD_PREFIX, record_of
-from app.store.snapshots import MEMBERSHIP_PREFIX, parse_membership_sk
+from app.store.requests import record_of
 from app.store.tables import TIE_GRAIN_ATTRIBUTE, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -309,11 +314,6 @@ def standing_of(item: Item) -> Standing:
         expires_at=get_n(item, TTL_ATTRIBUTE),
         tie_mark=get_n(item, TIE_GRAIN_ATTRIBUTE),
     )
-
-
-ERASING_SORT_KEY = "erasing"
-"""``<player>`` / ``erasing``: the mark on a player while they are erased (no board id can be
-this: board ids hold ``#``)."""
 
 
 def erasing_key(player_id: str) -> dict[str, AttributeValueTypeDef]:

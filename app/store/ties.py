@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from app.domain.storage_keys import tie_pk
 from app.domain.ties import LEVEL_A, SlotTies, TieCounts
 from app.errors import ConditionFailed
 from app.services.ports import StoredTies
@@ -30,10 +31,6 @@ def _unsealed(items: list[Item]) -> tuple[list[Item], bool]:
     """A tie partition's count items, and whether its seal was among them."""
     counts = [i for i in items if get_s(i, "leaderboardId") != SEAL_SORT_KEY]
     return counts, len(counts) != len(items)
-
-
-def tie_pk(board_id: str, bucket: int, slot: int) -> str:
-    return f"hist#{board_id}#t{bucket:04d}#{slot:04d}"
 
 
 GRAIN_SORT_KEY = "grain"

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from app.domain.keys import SCORE_CEILING, RankKey, score_prefix
+from app.domain.storage_keys import coarse_pk, fine_pk
 
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
@@ -54,13 +55,13 @@ def item_bytes(attributes: Mapping[str, str | int]) -> int:
 
 def coarse_item_bytes(shard: int, bucket: int, n: int) -> int:
     return item_bytes(
-        {"playerId": f"hist#{BOARD_ID}#c{shard}", "leaderboardId": f"{bucket:04d}", "n": n}
+        {"playerId": coarse_pk(BOARD_ID, shard), "leaderboardId": f"{bucket:04d}", "n": n}
     )
 
 
 def fine_item_bytes(bucket: int, slot: int, n: int) -> int:
     return item_bytes(
-        {"playerId": f"hist#{BOARD_ID}#f{bucket:04d}", "leaderboardId": f"{slot:04d}", "n": n}
+        {"playerId": fine_pk(BOARD_ID, bucket), "leaderboardId": f"{slot:04d}", "n": n}
     )
 
 

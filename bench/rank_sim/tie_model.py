@@ -8,8 +8,8 @@ from typing import Final
 import numpy as np
 
 from app.domain.keys import score_prefix
+from app.domain.storage_keys import tie_pk
 from app.domain.ties import MAX_GRAIN, TiePlace
-from app.store.ties import tie_pk
 from bench.rank_sim.boards import Board
 from bench.rank_sim.costs import (
     BOARD_ID,

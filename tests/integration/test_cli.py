@@ -19,9 +19,9 @@ from app.cli import build_parser, main
 from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey
 from app.domain.periods import Board
+from app.domain.storage_keys import coarse_pk, fine_pk
 from app.services.registry import register_board
 from app.store.client import open_client
-from app.store.counters import coarse_pk, fine_pk
 from app.store.tables import TTL_ATTRIBUTE, TableNames, table_specs
 from tests.support import counter_total, put_wide_rows, scores_items
 

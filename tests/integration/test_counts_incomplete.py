@@ -12,10 +12,10 @@ import pytest
 
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
+from app.domain.storage_keys import coarse_pk
 from app.services.progress import Stage
 from app.services.seeding import SeedPorts, seed_board
 from app.settings import Settings
-from app.store.counters import coarse_pk
 from tests.conftest import Service
 from tests.integration.test_reconcile import add_to_counter
 from tests.integration.test_seeding import BOARD, board_rows, csv_text, parse, policy, spread

@@ -13,8 +13,8 @@ import pytest
 
 from app.bootstrap import Runtime
 from app.domain.periods import Board, Period, PeriodKind
+from app.domain.storage_keys import coarse_pk
 from app.services.registry import register_board
-from app.store.counters import coarse_pk
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, make_settings, serve
 from tests.faults import install

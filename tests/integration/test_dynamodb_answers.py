@@ -19,13 +19,13 @@ from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
+from app.domain.storage_keys import coarse_pk, fine_pk
 from app.services import retries
 from app.services.keys import digest_of
 from app.services.reconcile import ReconcileReport
 from app.services.seeding import seed_board
 from app.services.snapshots import take_snapshot
 from app.settings import Settings
-from app.store.counters import coarse_pk, fine_pk
 from tests.conftest import ADMIN_KEY, Service
 from tests.faults import (
     Profile,

@@ -21,11 +21,11 @@ from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
+from app.domain.storage_keys import coarse_pk, fine_pk
 from app.services import slot_builds
 from app.services.seeding import seed_board
 from app.services.snapshots import take_snapshot
 from app.settings import Settings
-from app.store.counters import coarse_pk, fine_pk
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, Service, make_settings, serve
 from tests.faults import Faithful

@@ -11,10 +11,10 @@ from typing import Any
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board, Period, PeriodKind
+from app.domain.storage_keys import coarse_pk
 from app.services.live_reconcile import LiveReconcileReport, ReconcilePorts, reconcile_live_boards
 from app.services.ports import CoarseItem, CounterItem, CounterStore
 from app.services.registry import register_board
-from app.store.counters import coarse_pk
 from app.store.tables import TableNames
 from tests.conftest import Service
 from tests.integration.test_cli import _run

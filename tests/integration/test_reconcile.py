@@ -17,6 +17,7 @@ from app.domain.buckets import BucketLayout
 from app.domain.models import Entry, Page
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
+from app.domain.storage_keys import coarse_pk, fine_pk
 from app.errors import BoardBeingSeeded
 from app.services.counting import CounterCell
 from app.services.ports import (
@@ -31,7 +32,6 @@ from app.services.progress import Stage
 from app.services.reconcile import CounterDifference, ReconcileReport
 from app.services.seeding import SeedPorts, seed_board
 from app.settings import Settings
-from app.store.counters import coarse_pk, fine_pk
 from tests.conftest import Service
 from tests.integration.test_seeding import (
     assert_counters_match_board,

@@ -18,6 +18,7 @@ from aiobotocore.awsrequest import AioAWSResponse
 
 from app.bootstrap import Runtime
 from app.domain.periods import Board, Period
+from app.domain.storage_keys import MEMBERSHIP_PREFIX
 from app.services.registry import register_board
 from app.services.snapshots import (
     ShortenedSnapshot,
@@ -27,7 +28,6 @@ from app.services.snapshots import (
     snapshot_closed_periods,
 )
 from app.store.item_sizes import ITEM_LIMIT_BYTES
-from app.store.snapshots import MEMBERSHIP_PREFIX
 from tests.conftest import ADMIN_KEY, Service
 from tests.faults import install, rejected
 from tests.support import WIDEST_NAME, put_wide_rows, wide_player

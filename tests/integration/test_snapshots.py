@@ -18,6 +18,7 @@ from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing, StandingWrite
 from app.domain.periods import Board, Period, PeriodKind
+from app.domain.storage_keys import REGISTRY_PK, membership_sk
 from app.errors import Conflict, InvalidInput, NotFound
 from app.services.ports import BoardIndex, IndexedKey, RegisteredBoard, SnapshotEntry
 from app.services.registry import BoardRegistrar, register_board
@@ -28,8 +29,6 @@ from app.services.snapshots import (
     snapshot_closed_periods,
     take_snapshot,
 )
-from app.store.registry import REGISTRY_PK
-from app.store.snapshots import membership_sk
 from app.store.tables import RANK_INDEX
 from tests.support import put_row, scores_items
 

@@ -22,7 +22,6 @@ from app.api.schemas.boards import (
     rank_out,
 )
 from app.api.schemas.common import (
-    RESERVED_GAMES,
     Country,
     DisplayName,
     GameId,
@@ -60,7 +59,6 @@ from app.api.schemas.scores import (
 )
 
 __all__ = [
-    "RESERVED_GAMES",
     "AroundEntryOut",
     "AroundOut",
     "BoardDefinitionIn",

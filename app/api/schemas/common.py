@@ -17,9 +17,9 @@ from pydantic.alias_generators import to_camel
 
 from app.api.patterns import COUNTRY_PATTERN, DISPLAY_NAME_PATTERN
 from app.domain.keys import ID_PATTERN, SCORE_CEILING
+from app.domain.storage_keys import RESERVED_GAMES
 
 Id = Annotated[str, Field(pattern=ID_PATTERN, examples=["player_123"])]
-RESERVED_GAMES = frozenset({"idem", "snap", "hist", "seedlock", "registry", "apikey"})
 
 
 def _not_reserved(game: str) -> str:

@@ -1,0 +1,92 @@
+"""The Scores table's one key scheme: the partition key (``playerId``) and sort key
+(``leaderboardId``) of every kind of item, and the game names the API refuses because they are
+its prefixes."""
+
+from __future__ import annotations
+
+# ---- in a player's partition (``<player>``), beside their rows (sort key: the board id) --------
+
+RECORD_PREFIX = "idem#"
+"""``<player>`` / ``idem#<client>#<key>``: an idempotency record."""
+
+MEMBERSHIP_PREFIX = "snap#"
+"""``<player>`` / ``snap#<board>#<takenAt>``: the player is in that snapshot."""
+
+ERASING_SORT_KEY = "erasing"
+"""``<player>`` / ``erasing``: the mark on a player while they are erased (no board id can be
+this: board ids hold ``#``)."""
+
+
+def record_sort_key(client: str, idempotency_key: str) -> str:
+    return f"{RECORD_PREFIX}{client}#{idempotency_key}"
+
+
+def membership_sk(board_id: str, taken_at: str) -> str:
+    return f"{MEMBERSHIP_PREFIX}{board_id}#{taken_at}"
+
+
+def parse_membership_sk(sort_key: str) -> tuple[str, str]:
+    """``snap#<board>#<takenAt>`` back to the board and the time (a time holds no ``#``)."""
+    board_id, _, taken_at = sort_key.removeprefix(MEMBERSHIP_PREFIX).rpartition("#")
+    return board_id, taken_at
+
+
+# ---- partitions of their own (a player id holds no ``#``) ------------------------------------------
+
+HISTOGRAM_PREFIX = "hist#"
+"""A board's counters and tie counters: ``hist#<board>#...``."""
+
+LEASE_PREFIX = "seedlock#"
+"""``seedlock#<board>`` / ``<board>``: a board's seeding lease."""
+
+REGISTRY_PK = "registry#boards"
+"""``registry#boards`` / ``<board>``: every board registered."""
+
+DEFINITION_PREFIX = "definition#"
+"""``definition#<game>`` / ``<variant>``: a variant's definition."""
+
+API_KEY_PREFIX = "apikey#"
+"""``apikey#<digest>`` / ``apikey``: an API key."""
+
+KEYS_SORT_KEY = "apikey"
+"""The ``leaderboardId`` of every key item: no board can be called that (board ids hold ``#``)."""
+
+
+def coarse_pk(board_id: str, shard: int) -> str:
+    return f"{HISTOGRAM_PREFIX}{board_id}#c{shard}"
+
+
+def fine_pk(board_id: str, bucket: int) -> str:
+    return f"{HISTOGRAM_PREFIX}{board_id}#f{bucket:04d}"
+
+
+def tie_pk(board_id: str, bucket: int, slot: int) -> str:
+    return f"{HISTOGRAM_PREFIX}{board_id}#t{bucket:04d}#{slot:04d}"
+
+
+def lease_pk(board_id: str) -> str:
+    return f"{LEASE_PREFIX}{board_id}"
+
+
+def definition_pk(game: str) -> str:
+    return f"{DEFINITION_PREFIX}{game}"
+
+
+def api_key_pk(digest: str) -> str:
+    return f"{API_KEY_PREFIX}{digest}"
+
+
+RESERVED_GAMES = frozenset(
+    prefix.split("#")[0]
+    for prefix in (
+        RECORD_PREFIX,
+        MEMBERSHIP_PREFIX,
+        HISTOGRAM_PREFIX,
+        LEASE_PREFIX,
+        REGISTRY_PK,
+        DEFINITION_PREFIX,
+        API_KEY_PREFIX,
+    )
+)
+"""Game names that would begin a board id (``<game>#<variant>#<period>``) with a prefix of the
+scheme: the API refuses them."""
