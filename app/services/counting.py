@@ -8,7 +8,6 @@ import asyncio
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Literal
 
 from app.domain.buckets import BucketLayout
 from app.errors import Unavailable
@@ -17,24 +16,6 @@ from app.services.progress import Progress
 
 PAGE_SIZE = 1000
 """Entries per RankIndex page when counting (DynamoDB also stops a page at 1 MB)."""
-
-
-@dataclass(frozen=True)
-class CounterCell:
-    """One counter of the histogram as a count: a coarse bucket (``slot`` is ``None``, summed over
-    shards) or one fine slot of a coarse bucket."""
-
-    bucket: int
-    slot: int | None = None
-
-    @property
-    def level(self) -> Literal["coarse", "fine"]:
-        return "coarse" if self.slot is None else "fine"
-
-    @property
-    def sort_key(self) -> tuple[int, int]:
-        """Bucket order, a coarse bucket before its fine slots."""
-        return (self.bucket, -1 if self.slot is None else self.slot)
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ from typing import Literal, TypeVar
 import structlog
 
 from app.domain.buckets import BucketLayout
+from app.domain.counts import CounterCell, CounterDifference, compare_counts
 from app.domain.periods import Board, board_expiry_s
 from app.errors import BoardBeingSeeded, ConditionFailed, ItemBusy, Throttled
-from app.services.counting import BoardCount, CounterCell, count_board
+from app.services.counting import BoardCount, count_board
 from app.services.fanout import all_or_none
 from app.services.ports import (
     BoardIndex,
@@ -44,15 +45,6 @@ WRITE_CONCURRENCY = 16
 
 
 # ---- comparing and repairing --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CounterDifference:
-    """A counter whose stored value (coarse: summed over shards) is not what the board holds."""
-
-    cell: CounterCell
-    stored: int
-    counted: int
 
 
 @dataclass(frozen=True)
@@ -134,7 +126,12 @@ async def reconcile_board(
     second = await count_board(
         index, board_id, layout=layout, progress=progress, size_hint=first.total, tie_group=ties
     )
-    differences, unsettled = compare_counts(first, second, stored)
+    differences, unsettled = compare_counts(
+        first,
+        second,
+        stored_coarse={b: stored.coarse_total(b) for b in stored.coarse_buckets},
+        stored_fine=stored.fine,
+    )
     report = ReconcileReport(
         board_id=board_id,
         applied=apply,
@@ -191,33 +188,6 @@ async def reconcile_board(
         unwritten=len(report.unwritten),
     )
     return report
-
-
-def compare_counts(
-    first: BoardCount, second: BoardCount, stored: StoredCounters
-) -> tuple[list[CounterDifference], list[CounterCell]]:
-    """The differences (where both passes agree) and the cells where the passes disagree."""
-    differences: list[CounterDifference] = []
-    unsettled: list[CounterCell] = []
-    for bucket in sorted(set(first.coarse) | set(second.coarse) | stored.coarse_buckets):
-        counted = first.coarse.get(bucket, 0)
-        if counted != second.coarse.get(bucket, 0):
-            unsettled.append(CounterCell(bucket))
-            continue
-        total = stored.coarse_total(bucket)
-        if total != counted:
-            differences.append(CounterDifference(CounterCell(bucket), total, counted))
-    for bucket, slot in sorted(set(first.fine) | set(second.fine) | set(stored.fine)):
-        counted = first.fine.get((bucket, slot), 0)
-        if counted != second.fine.get((bucket, slot), 0):
-            unsettled.append(CounterCell(bucket, slot))
-            continue
-        value = stored.fine.get((bucket, slot), 0)
-        if value != counted:
-            differences.append(CounterDifference(CounterCell(bucket, slot), value, counted))
-    differences.sort(key=lambda d: d.cell.sort_key)
-    unsettled.sort(key=lambda c: c.sort_key)
-    return differences, unsettled
 
 
 RepairResult = Literal["repaired", "skipped", "unwritten"]

@@ -14,12 +14,12 @@ import pytest
 
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
+from app.domain.counts import CounterCell, CounterDifference
 from app.domain.models import Entry, Page
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.domain.storage_keys import coarse_pk, fine_pk
 from app.errors import BoardBeingSeeded
-from app.services.counting import CounterCell
 from app.services.ports import (
     BoardIndex,
     CounterItem,
@@ -29,7 +29,7 @@ from app.services.ports import (
     StoredTies,
 )
 from app.services.progress import Stage
-from app.services.reconcile import CounterDifference, ReconcileReport
+from app.services.reconcile import ReconcileReport
 from app.services.seeding import SeedPorts, seed_board
 from app.settings import Settings
 from tests.conftest import Service

@@ -11,10 +11,10 @@ from pydantic import (
 from app.api.schemas.common import (
     CamelModel,
 )
-from app.services.counting import CounterCell
+from app.domain.counts import CounterCell, CounterDifference
 from app.services.erasure import ErasureReport
 from app.services.ports import Snapshot, SnapshotSummary
-from app.services.reconcile import CounterDifference, ReconcileReport
+from app.services.reconcile import ReconcileReport
 from app.services.seeding import SeedReport
 from app.services.ties import TieReport
 
