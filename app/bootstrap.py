@@ -22,11 +22,11 @@ from app.domain import ties
 from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition
 from app.domain.principal import Principal
+from app.services.api_keys import ApiKeys, digest_of
 from app.services.auth import KeyAuthenticator
 from app.services.boards import PlayerCounts
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.definitions import Definitions
-from app.services.keys import ApiKeys, digest_of
 from app.services.leaderboard import Leaderboard
 from app.services.operations import Operations
 from app.services.policies import (
@@ -43,12 +43,12 @@ from app.services.rules import BoardRules, DefinePorts
 from app.services.slot_builds import SlotBuildPorts, SlotBuilds
 from app.services.submissions import Submissions
 from app.settings import Settings
+from app.store.api_keys import KeyItems
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
 from app.store.definitions import DefinitionItems
 from app.store.index import IndexReads, RankReads
 from app.store.item_locks import ItemLocks
-from app.store.keys import KeyItems
 from app.store.leases import LeaseItems
 from app.store.registry import RegistryItems
 from app.store.requests import RequestItems

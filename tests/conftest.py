@@ -31,7 +31,7 @@ from app.bootstrap import Runtime, open_runtime
 from app.local.embedded import EmbeddedDynamo
 from app.logging import configure_logging
 from app.main import create_app
-from app.services.keys import digest_of
+from app.services.api_keys import digest_of
 from app.settings import ApiKeyEntry, Settings
 from app.store.client import open_client
 from app.store.tables import TableNames

@@ -884,7 +884,7 @@ def _iso_now() -> str:
 
 
 class MemoryKeys:
-    """``KeyStore``: keys by digest, as ``app/store/keys.py`` keeps them."""
+    """``KeyStore``: keys by digest, as ``app/store/api_keys.py`` keeps them."""
 
     def __init__(self) -> None:
         self.keys: dict[str, StoredKey] = {}

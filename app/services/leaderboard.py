@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.services.keys import ApiKeys
+from app.services.api_keys import ApiKeys
 from app.services.operations import Operations
 from app.services.ports import Readiness
 from app.services.reads import BoardReads

@@ -16,7 +16,7 @@ from app.errors import InvalidInput, NotFound
 from app.services.definitions import Definitions
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, RankReader, StandingStore
-from app.services.rank import rank_many, rank_of
+from app.services.rank_reads import rank_many, rank_of
 from app.services.slot_builds import SlotBuilds
 
 

@@ -51,7 +51,7 @@ from app.services.ports import (
     SubmissionStore,
     SubmissionWrite,
 )
-from app.services.rank import rank_many
+from app.services.rank_reads import rank_many
 from app.services.registry import BoardRegistrar
 from app.services.retries import wait_before
 

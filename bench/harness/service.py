@@ -16,7 +16,7 @@ from fastapi import FastAPI
 
 from app.bootstrap import Runtime
 from app.main import create_app
-from app.services.keys import digest_of
+from app.services.api_keys import digest_of
 from app.settings import ApiKeyEntry, Settings
 from app.store.tables import TableNames
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from app.bootstrap import Runtime
 from app.domain.clock import iso_ms
-from app.services.keys import digest_of
+from app.services.api_keys import digest_of
 from app.settings import ApiKeyEntry, Settings
 from app.store.tables import TableNames
 from tests.conftest import SUBMIT_KEY, Service, make_settings, serve

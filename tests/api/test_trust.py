@@ -10,7 +10,7 @@ import httpx
 import structlog
 
 from app.bootstrap import Runtime
-from app.services.keys import KeyInfo, create_api_key, digest_of, list_api_keys, revoke_api_key
+from app.services.api_keys import KeyInfo, create_api_key, digest_of, list_api_keys, revoke_api_key
 from app.services.ports import KeyStore
 from app.store.tables import TableNames
 from tests.conftest import SUBMIT_KEY, Service, make_settings, serve

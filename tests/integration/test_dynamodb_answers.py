@@ -21,7 +21,7 @@ from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.domain.storage_keys import coarse_pk, fine_pk
 from app.services import retries
-from app.services.keys import digest_of
+from app.services.api_keys import digest_of
 from app.services.reconcile import ReconcileReport
 from app.services.seeding import seed_board
 from app.services.snapshots import take_snapshot

@@ -9,16 +9,16 @@ import pytest
 
 from app.bootstrap import Runtime
 from app.errors import ConditionFailed, InvalidInput, NotFound, Unauthorized, Unavailable
-from app.services.auth import KeyAuthenticator
-from app.services.keys import (
+from app.services.api_keys import (
     create_api_key,
     digest_of,
     list_api_keys,
     revoke_api_key,
 )
+from app.services.auth import KeyAuthenticator
 from app.services.ports import KeyStore
+from app.store.api_keys import KeyItems
 from app.store.client import Dynamo
-from app.store.keys import KeyItems
 from app.store.tables import RANK_INDEX
 from tests.support import scores_items
 

@@ -25,13 +25,13 @@ from app.services.ports import (
     SubmissionWrite,
     TieItem,
 )
+from app.store.api_keys import KeyItems
 from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.definitions import DefinitionItems
 from app.store.index import IndexReads
 from app.store.item_locks import ItemLocks
 from app.store.items import key
-from app.store.keys import KeyItems
 from app.store.leases import LeaseItems
 from app.store.registry import RegistryItems
 from app.store.requests import RequestItems

@@ -18,13 +18,13 @@ from app.bootstrap import build_authenticator
 from app.domain.clock import iso_ms
 from app.domain.principal import Principal
 from app.errors import InvalidInput, LeaderboardError, NotFound, Unauthorized, Unavailable
-from app.services.auth import KeyAuthenticator
-from app.services.keys import (
+from app.services.api_keys import (
     create_api_key,
     digest_of,
     list_api_keys,
     revoke_api_key,
 )
+from app.services.auth import KeyAuthenticator
 from app.services.ports import StoredKey
 from app.settings import ApiKeyEntry, Settings
 

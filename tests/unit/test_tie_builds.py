@@ -37,7 +37,7 @@ from app.services.ports import (
     StoredTies,
     TieItem,
 )
-from app.services.rank import rank_of
+from app.services.rank_reads import rank_of
 from app.services.slot_builds import SlotBuildPorts, build_slot_ties
 
 LAYOUT = BucketLayout(coarse=8, fine=3)
