@@ -55,6 +55,7 @@ from app.services.ports import (
     Stores,
     SubmissionState,
     SubmissionWrite,
+    TablesReport,
 )
 
 
@@ -1074,10 +1075,24 @@ class MemorySnapshots:
 
 
 class MemoryTables:
-    """``Readiness``: ``down`` makes ``ping`` answer as tables that do not."""
+    """``TableAdmin``: ``down`` makes ``ping`` answer as tables that do not."""
 
     def __init__(self) -> None:
         self.down = False
+        self.created = False
+        self.protected = False
+
+    async def create_tables(self, *, deletion_protection: bool = False) -> TablesReport:
+        names = ["scores", "snapshots"]
+        newly_protected = deletion_protection and self.created and not self.protected
+        report = TablesReport(
+            created=[] if self.created else names,
+            protected=names if newly_protected else [],
+            unchanged=names if self.created and not newly_protected else [],
+        )
+        self.created = True
+        self.protected = self.protected or deletion_protection
+        return report
 
     async def ping(self) -> None:
         if self.down:

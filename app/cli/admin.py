@@ -21,7 +21,8 @@ from app.errors import InvalidInput
 
 
 async def run_create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
-    report = await runtime.table_admin.create_tables(deletion_protection=args.deletion_protection)
+    operations = runtime.leaderboard.operations
+    report = await operations.create_tables(deletion_protection=args.deletion_protection)
     print("created: " + (", ".join(report.created) if report.created else "nothing"))
     if report.ttl_enabled:
         print("TTL turned on: " + ", ".join(report.ttl_enabled))

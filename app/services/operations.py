@@ -18,7 +18,7 @@ from app.services.live_reconcile import (
     reconcile_live_boards,
 )
 from app.services.policies import Policies, SeedPolicy
-from app.services.ports import Snapshot, Stores
+from app.services.ports import Snapshot, Stores, TablesReport
 from app.services.progress import Progress
 from app.services.reconcile import ReconcileReport, reconcile_board
 from app.services.rekey import RekeyReport, rekey_board
@@ -146,6 +146,10 @@ class Operations:
             settle=self._policies.settle,
             top_n=top,
         )
+
+    async def create_tables(self, *, deletion_protection: bool = False) -> TablesReport:
+        """Both tables where missing (an operator's setup, never a request's)."""
+        return await self._stores.tables.create_tables(deletion_protection=deletion_protection)
 
     async def erase(self, player_id: str, *, now: datetime) -> ErasureReport:
         """The player, everywhere (idempotent): see ``app.services.erasure``."""

@@ -10,7 +10,7 @@ idempotency records, histogram counters and seeding leases. Snapshots (``leaderb
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import (
@@ -23,6 +23,7 @@ from botocore.exceptions import (
 )
 
 from app.errors import StoreRejected, Unavailable
+from app.services.ports import TablesReport
 from app.store.client import Dynamo
 
 if TYPE_CHECKING:
@@ -119,19 +120,6 @@ def not_ready_cause(error: BaseException | None) -> str:  # noqa: PLR0911 - a re
             return f"the credentials were refused ({code}): {message}"
         return f"DynamoDB answered {code}: {message}"
     return f"DynamoDB did not answer: {error!r}"
-
-
-@dataclass(frozen=True)
-class TablesReport:
-    """What ``create_tables`` did, by table name."""
-
-    created: list[str] = field(default_factory=list)
-    protected: list[str] = field(default_factory=list)
-    """Existing tables whose deletion protection it turned on."""
-    ttl_enabled: list[str] = field(default_factory=list)
-    """Existing tables whose TTL it turned on (a table it creates gets it as it is created)."""
-    unchanged: list[str] = field(default_factory=list)
-    """Existing tables it left as they were."""
 
 
 class Tables:

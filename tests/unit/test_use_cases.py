@@ -11,7 +11,7 @@ import pytest
 
 from app.bootstrap import build_leaderboard, build_policies, build_slot_builds
 from app.domain.clock import iso_ms, to_ms
-from app.domain.definitions import BoardDefinition
+from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import Order
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.ranks import ExactRank, Rank
@@ -25,7 +25,10 @@ from app.errors import (
     Unauthorized,
     Unavailable,
 )
+from app.services.demo import load_demo
 from app.services.leaderboard import Leaderboard
+from app.services.ports import StoredDefinition
+from app.services.slot_builds import SlotBuilds
 from app.settings import Settings
 from tests.fakes import MemoryStores
 
@@ -84,6 +87,11 @@ def _service(settings: Settings | None = None) -> Service:
         settings, stores, policies, build_slot_builds(settings, stores, policies)
     )
     return Service(leaderboard, fakes, datetime.now(UTC))
+
+
+def _slot_builds(service: Service) -> SlotBuilds:
+    settings = Settings()
+    return build_slot_builds(settings, service.fakes.stores, build_policies(settings))
 
 
 def _exact(rank: Rank | None) -> int | None:
@@ -249,3 +257,58 @@ async def test_the_service_is_ready_only_while_the_tables_answer() -> None:
     service.fakes.tables.down = True
     with pytest.raises(Unavailable):
         await service.leaderboard.ping()
+
+
+async def test_a_closed_days_board_gets_its_snapshot_once() -> None:
+    service = _service()
+    three_days_ago = service.now - timedelta(days=3)
+    day = Board(GAME, VARIANT, Period.containing(PeriodKind.DAY, three_days_ago))
+    definition = await service.leaderboard.rules.for_submitting(GAME, VARIANT)
+    at = iso_ms(to_ms(three_days_ago))
+    text = "playerId,score,achievedAt\n" + "".join(f"{p},{s},{at}\n" for p, s in SCORES.items())
+    seed = parse_seed_text(text, board=day, now=service.now, definition=definition)
+    await service.leaderboard.operations.seed(day, seed)
+
+    operations = service.leaderboard.operations
+    report = await operations.snapshot_closed_periods(now=service.now, top=3)
+    assert [(s.board_id, [e.player_id for e in s.entries]) for s in report.taken] == [
+        (day.board_id, BEST_FIRST[:3])
+    ]
+    again = await operations.snapshot_closed_periods(now=service.now, top=3)
+    assert (again.taken, again.already_taken) == ([], [day.board_id])
+
+
+async def test_the_registered_variants_are_held_before_a_request_asks() -> None:
+    service = _service()
+    await service.submit("ann", 300)  # registers the variant's boards
+    rules = service.leaderboard.rules
+    laps = BoardDefinition(operator=Operator.LATEST, periods=(PeriodKind.ALLTIME,))
+    service.fakes.definitions.stored[(GAME, VARIANT)] = StoredDefinition(
+        GAME, VARIANT, laps, "2026-12-01T00:00:00.000Z"
+    )  # defined on another task
+    rebuilt = build_leaderboard(
+        Settings(), service.fakes.stores, build_policies(Settings()), _slot_builds(service)
+    )
+    assert await rebuilt.rules.hold_registered() == (1, 1)
+    reads = service.fakes.definitions.reads
+    assert (await rebuilt.rules.for_reading(GAME, VARIANT)).operator is Operator.LATEST
+    assert service.fakes.definitions.reads == reads  # held: no read of its own
+    assert (await rules.show(GAME, VARIANT)).definition != laps  # this task's copy, until it lapses
+
+
+async def test_the_demo_fills_its_boards_through_the_same_methods() -> None:
+    service = _service()
+    boards = await load_demo(service.leaderboard, players=12)
+    assert len(boards) == len(set(boards)) == 10
+    for board_id in boards:
+        board = Board.from_id(board_id)
+        assert await service.top(board), board_id
+    assert await service.leaderboard.rules.variants("kart")  # the demo defined its variants
+
+
+async def test_the_tables_are_created_once() -> None:
+    service = _service()
+    operations = service.leaderboard.operations
+    assert (await operations.create_tables()).created == ["scores", "snapshots"]
+    again = await operations.create_tables(deletion_protection=True)
+    assert (again.created, again.protected) == ([], ["scores", "snapshots"])

@@ -8,7 +8,7 @@ imports them from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.services.ports.operations import (
@@ -66,6 +66,27 @@ class Readiness(Protocol):
 
 
 @dataclass(frozen=True)
+class TablesReport:
+    """What ``create_tables`` did, by table name."""
+
+    created: list[str] = field(default_factory=list)
+    protected: list[str] = field(default_factory=list)
+    """Existing tables whose deletion protection it turned on."""
+    ttl_enabled: list[str] = field(default_factory=list)
+    """Existing tables whose TTL it turned on (a table it creates gets it as it is created)."""
+    unchanged: list[str] = field(default_factory=list)
+    """Existing tables it left as they were."""
+
+
+class TableAdmin(Readiness, Protocol):
+    """Both tables as a whole: whether they answer, and creating them (an operator's command and
+    the embedded backend, never a request)."""
+
+    async def create_tables(self, *, deletion_protection: bool = False) -> TablesReport:
+        """Create whatever is missing, TTL on; turn deletion protection on where asked."""
+
+
+@dataclass(frozen=True)
 class Stores:
     """Every port, as the composition root (``app/bootstrap.py``) built it: one client, one bound
     on calls in flight. It is all the service layer and the API ever see of storage."""
@@ -82,7 +103,7 @@ class Stores:
     registry: BoardRegistry
     definitions: DefinitionStore
     keys: KeyStore
-    tables: Readiness
+    tables: TableAdmin
 
 
 __all__ = [
@@ -126,5 +147,7 @@ __all__ = [
     "SubmissionState",
     "SubmissionStore",
     "SubmissionWrite",
+    "TableAdmin",
+    "TablesReport",
     "TieItem",
 ]
