@@ -312,3 +312,24 @@ async def test_the_tables_are_created_once() -> None:
     assert (await operations.create_tables()).created == ["scores", "snapshots"]
     again = await operations.create_tables(deletion_protection=True)
     assert (again.created, again.protected) == ([], ["scores", "snapshots"])
+
+
+async def test_a_board_of_two_orders_is_given_its_own() -> None:
+    """Rows written under a descending definition, on a board that now ranks ascending (a change
+    raced by submissions): the reconciler's rekey gives each row the board's order."""
+    service = _service()
+    for player, score in SCORES.items():
+        await service.submit(player, score)
+    board = service.alltime
+    ascending = BoardDefinition(order=Order.ASC)
+    operations = service.leaderboard.operations
+    found = await operations.rekey(board, ascending, apply=False)
+    assert (found.found, found.rekeyed) == (5, 0)
+    done = await operations.rekey(board, ascending, apply=True)
+    assert (done.found, done.rekeyed) == (5, 5)
+    await operations.reconcile(board, ascending, apply=True)
+    page = await service.leaderboard.reads.top(
+        board, ascending, limit=10, cursor=None, now=service.now
+    )
+    assert [r.entry.player_id for r in page.entries] == BEST_FIRST[::-1]
+    assert (await operations.rekey(board, ascending, apply=False)).found == 0
