@@ -72,3 +72,15 @@ def test_a_first_submission_puts_the_player_on_whatever_the_operator() -> None:
 def test_a_definition_refuses_what_the_contract_does(fields: dict[str, object]) -> None:
     with pytest.raises(ValueError, match=r"\S"):
         BoardDefinition(**fields)  # type: ignore[arg-type]
+
+
+def test_the_contract_spells_every_member_of_the_enums() -> None:
+    from typing import get_args
+
+    from app.api.schemas.definitions import OperatorName, OrderName, PeriodName
+    from app.domain.keys import Order
+    from app.domain.periods import PeriodKind
+
+    assert set(get_args(OperatorName)) == {o.value for o in Operator}
+    assert set(get_args(OrderName)) == {o.value for o in Order}
+    assert set(get_args(PeriodName)) == {k.value for k in PeriodKind}

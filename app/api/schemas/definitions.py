@@ -26,6 +26,10 @@ from app.domain.keys import Order
 from app.domain.periods import PeriodKind
 
 PeriodName = Literal["alltime", "day", "week", "month"]
+OrderName = Literal["desc", "asc"]
+OperatorName = Literal["best", "latest", "sum"]
+"""The enums' values as the contract spells them (``PeriodKind``, ``Order``, ``Operator``; a test
+holds each to its enum, so a new member cannot be left out of the API)."""
 RetentionDays = Annotated[
     StrictInt,
     # The bounds before the validator, as for Score.
@@ -44,10 +48,10 @@ class BoardDefinitionIn(CamelModel):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
 
-    order: Literal["desc", "asc"] = Field(
+    order: OrderName = Field(
         default="desc", description="desc: higher is better; asc: lower is better"
     )
-    operator: Literal["best", "latest", "sum"] = Field(
+    operator: OperatorName = Field(
         default="best",
         description="best: keep the best score; latest: the latest achievedAt replaces; "
         "sum: each accepted submission adds to the player's total",
@@ -83,8 +87,8 @@ class BoardDefinitionIn(CamelModel):
 class BoardDefinitionOut(CamelModel):
     game: str
     variant: str
-    order: Literal["desc", "asc"]
-    operator: Literal["best", "latest", "sum"]
+    order: OrderName
+    operator: OperatorName
     periods: list[PeriodName]
     retention_days: int
     defined: bool = Field(description="false: the variant has none and follows the default")
@@ -107,8 +111,8 @@ class BoardDefinitionOut(CamelModel):
 
 
 class DefaultDefinitionOut(CamelModel):
-    order: Literal["desc", "asc"]
-    operator: Literal["best", "latest", "sum"]
+    order: OrderName
+    operator: OperatorName
     periods: list[PeriodName]
     retention_days: int
 
