@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from app import telemetry
 from app.api import admin, boards, definitions, health, scores, snapshots
+from app.api.cors import PublicReadsCors
 from app.api.deps import AppState
 from app.api.docs import install_docs
 from app.api.middleware import RequestContext
@@ -129,6 +130,9 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
     app.router.route_class = StrictQueryRoute  # the app's own routes (the viewer's, /docs)
+    if settings.browser_origins:
+        # Inside RequestContext: a preflight is logged, counted and held to the deadline too.
+        app.add_middleware(PublicReadsCors, origins=settings.browser_origins)
     app.add_middleware(
         RequestContext,
         deadline=settings.request_deadline_seconds,

@@ -21,6 +21,9 @@ from app.domain.definitions import Operator
 from app.domain.keys import Order
 from app.domain.periods import PeriodKind
 
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?")
+"""A browser origin as CORS compares it: scheme, host and port, no path."""
+
 
 class ApiKeyEntry(BaseModel):
     """One configured API key: its name (the client identity), the SHA-256 hex digest of the
@@ -218,6 +221,13 @@ class Settings(BaseSettings):
         "timeout, or it reuses a connection the server just closed (a 502)",
     )
 
+    cors_origins: list[str] | None = Field(
+        default=None,
+        description="origins whose pages may read the public boards from a browser (`GET` under "
+        '`/v1/`, no credentials): a JSON list, `["https://game.example"]`, or `["*"]` for any; '
+        "unset: any outside production, none in production. The viewer's own origin needs none",
+        json_schema_extra={"shown_default": "any outside production, none in production"},
+    )
     api_keys: list[ApiKeyEntry] = Field(
         default_factory=list,
         description='JSON list of `{"name", "sha256", "scopes"}`; scopes `submit:<game>`, '
@@ -274,6 +284,25 @@ class Settings(BaseSettings):
             "`/tmp/leaderboard-<uid>/embedded.json`"
         },
     )
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        for origin in value:
+            if origin != "*" and not _ORIGIN.fullmatch(origin):
+                raise ValueError(
+                    f"{origin!r} is not an origin: scheme://host[:port], no path, or *"
+                )
+        return value
+
+    @property
+    def browser_origins(self) -> list[str]:
+        """The origins CORS lets read the public boards."""
+        if self.cors_origins is not None:
+            return self.cors_origins
+        return [] if self.environment == "production" else ["*"]
 
     @field_validator("periods")
     @classmethod
