@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 from fastapi import FastAPI
 
-from app import telemetry
+from app import __version__, telemetry
 from app.api import admin, boards, definitions, health, scores, snapshots
 from app.api.cors import PublicReadsCors
 from app.api.deps import AppState
@@ -118,7 +118,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
 
     app = FastAPI(
         title="Leaderboard",
-        version="1.0.0",
+        version=__version__,
         summary="Game leaderboards on DynamoDB: scores in, exact boards and ranks out.",
         lifespan=lifespan,
         # Swagger UI from the service's own copy (install_docs), never a CDN; no ReDoc, whose

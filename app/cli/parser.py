@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from app import __version__
 from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import Order
 
@@ -102,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"leaderboard {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "-v", "--verbose", action="store_true", help="log info lines too (on stderr)"
