@@ -44,6 +44,18 @@ from typing import Any, ClassVar, Literal
 PROBLEM_JSON = "application/problem+json"
 
 
+def problem_types() -> dict[str, tuple[int, str]]:
+    """Every problem ``type`` the service answers with, by slug: its status and title."""
+    found: dict[str, tuple[int, str]] = {}
+    waiting: list[type[LeaderboardError]] = [LeaderboardError]
+    while waiting:
+        cls = waiting.pop()
+        waiting.extend(cls.__subclasses__())
+        if "slug" in cls.__dict__ and cls.slug not in found:
+            found[cls.slug] = (cls.status, cls.title)
+    return dict(sorted(found.items()))
+
+
 def problem_document(
     *,
     status: int,
@@ -106,6 +118,13 @@ class IdempotencyKeyMissing(BadRequest):
 
 class InvalidCursor(BadRequest):
     title, slug = "Invalid cursor", "invalid-cursor"
+
+
+class CorsRefused(BadRequest):
+    """A browser's preflight asked for more than reading the public boards: another method, a
+    header such as ``Authorization``, or an origin not allowed (docs/security.md)."""
+
+    title, slug = "Cross-origin request refused", "cors-refused"
 
 
 class Unauthorized(LeaderboardError):

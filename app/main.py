@@ -18,6 +18,8 @@ from app.api.cors import PublicReadsCors
 from app.api.deps import AppState
 from app.api.docs import install_docs
 from app.api.middleware import RequestContext
+from app.api.openapi import install_openapi
+from app.api.problem_types import install_problem_pages
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
 from app.api.readiness import StartupJobs
@@ -119,6 +121,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     app = FastAPI(
         title="Leaderboard",
         version=__version__,
+        license_info={"name": "MIT", "identifier": "MIT"},
         summary="Game leaderboards on DynamoDB: scores in, exact boards and ranks out.",
         lifespan=lifespan,
         # Swagger UI from the service's own copy (install_docs), never a CDN; no ReDoc, whose
@@ -144,6 +147,8 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     )
     install_problem_handlers(app)
     install_docs(app)
+    install_problem_pages(app)
+    install_openapi(app)
     install_viewer(app)
     for module in (scores, health, boards, definitions, admin, snapshots):
         app.include_router(module.router)

@@ -12,7 +12,7 @@ from app.api.deps import (
     BoardDep,
     LeaderboardDep,
     NowDep,
-    PathId,
+    PlayerPath,
     ReadDefinitionDep,
     StateDep,
     WriteDefinitionDep,
@@ -28,11 +28,12 @@ from app.api.schemas import (
 )
 from app.domain.seed_file import parse_seed_text
 
-router = APIRouter(route_class=StrictQueryRoute, dependencies=[ADMIN_ONLY])
+router = APIRouter(route_class=StrictQueryRoute, tags=["admin"], dependencies=[ADMIN_ONLY])
 
 
 @router.post(
     "/v1/leaderboards/{game}/{variant}/{period}/seed",
+    operation_id="seedBoard",
     response_model=SeedReportOut,
     responses=problem_responses(400, 401, 403, 409, 413, 415, 422),
     summary="Bulk-load a board under its seeding lease (CSV or JSON lines body)",
@@ -77,6 +78,7 @@ async def post_seed(
 
 @router.post(
     "/v1/leaderboards/{game}/{variant}/{period}/reconcile",
+    operation_id="reconcileBoard",
     response_model=ReconcileReportOut,
     responses=problem_responses(401, 403, 409, 422),
     summary="Recount a board twice and compare with its counters; repair with apply=true",
@@ -93,6 +95,7 @@ async def post_reconcile(
 
 @router.post(
     "/v1/leaderboards/{game}/{variant}/{period}/snapshots",
+    operation_id="takeSnapshot",
     status_code=201,
     response_model=SnapshotOut,
     responses=problem_responses(401, 403, 404, 409, 422),
@@ -119,12 +122,13 @@ async def post_snapshot(
 
 @router.delete(
     "/v1/players/{player_id}",
+    operation_id="erasePlayer",
     response_model=ErasureOut,
     responses=problem_responses(401, 403, 409, 422, 503),
     summary="Erase a player everywhere (GDPR); idempotent",
 )
 async def delete_player(
-    leaderboard: LeaderboardDep, player_id: PathId, now: NowDep, response: Response
+    leaderboard: LeaderboardDep, player_id: PlayerPath, now: NowDep, response: Response
 ) -> ErasureOut:
     report = await leaderboard.operations.erase(player_id, now=now)
     if not report.complete:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from app.api.deps import BoardReadingDep, PathId, ReadingDep, limit_reads
+from app.api.deps import BoardReadingDep, PlayerPath, ReadingDep, limit_reads
 from app.api.patterns import GROUP_IDS_PATTERN
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
@@ -27,11 +27,14 @@ from app.api.schemas import (
 from app.domain.ranks import ExactRank
 from app.services.standings import MAX_GROUP, MAX_GROUP_RANKED
 
-router = APIRouter(route_class=StrictQueryRoute, dependencies=[Depends(limit_reads)])
+router = APIRouter(
+    route_class=StrictQueryRoute, tags=["reads"], dependencies=[Depends(limit_reads)]
+)
 
 
 @router.get(
     "/v1/boards",
+    operation_id="listBoards",
     response_model=BoardListOut,
     responses=problem_responses(422, 429),
     summary="The games and variants that have boards, and each one's live periods",
@@ -43,6 +46,7 @@ async def get_boards(read: ReadingDep) -> BoardListOut:
 
 @router.get(
     "/v1/leaderboards/{game}/{variant}/{period}",
+    operation_id="getTopOfBoard",
     response_model=BoardPageOut,
     responses=problem_responses(400, 422, 429),
     summary="The top of a board, best first",
@@ -71,6 +75,7 @@ async def get_board(
 
 @router.get(
     "/v1/leaderboards/{game}/{variant}/{period}/players",
+    operation_id="getGroupBoard",
     response_model=GroupOut,
     responses=problem_responses(404, 422, 429, 503),
     summary="A group's board (friends): those of the players named on the board, in board order",
@@ -115,11 +120,12 @@ def _group_ids(given: str) -> list[str]:
 
 @router.get(
     "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}",
+    operation_id="getPlayerRank",
     response_model=PlayerRankOut,
     responses=problem_responses(404, 422, 429),
     summary="A player's entry and rank: exact, or an honest range",
 )
-async def get_player_rank(read: BoardReadingDep, player_id: PathId) -> PlayerRankOut:
+async def get_player_rank(read: BoardReadingDep, player_id: PlayerPath) -> PlayerRankOut:
     found = await read.reads.rank(read.board, read.definition, player_id, now=read.now)
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(
@@ -131,13 +137,14 @@ async def get_player_rank(read: BoardReadingDep, player_id: PathId) -> PlayerRan
 
 @router.get(
     "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}/around",
+    operation_id="getPlayersAround",
     response_model=AroundOut,
     responses=problem_responses(404, 422, 429),
     summary="The players just ahead of and just behind a player, in board order",
 )
 async def get_around(
     read: BoardReadingDep,
-    player_id: PathId,
+    player_id: PlayerPath,
     before: Annotated[int, Query(ge=0, le=50)] = 5,
     after: Annotated[int, Query(ge=0, le=50)] = 5,
 ) -> AroundOut:
@@ -157,11 +164,12 @@ async def get_around(
 
 @router.get(
     "/v1/players/{player_id}/standings",
+    operation_id="getPlayerStandings",
     response_model=StandingsOut,
     responses=problem_responses(422, 429),
     summary="Every live board a player is on, with best score and rank",
 )
-async def get_standings(read: ReadingDep, player_id: PathId) -> StandingsOut:
+async def get_standings(read: ReadingDep, player_id: PlayerPath) -> StandingsOut:
     standings = await read.reads.standings(player_id, now=read.now)
     return StandingsOut(
         player_id=player_id,

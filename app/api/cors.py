@@ -9,7 +9,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.problems import problem_response
-from app.errors import problem_document
+from app.errors import CorsRefused
 
 EXPOSED = ("RateLimit", "RateLimit-Policy", "Retry-After", "X-Request-Id")
 """Response headers a page's script may read besides the safelisted ones."""
@@ -25,14 +25,11 @@ class _ProblemCors(CORSMiddleware):
         if response.status_code < 400:
             return response
         refused = bytes(response.body).decode().removeprefix("Disallowed CORS ")
-        detail = (
+        error = CorsRefused(
             f"a page may not ask this ({refused} refused): browsers may only read the public "
             f"boards ({', '.join(READ_METHODS)}, no credentials)"
         )
-        body = problem_document(
-            status=400, title="Cross-origin request refused", detail=detail, slug="cors-refused"
-        )
-        return problem_response(400, body)
+        return problem_response(error.status, error.problem())
 
 
 class PublicReadsCors:

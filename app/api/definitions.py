@@ -10,13 +10,15 @@ from pydantic import ValidationError
 
 from app.api.deps import (
     ADMIN_ONLY,
+    GamePath,
     LeaderboardDep,
     NowDep,
-    PathId,
+    VariantPath,
     limit_reads,
     read_json_body,
 )
 from app.api.invalid import invalid_input, validation_errors
+from app.api.openapi import component_ref
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
     BoardDefinitionIn,
@@ -31,7 +33,7 @@ from app.errors import InvalidInput
 router = APIRouter(route_class=StrictQueryRoute)
 
 
-async def _game(game: PathId) -> str:
+async def _game(game: GamePath) -> str:
     if game in RESERVED_GAMES:
         raise InvalidInput(
             f"{game!r} is a reserved name", errors=[{"field": "game", "message": "reserved"}]
@@ -53,14 +55,14 @@ async def _definition_body(body: Annotated[Any, Depends(read_json_body)]) -> Boa
 
 @router.put(
     "/v1/games/{game}/variants/{variant}",
+    operation_id="defineVariant",
+    tags=["admin"],
     response_model=BoardDefinitionOut,
     responses=problem_responses(400, 401, 403, 409, 413, 415, 422),
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {
-                "application/json": {"schema": BoardDefinitionIn.model_json_schema(by_alias=True)}
-            },
+            "content": {"application/json": {"schema": component_ref(BoardDefinitionIn)}},
         }
     },
     summary="Define how a variant's boards rank (an upsert; admin scope)",
@@ -69,7 +71,7 @@ async def _definition_body(body: Annotated[Any, Depends(read_json_body)]) -> Boa
 async def put_definition(
     leaderboard: LeaderboardDep,
     game: GameDep,
-    variant: PathId,
+    variant: VariantPath,
     body: Annotated[BoardDefinitionIn, Depends(_definition_body)],
     now: NowDep,
 ) -> BoardDefinitionOut:
@@ -81,13 +83,15 @@ async def put_definition(
 
 @router.get(
     "/v1/games/{game}/variants/{variant}",
+    operation_id="getDefinition",
+    tags=["reads"],
     response_model=BoardDefinitionOut,
     responses=problem_responses(404, 422, 429),
     dependencies=[Depends(limit_reads)],
     summary="How a variant's boards rank (its definition, or the default it follows)",
 )
 async def get_definition(
-    leaderboard: LeaderboardDep, game: GameDep, variant: PathId
+    leaderboard: LeaderboardDep, game: GameDep, variant: VariantPath
 ) -> BoardDefinitionOut:
     shown = await leaderboard.rules.show(game, variant)
     return BoardDefinitionOut.of(game, variant, shown.definition, defined_at=shown.defined_at)
@@ -95,6 +99,8 @@ async def get_definition(
 
 @router.get(
     "/v1/games/{game}/variants",
+    operation_id="listVariants",
+    tags=["reads"],
     response_model=VariantsOut,
     responses=problem_responses(422, 429),
     dependencies=[Depends(limit_reads)],

@@ -74,7 +74,13 @@ async def get_now() -> datetime:
 
 NowDep = Annotated[datetime, Depends(get_now)]
 
-PathId = Annotated[str, Path(pattern=ID_PATTERN)]
+GamePath = Annotated[str, Path(pattern=ID_PATTERN, examples=["trivia"], description="the game")]
+VariantPath = Annotated[
+    str, Path(pattern=ID_PATTERN, examples=["classic"], description="the game's variant (mode)")
+]
+PlayerPath = Annotated[
+    str, Path(pattern=ID_PATTERN, examples=["player_123"], description="the player's id")
+]
 PeriodParam = Annotated[
     str,
     Path(
@@ -93,7 +99,9 @@ def _named_board(game: str, variant: str, period: str, now: datetime) -> Board:
         raise InvalidInput(str(exc), errors=[{"field": "period", "message": str(exc)}]) from None
 
 
-async def get_board(game: PathId, variant: PathId, period: PeriodParam, now: NowDep) -> Board:
+async def get_board(
+    game: GamePath, variant: VariantPath, period: PeriodParam, now: NowDep
+) -> Board:
     """The board a ``/v1/leaderboards/{game}/{variant}/{period}`` path names."""
     return _named_board(game, variant, period, now)
 
@@ -127,7 +135,7 @@ ReadingDep = Annotated[Reading, Depends(get_reading)]
 
 
 async def get_board_reading(
-    request: Request, game: PathId, variant: PathId, period: PeriodParam
+    request: Request, game: GamePath, variant: VariantPath, period: PeriodParam
 ) -> BoardReading:
     leaderboard, now = _state(request).leaderboard, datetime.now(UTC)
     board = _named_board(game, variant, period, now)

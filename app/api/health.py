@@ -11,16 +11,17 @@ from app.api.schemas import Health, problem_responses
 from app.errors import Unavailable
 from app.telemetry import REGISTRY
 
-router = APIRouter(route_class=StrictQueryRoute)
+router = APIRouter(route_class=StrictQueryRoute, tags=["service"])
 
 
-@router.get("/healthz", response_model=Health, summary="Liveness")
+@router.get("/healthz", response_model=Health, summary="Liveness", operation_id="getHealth")
 async def healthz() -> Health:
     return Health(status="ok")
 
 
 @router.get(
     "/readyz",
+    operation_id="getReadiness",
     response_model=Health,
     responses=problem_responses(503),
     summary="Readiness: start-up work is done and the tables answer",
@@ -47,6 +48,7 @@ async def readyz(state: StateDep) -> Health:
 
 @router.get(
     "/metrics",
+    operation_id="getMetrics",
     response_class=Response,
     responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}},
     summary="Prometheus metrics: requests, latency, DynamoDB calls and units, retries, ranks",

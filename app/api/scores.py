@@ -15,6 +15,7 @@ from app.api.deps import (
     SubmissionDep,
     WriteLimitDep,
 )
+from app.api.openapi import component_ref
 from app.api.ratelimit import ratelimit_headers
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import ScoreSubmission, SubmitResponse, problem_responses
@@ -22,7 +23,7 @@ from app.domain.clock import to_ms
 from app.domain.submission import Submission
 from app.errors import InvalidInput
 
-router = APIRouter(route_class=StrictQueryRoute)
+router = APIRouter(route_class=StrictQueryRoute, tags=["submissions"])
 
 
 def _stored_context(context: dict[str, Any], max_bytes: int) -> str:
@@ -41,15 +42,14 @@ def _stored_context(context: dict[str, Any], max_bytes: int) -> str:
 
 @router.post(
     "/v1/scores",
+    operation_id="submitScore",
     response_model=SubmitResponse,
     response_model_exclude_unset=True,
     responses=problem_responses(400, 401, 403, 409, 413, 415, 422, 429, 503),
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {
-                "application/json": {"schema": ScoreSubmission.model_json_schema(by_alias=True)}
-            },
+            "content": {"application/json": {"schema": component_ref(ScoreSubmission)}},
         }
     },
     summary="Submit a round's score; fans out to the day, week and all-time boards",

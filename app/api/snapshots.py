@@ -11,7 +11,9 @@ from app.api.patterns import SNAPSHOT_TIME_PATTERN
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import SnapshotListOut, SnapshotOut, problem_responses
 
-router = APIRouter(route_class=StrictQueryRoute, dependencies=[Depends(limit_reads)])
+router = APIRouter(
+    route_class=StrictQueryRoute, tags=["reads"], dependencies=[Depends(limit_reads)]
+)
 
 SnapshotTime = Annotated[
     str,
@@ -26,6 +28,7 @@ SnapshotTime = Annotated[
 
 @router.get(
     "/v1/leaderboards/{game}/{variant}/{period}/snapshots",
+    operation_id="listSnapshots",
     response_model=SnapshotListOut,
     responses=problem_responses(422, 429),
     summary="A board's snapshots, newest first",
@@ -36,6 +39,7 @@ async def get_snapshots(leaderboard: LeaderboardDep, board: BoardDep) -> Snapsho
 
 @router.get(
     "/v1/leaderboards/{game}/{variant}/{period}/snapshots/{snapshot_taken_at}",
+    operation_id="getSnapshot",
     response_model=SnapshotOut,
     responses=problem_responses(404, 422, 429),
     summary="One snapshot: the board's top and player count when it was taken",

@@ -161,6 +161,10 @@ def test_the_document_states_bounds_in_json_schema_words() -> None:
     document = create_app(Settings(dynamodb_endpoint="http://127.0.0.1:1")).openapi()
     assert not _NOT_JSON_SCHEMA & set(_keywords(document))
     body = document["paths"]["/v1/scores"]["post"]["requestBody"]["content"]["application/json"]
-    score = body["schema"]["properties"]["score"]
+    assert body["schema"] == {"$ref": "#/components/schemas/ScoreSubmission"}
+    submission = document["components"]["schemas"]["ScoreSubmission"]
+    score = submission["properties"]["score"]
     assert (score["minimum"], score["exclusiveMaximum"]) == (0, 10**12)
-    assert "idem" in body["schema"]["properties"]["game"]["not"]["enum"]
+    # The reserved game names are the storage's: said in words, refused with a 422, not listed.
+    assert "reserved" not in submission["properties"]["game"]
+    assert "refused" in submission["properties"]["game"]["description"]

@@ -29,6 +29,7 @@ from app.api.schemas.common import (
     Id,
     Problem,
     Score,
+    VariantId,
     problem_responses,
 )
 from app.api.schemas.definitions import (
@@ -100,6 +101,7 @@ __all__ = [
     "SubmitResponse",
     "TieSlotOut",
     "VariantBoardsOut",
+    "VariantId",
     "VariantsOut",
     "problem_responses",
     "rank_out",

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import (
-    Field,
-)
+from pydantic import ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from app.api.schemas.common import (
     CamelModel,
@@ -87,6 +86,13 @@ class BoardListOut(CamelModel):
 
 
 class ExactRankOut(CamelModel):
+    # Every answer carries ``kind``: the document says so, and a client tells the two apart by it.
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        json_schema_serialization_defaults_required=True,
+    )
+
     kind: Literal["exact"] = "exact"
     rank: int
     top_percent: float
@@ -94,6 +100,8 @@ class ExactRankOut(CamelModel):
 
 class EstimatedRankOut(CamelModel):
     """An honest range: ``rank`` is null, and the range always holds the true rank."""
+
+    model_config = ExactRankOut.model_config
 
     kind: Literal["estimated"] = "estimated"
     rank: None = None

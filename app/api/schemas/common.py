@@ -20,6 +20,8 @@ from app.domain.keys import ID_PATTERN, SCORE_CEILING
 from app.domain.storage_keys import RESERVED_GAMES
 
 Id = Annotated[str, Field(pattern=ID_PATTERN, examples=["player_123"])]
+"""A player's id."""
+VariantId = Annotated[str, Field(pattern=ID_PATTERN, examples=["classic"])]
 
 
 def _not_reserved(game: str) -> str:
@@ -30,7 +32,11 @@ def _not_reserved(game: str) -> str:
 
 GameId = Annotated[
     str,
-    Field(pattern=ID_PATTERN, json_schema_extra={"not": {"enum": sorted(RESERVED_GAMES)}}),
+    Field(
+        pattern=ID_PATTERN,
+        examples=["trivia"],
+        description="the game; a few names are the service's own, and refused (422)",
+    ),
     AfterValidator(_not_reserved),
 ]
 DisplayName = Annotated[str, Field(min_length=1, max_length=64, pattern=DISPLAY_NAME_PATTERN)]

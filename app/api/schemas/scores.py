@@ -19,6 +19,7 @@ from app.api.schemas.common import (
     GameId,
     Id,
     Score,
+    VariantId,
 )
 from app.domain.definitions import (
     WHAT_CHANGES,
@@ -34,7 +35,7 @@ class ScoreSubmission(CamelModel):
     player_id: Id
     score: Score
     game: GameId
-    variant: Id
+    variant: VariantId
     achieved_at: AwareDatetime | None = Field(
         default=None,
         description="when the score was achieved; defaults to now. More than 5 s ahead of the "
