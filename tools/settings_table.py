@@ -15,7 +15,7 @@ from pydantic.fields import FieldInfo
 from app.domain.periods import PeriodKind
 from app.settings import Settings
 
-TABLE_START = "<!-- settings table: python3 -m uv run --frozen python -m tools.settings_table --write README.md -->"
+TABLE_START = "<!-- settings table: python3 tools/uv.py run --frozen python -m tools.settings_table --write README.md -->"
 TABLE_END = "<!-- end of settings table -->"
 
 

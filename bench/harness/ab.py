@@ -7,7 +7,7 @@ one of the new would measure this machine's drift between minutes (a fifth, at t
 the change. The base is a git revision (checked out into a temporary worktree) or a directory;
 both sides run on this checkout's interpreter and locked dependencies.
 
-    python3 -m uv run --frozen --all-groups python -m bench.harness.ab --base HEAD~1
+    python3 tools/uv.py run --frozen --all-groups python -m bench.harness.ab --base HEAD~1
 
 prints, for each operation, the CPU a request on each side and the new side's ratio to the
 base, with its 95% interval over the requests compared (``overhead.ratio_interval``): an interval

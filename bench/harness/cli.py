@@ -1,7 +1,7 @@
 """``python -m bench``: the benchmark harness, end to end, writing docs/benchmarks/ (JSON and PNGs)
 and docs/benchmarks.md.
 
-    python3 -m uv run --frozen --all-groups python -m bench
+    python3 tools/uv.py run --frozen --all-groups python -m bench
 
 With no endpoint it starts an embedded backend (moto's server) of its own for everything, and a
 service of its own on loopback for the HTTP parts. ``--dynamodb-endpoint`` runs the in-process and
@@ -196,7 +196,7 @@ def run(args: argparse.Namespace, partial: Path | None = None) -> dict[str, Any]
     began = time.perf_counter()
     results: dict[str, Any] = {
         "run": {
-            "command": "python3 -m uv run --frozen --all-groups python -m bench"
+            "command": "python3 tools/uv.py run --frozen --all-groups python -m bench"
             + (f" --parts {args.parts}" if args.parts else "")
             + (" --quick" if args.quick else ""),
             "machine": _machine(),

@@ -14,7 +14,7 @@ from app.errors import problem_types
 from tests.conftest import Service
 from tools.openapi_document import COMMITTED, document_text
 
-HOW = "run `python3 -m uv run --frozen python -m tools.openapi_document --write docs/openapi.json`"
+HOW = "run `python3 tools/uv.py run --frozen python -m tools.openapi_document --write docs/openapi.json`"
 
 
 def _operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:

@@ -1,7 +1,7 @@
 """Write the README's screenshots of the board viewer, docs/viewer-desktop.png and
 docs/viewer-phone.png, from `leaderboard serve --demo` with its default settings:
 
-    python3 -m uv run --frozen --all-groups python -m tests.browser.screenshots
+    python3 tools/uv.py run --frozen --all-groups python -m tests.browser.screenshots
 
 The browser tests take the same two screenshots (into a temporary directory) on every run.
 """

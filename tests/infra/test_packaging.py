@@ -94,7 +94,7 @@ def test_the_image_installs_the_lock_without_dev_or_default_groups() -> None:
 def test_uv_with_the_image_s_flags_installs_none_of_them() -> None:
     uv = os.environ.get("UV") or shutil.which("uv")
     if uv is None:
-        pytest.skip("no uv executable (run the tests through `python3 -m uv run`)")
+        pytest.skip("no uv executable (run the tests through `python3 tools/uv.py run`)")
     selection = [f for f in uv_sync_flags()[0] if f != "--no-install-project"]
 
     def exported(*flags: str) -> set[str]:

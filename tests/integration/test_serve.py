@@ -187,7 +187,7 @@ def test_operator_commands_find_the_running_serve_and_say_so_once_it_stops(
 
 
 REPO = Path(__file__).resolve().parents[2]
-CLI_PREFIX = "python3 -m uv run --frozen leaderboard "
+CLI_PREFIX = "python3 tools/uv.py run --frozen leaderboard "
 
 
 def readme_operator_commands() -> list[str]:

@@ -23,7 +23,7 @@ def test_every_setting_has_a_description() -> None:
 def test_the_readme_holds_exactly_the_table_made_from_the_settings() -> None:
     assert TABLE_START in README
     assert with_settings_table(README) == README, (
-        "the README's table is stale: python3 -m uv run --frozen python -m app.settings "
+        "the README's table is stale: python3 tools/uv.py run --frozen python -m app.settings "
         "--write README.md"
     )
 
