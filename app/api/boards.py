@@ -68,6 +68,7 @@ async def get_board(
     return BoardPageOut(
         leaderboard_id=page.board_id,
         player_count=page.player_count,
+        score_format=read.definition.score_format.value,
         entries=[EntryOut.of(ranked.entry, ranked.rank) for ranked in page.entries],
         next_cursor=page.next_cursor,
     )
@@ -101,6 +102,7 @@ async def get_group(
     )
     return GroupOut(
         leaderboard_id=read.board.board_id,
+        score_format=read.definition.score_format.value,
         entries=[
             GroupEntryOut(
                 group_rank=m.group_rank,
@@ -130,6 +132,7 @@ async def get_player_rank(read: BoardReadingDep, player_id: PlayerPath) -> Playe
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(
         leaderboard_id=read.board.board_id,
+        score_format=read.definition.score_format.value,
         entry=EntryOut.of(found.entry, exact),
         rank=rank_out(found.rank),
     )
@@ -157,6 +160,7 @@ async def get_around(
     ]
     return AroundOut(
         leaderboard_id=read.board.board_id,
+        score_format=read.definition.score_format.value,
         rank_kind="exact" if isinstance(around.player.rank, ExactRank) else "estimated",
         entries=entries,
     )

@@ -121,6 +121,7 @@ async def get_variants(leaderboard: LeaderboardDep, game: GameDep) -> VariantsOu
             operator=default.operator.value,
             periods=[p.value for p in default.periods],
             retention_days=default.retention_days,
+            score_format=default.score_format.value,
         )
         if rules.allows_undefined
         else None,

@@ -104,7 +104,11 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
         shown = await rules.show(game, variant)
         out = BoardDefinitionOut.of(game, variant, shown.definition, defined_at=shown.defined_at)
     else:
-        fields: dict[str, Any] = {"order": args.order, "operator": args.operator}
+        fields: dict[str, Any] = {
+            "order": args.order,
+            "operator": args.operator,
+            "scoreFormat": args.score_format,
+        }
         if args.periods is not None:
             fields["periods"] = [p.strip() for p in args.periods.split(",")]
         if args.retention_days is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from app import __version__
-from app.domain.definitions import BoardDefinition, Operator
+from app.domain.definitions import BoardDefinition, Operator, ScoreFormat
 from app.domain.keys import Order
 
 BOARD_HELP = (
@@ -87,6 +87,13 @@ def _add_boards_commands(
         type=int,
         help="days period boards live after they close, 1..3650 (default: "
         "LEADERBOARD_RETENTION_DAYS)",
+    )
+    define.add_argument(
+        "--score-format",
+        choices=[f.value for f in ScoreFormat],
+        default=BoardDefinition().score_format.value,
+        help="how the scores read: integer (points, a count) or duration_ms (a time in "
+        "milliseconds, shown m:ss.fff)",
     )
     boards_list = boards_command("list", "every defined variant of a game")
     boards_list.add_argument("game", metavar="GAME", help="the game id")

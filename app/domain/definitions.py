@@ -28,6 +28,15 @@ class Operator(enum.StrEnum):
     """Each accepted submission adds its score to the player's total."""
 
 
+class ScoreFormat(enum.StrEnum):
+    """How a board's scores read to a person; the order and the arithmetic do not change."""
+
+    INTEGER = "integer"
+    """A count or points, shown as the number."""
+    DURATION_MS = "duration_ms"
+    """A time in milliseconds, shown as m:ss.fff (a lap, a speedrun)."""
+
+
 WHAT_CHANGES = (
     "The rank key decides: a submission changes the player's entry on a board when it changes "
     "their rank key (for `best`, a better score, or the same score reached earlier; for "
@@ -48,6 +57,8 @@ class BoardDefinition:
     operator: Operator = Operator.BEST
     periods: tuple[PeriodKind, ...] = DEFAULT_PERIODS
     retention_days: int = 30
+    score_format: ScoreFormat = ScoreFormat.INTEGER
+    """How the scores read (display only: changing it reorders nothing)."""
 
     def __post_init__(self) -> None:
         if not self.periods:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from app.domain.clock import iso_ms, to_ms
-from app.domain.definitions import BoardDefinition, Operator, move
+from app.domain.definitions import BoardDefinition, Operator, ScoreFormat, move
 from app.domain.keys import Order, RankKey
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.seed_file import parse_seed_text
@@ -70,6 +70,7 @@ DEMO_VARIANTS = (
             order=Order.ASC,
             operator=Operator.BEST,
             periods=(PeriodKind.ALLTIME, PeriodKind.WEEK),
+            score_format=ScoreFormat.DURATION_MS,
         ),
         players=(0, 2),  # half the roster races
     ),

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from app.domain.clock import iso_ms, to_ms
-from app.domain.definitions import BoardDefinition, Operator
+from app.domain.definitions import BoardDefinition, Operator, ScoreFormat
 from app.domain.keys import Order
 from app.domain.periods import PeriodKind
 from app.domain.storage_keys import definition_pk
@@ -51,6 +51,7 @@ class DefinitionItems:
             "operator": s(definition.operator.value),
             "periods": {"L": [s(p.value) for p in definition.periods]},
             "retentionDays": n(definition.retention_days),
+            "scoreFormat": s(definition.score_format.value),
             "definedAt": s(defined_at),
         }
         await self._dynamo.put_item(
@@ -69,6 +70,7 @@ def _stored(game: str, item: Item) -> StoredDefinition:
             operator=Operator(get_s(item, "operator") or BoardDefinition().operator),
             periods=periods,
             retention_days=get_n(item, "retentionDays") or 30,
+            score_format=ScoreFormat(get_s(item, "scoreFormat") or ScoreFormat.INTEGER),
         ),
         defined_at=get_s(item, "definedAt") or "",
     )

@@ -52,6 +52,7 @@ async def test_a_definition_is_put_read_and_listed(service: Service) -> None:
         "operator": "best",
         "periods": ["alltime", "day", "week"],
         "retentionDays": 30,
+        "scoreFormat": "integer",
         "defined": False,
         "definedAt": None,
     }
@@ -320,3 +321,31 @@ async def _reads_beside(service: Service) -> None:
     assert sorted(names[2:]) == ["PutItem"] * 3 + ["TransactWriteItems"], names
     await post(service.http, "bob", 40, now_ms() - 1000, rankDelta=False)
     assert names.count("GetItem") == 1  # held from then on
+
+
+async def test_a_definition_says_how_its_scores_read_and_every_board_read_repeats_it(
+    service: Service,
+) -> None:
+    assert (await service.http.get(VARIANT)).json()["scoreFormat"] == "integer"  # the default
+    laps = await define(service.http, order="asc", scoreFormat="duration_ms")
+    assert laps.status_code == 200, laps.text
+    assert laps.json()["scoreFormat"] == "duration_ms"
+    await post(service.http, "ann", 54_610, now_ms() - 2000)
+    await post(service.http, "bob", 61_002, now_ms() - 1000)
+    reads = [
+        BOARD,
+        f"{BOARD}/players/ann",
+        f"{BOARD}/players/ann/around",
+        f"{BOARD}/players?ids=ann,bob",
+    ]
+    for read in reads:
+        answer = await service.http.get(read)
+        assert answer.status_code == 200, (read, answer.text)
+        assert answer.json()["scoreFormat"] == "duration_ms", read
+    # Display only: it changes at once on a board that holds entries, and reorders nothing.
+    back = await define(service.http, order="asc", scoreFormat="integer")
+    assert back.status_code == 200, back.text
+    assert await top(service.http) == [("ann", 54_610, 1), ("bob", 61_002, 2)]
+    refused = await define(service.http, order="asc", scoreFormat="minutes")
+    assert refused.status_code == 422
+    assert refused.json()["errors"][0]["field"] == "scoreFormat"

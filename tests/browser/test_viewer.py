@@ -10,6 +10,8 @@ listed at once. About 30 s; the page polls every 5 s and one test waits for a re
 
 from __future__ import annotations
 
+import math
+import re
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -140,9 +142,26 @@ def _rows(page: Page, table: str = "#top") -> list[dict[str, Any]]:
     return rows
 
 
-def _as_shown(entry: dict[str, Any]) -> dict[str, str]:
+def _score(score: int, score_format: str = "integer") -> str:
+    """A score as its board's ``scoreFormat`` says it reads: a duration in milliseconds as
+    m:ss.fff (h:mm:ss.fff past the hour), anything else as the number."""
+    if score_format != "duration_ms":
+        return str(score)
+    hours, rest = divmod(score, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    seconds, millis = divmod(rest, 1000)
+    lead = f"{hours}:{minutes:02d}" if hours else f"{minutes}"
+    return f"{lead}:{seconds:02d}.{millis:03d}"
+
+
+def _top(percent: float) -> str:
+    """A share as the page words it: "top 92%" for 91.67, never "top 100%"."""
+    return "last place" if percent >= 100 else f"top {min(99, max(1, math.ceil(percent)))}%"
+
+
+def _as_shown(entry: dict[str, Any], score_format: str = "integer") -> dict[str, str]:
     """An API entry as the page shows it: the rank (or the range), the name and the id, the
-    country, the score as the API gives it, and when in UTC to the minute."""
+    country, the score as its board says it reads, and when in UTC to the minute."""
     rank = (
         str(entry["rank"])
         if entry["rank"] is not None
@@ -157,7 +176,7 @@ def _as_shown(entry: dict[str, Any]) -> dict[str, str]:
         "rank": rank,
         "name": name,
         "country": entry["country"] or "",
-        "score": str(entry["score"]),
+        "score": _score(entry["score"], score_format),
         "when": f"{achieved[:10]} {achieved[11:16]}",
     }
 
@@ -214,13 +233,16 @@ def test_an_ascending_board_shows_the_lowest_first_and_says_lower_is_better(
     definition = api.get("/v1/games/kart/variants/time-trial").json()
     assert (definition["order"], definition["operator"]) == ("asc", "best")  # the API's, first
     board = "/v1/leaderboards/kart/time-trial/alltime"
-    expected = api.get(board).json()["entries"]
+    read = api.get(board).json()
+    assert read["scoreFormat"] == "duration_ms"  # lap times in milliseconds, the API says
+    expected = read["entries"]
     times = [e["score"] for e in expected]
     assert times == sorted(times)  # lowest first, as the API orders it
     assert times[0] < times[-1]
     _open(page, service, "kart/time-trial/alltime")
 
-    assert _shown(_rows(page)) == [_as_shown(e) for e in expected]
+    assert _shown(_rows(page)) == [_as_shown(e, "duration_ms") for e in expected]
+    assert re.fullmatch(r"\d+:\d{2}\.\d{3}", _rows(page)[0]["score"])  # 0:54.610, not 54610
     assert page.text_content("#board-rule") == "Lower is better · best score kept"
     assert _score_headings(page) == ["Score", "Score"]
     assert page.text_content("#board-heading") == "Top of kart / time-trial / All time"
@@ -236,7 +258,7 @@ def test_an_ascending_board_shows_the_lowest_first_and_says_lower_is_better(
     page.wait_for_selector("#around tbody tr", timeout=REFRESH_TIMEOUT_MS)
     line = page.text_content("#player-rank") or ""
     assert line.startswith("Rank 1")
-    assert f" · score {times[0]}" in line
+    assert f" · score {_score(times[0], 'duration_ms')}" in line
 
 
 def test_a_sum_board_shows_the_apis_totals_and_says_they_add_up(
@@ -369,9 +391,7 @@ def test_a_player_search_shows_the_rank_the_api_gives_and_the_players_around(
     page.wait_for_selector("#around tbody tr", timeout=REFRESH_TIMEOUT_MS)
 
     line = page.text_content("#player-rank") or ""
-    assert line.startswith(
-        f"Rank {rank['rank']['rank']} · top {_percent(rank['rank']['topPercent'])}%"
-    )
+    assert line.startswith(f"Rank {rank['rank']['rank']} · {_top(rank['rank']['topPercent'])}")
     assert "estimated" not in line
     rows = _rows(page, "#around")
     assert _shown(rows) == [_as_shown(e) for e in around["entries"]]
@@ -400,7 +420,7 @@ def test_an_estimated_rank_shows_its_range_never_a_number(
 
     lo, hi = rank["rankRange"]
     line = page.text_content("#player-rank") or ""
-    assert line.startswith(f"Rank {lo} to {hi} estimated · top ")
+    assert line.startswith(f"Rank {lo} to {hi} estimated · {_top(rank['topPercentRange'][0])}")
     assert f"Rank {rank['rankEstimate']} " not in line  # the estimate is not dressed up as a rank
     assert page.get_attribute("#player-rank", "data-kind") == "estimated"
     rows = _rows(page, "#around")
@@ -596,8 +616,3 @@ def _score_headings(page: Page) -> list[str]:
         "th.score", "cells => cells.map(c => c.textContent)"
     )
     return headings
-
-
-def _percent(value: float) -> str:
-    """A number as JavaScript's String() writes it (12.0 -> "12")."""
-    return str(int(value)) if float(value).is_integer() else str(value)

@@ -77,10 +77,17 @@ def test_a_definition_refuses_what_the_contract_does(fields: dict[str, object]) 
 def test_the_contract_spells_every_member_of_the_enums() -> None:
     from typing import get_args
 
-    from app.api.schemas.definitions import OperatorName, OrderName, PeriodName
+    from app.api.schemas.definitions import (
+        OperatorName,
+        OrderName,
+        PeriodName,
+        ScoreFormatName,
+    )
+    from app.domain.definitions import ScoreFormat
     from app.domain.keys import Order
     from app.domain.periods import PeriodKind
 
     assert set(get_args(OperatorName)) == {o.value for o in Operator}
     assert set(get_args(OrderName)) == {o.value for o in Order}
     assert set(get_args(PeriodName)) == {k.value for k in PeriodKind}
+    assert set(get_args(ScoreFormatName)) == {f.value for f in ScoreFormat}

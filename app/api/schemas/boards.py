@@ -10,6 +10,7 @@ from pydantic.alias_generators import to_camel
 from app.api.schemas.common import (
     CamelModel,
 )
+from app.api.schemas.definitions import ScoreFormatName
 from app.domain.clock import iso_ms
 from app.domain.models import Entry
 from app.domain.ranks import ExactRank, Rank
@@ -38,9 +39,13 @@ class EntryOut(CamelModel):
         )
 
 
+SCORE_FORMAT = Field(description="how the scores read (the variant's definition)")
+
+
 class BoardPageOut(CamelModel):
     leaderboard_id: str
     player_count: int
+    score_format: ScoreFormatName = SCORE_FORMAT
     entries: list[EntryOut]
     next_cursor: str | None
 
@@ -125,6 +130,7 @@ def rank_out(rank: Rank) -> ExactRankOut | EstimatedRankOut:
 
 class PlayerRankOut(CamelModel):
     leaderboard_id: str
+    score_format: ScoreFormatName = SCORE_FORMAT
     entry: EntryOut
     rank: RankOut
 
@@ -135,6 +141,7 @@ class AroundEntryOut(EntryOut):
 
 class AroundOut(CamelModel):
     leaderboard_id: str
+    score_format: ScoreFormatName = SCORE_FORMAT
     rank_kind: Literal["exact", "estimated"]
     entries: list[AroundEntryOut]
 
@@ -149,6 +156,7 @@ class GroupEntryOut(CamelModel):
 
 class GroupOut(CamelModel):
     leaderboard_id: str
+    score_format: ScoreFormatName = SCORE_FORMAT
     entries: list[GroupEntryOut]
 
 

@@ -21,6 +21,7 @@ from app.domain.definitions import (
     MAX_RETENTION_DAYS,
     BoardDefinition,
     Operator,
+    ScoreFormat,
 )
 from app.domain.keys import Order
 from app.domain.periods import PeriodKind
@@ -28,7 +29,9 @@ from app.domain.periods import PeriodKind
 PeriodName = Literal["alltime", "day", "week", "month"]
 OrderName = Literal["desc", "asc"]
 OperatorName = Literal["best", "latest", "sum"]
-"""The enums' values as the contract spells them (``PeriodKind``, ``Order``, ``Operator``; a test
+ScoreFormatName = Literal["integer", "duration_ms"]
+"""The enums' values as the contract spells them (``PeriodKind``, ``Order``, ``Operator``,
+``ScoreFormat``; a test
 holds each to its enum, so a new member cannot be left out of the API)."""
 RetentionDays = Annotated[
     StrictInt,
@@ -67,6 +70,11 @@ class BoardDefinitionIn(CamelModel):
         default=None,
         description="days period boards live after they close (default: the service's)",
     )
+    score_format: ScoreFormatName = Field(
+        default="integer",
+        description="how the scores read: integer (points, a count) or duration_ms (a time in "
+        "milliseconds, shown m:ss.fff); display only, it may change at any time",
+    )
 
     @field_validator("periods")
     @classmethod
@@ -81,6 +89,7 @@ class BoardDefinitionIn(CamelModel):
             operator=Operator(self.operator),
             periods=tuple(PeriodKind(p) for p in self.periods),
             retention_days=self.retention_days or retention_days,
+            score_format=ScoreFormat(self.score_format),
         )
 
 
@@ -91,6 +100,7 @@ class BoardDefinitionOut(CamelModel):
     operator: OperatorName
     periods: list[PeriodName]
     retention_days: int
+    score_format: ScoreFormatName
     defined: bool = Field(description="false: the variant has none and follows the default")
     defined_at: str | None = Field(default=None, description="when it was last put")
 
@@ -105,6 +115,7 @@ class BoardDefinitionOut(CamelModel):
             operator=definition.operator.value,
             periods=[p.value for p in definition.periods],
             retention_days=definition.retention_days,
+            score_format=definition.score_format.value,
             defined=defined_at is not None,
             defined_at=defined_at,
         )
@@ -115,6 +126,7 @@ class DefaultDefinitionOut(CamelModel):
     operator: OperatorName
     periods: list[PeriodName]
     retention_days: int
+    score_format: ScoreFormatName
 
 
 class VariantsOut(CamelModel):

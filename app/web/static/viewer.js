@@ -29,6 +29,7 @@
     // The chosen variant's definition (how its boards rank), read once per variant chosen: `of`
     // names the variant it is for; a failed read leaves it null and is tried again next refresh.
     rules: { of: null, definition: null },
+    scoreFormat: "integer", // how the board's scores read, as its last read said
     // playerId -> rank (or a range's first rank) as last shown in each table, to mark movers.
     shown: { top: null, around: null },
     generation: 0, // bumped by every change of view: answers for an older view are dropped
@@ -92,6 +93,27 @@
   const ORDER_WORDS = { desc: "Higher is better", asc: "Lower is better" };
   const OPERATOR_WORDS = { best: "best score kept", latest: "latest score counts", sum: "scores add up to a total" };
   const SCORE_NAMES = { best: "Score", latest: "Latest score", sum: "Total" };
+
+  // A score as its board says it reads (scoreFormat, in every board read): a time in milliseconds
+  // as m:ss.fff (h:mm:ss.fff past the hour), anything else as the number the API gives.
+  function scoreText(score) {
+    if (view.scoreFormat !== "duration_ms") return String(score);
+    const ms = score % 1000, s = Math.floor(score / 1000) % 60, m = Math.floor(score / 60000) % 60;
+    const h = Math.floor(score / 3600000);
+    const pad = (n, w) => String(n).padStart(w, "0");
+    return `${h ? `${h}:${pad(m, 2)}` : m}:${pad(s, 2)}.${pad(ms, 3)}`;
+  }
+
+  // "top 92%" for 91.67 (the share ahead of the player, rounded up to a whole percent, so never
+  // a better place than theirs); the last place is no "top" at all.
+  function topText(percent) {
+    return percent >= 100 ? "last place" : `top ${Math.min(99, Math.max(1, Math.ceil(percent)))}%`;
+  }
+
+  function topRangeText([best, worst]) {
+    const first = topText(best);
+    return worst >= 100 ? `${first} to last place` : `${first}–${topText(worst).slice(4)}`;
+  }
 
   // What the score column holds: "Score" where the definition is unknown (it could not be read).
   function scoreName() {
@@ -260,7 +282,7 @@
       cell(row, "name", playerLink(entry));
       const country = cell(row, "country", entry.country || "");
       if (entry.country && countryNames) country.title = countryNames.of(entry.country) || "";
-      cell(row, "score", String(entry.score)); // as the API gives it
+      cell(row, "score", scoreText(entry.score)); // the API's score, as its board says it reads
       cell(row, "when", whenCell(entry.achievedAt));
       if (entry.playerId === view.player) {
         row.classList.add("open");
@@ -276,6 +298,7 @@
   // ---- one refresh: the page of the board and, if one is open, the player ------------------------
 
   function drawBoard(page) {
+    view.scoreFormat = page.scoreFormat;
     const count = page.playerCount;
     $("board-heading").textContent = `Top of ${view.game} / ${view.variant} / ${periodName(view.period)}`;
     $("board-count").textContent = `${count} player${count === 1 ? "" : "s"}`;
@@ -296,6 +319,7 @@
   }
 
   function drawPlayer(found, around) {
+    view.scoreFormat = found.scoreFormat;
     const entry = found.entry;
     const rank = found.rank;
     $("player-heading").textContent = entry.displayName ? `${entry.displayName} (${entry.playerId})` : entry.playerId;
@@ -304,14 +328,14 @@
     const strong = document.createElement("strong");
     if (rank.kind === "exact") {
       strong.textContent = `Rank ${rank.rank}`;
-      line.append(strong, ` · top ${rank.topPercent}% · ${scoreName().toLowerCase()} ${entry.score}`);
+      line.append(strong, ` · ${topText(rank.topPercent)} · ${scoreName().toLowerCase()} ${scoreText(entry.score)}`);
     } else {
       // An estimate is shown as the range it is, never as one number.
       strong.textContent = `Rank ${rank.rankRange[0]} to ${rank.rankRange[1]}`;
       const badge = document.createElement("span");
       badge.className = "badge";
       badge.textContent = "estimated";
-      line.append(strong, " ", badge, ` · top ${rank.topPercentRange[0]}%–${rank.topPercentRange[1]}% · ${scoreName().toLowerCase()} ${entry.score}`);
+      line.append(strong, " ", badge, ` · ${topRangeText(rank.topPercentRange)} · ${scoreName().toLowerCase()} ${scoreText(entry.score)}`);
       const why = document.createElement("span");
       why.className = "why";
       why.textContent = "Too many players share this score for the service to count the exact place; the true rank is within the range.";
