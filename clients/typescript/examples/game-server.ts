@@ -1,0 +1,29 @@
+// An example game server: posts one round's results, then reads the top of the board.
+//   LEADERBOARD_URL=http://127.0.0.1:8000 LEADERBOARD_API_KEY=dev-only-key node dist/examples/game-server.js
+
+import { LeaderboardClient, isExact } from "../src/index.js";
+
+const client = new LeaderboardClient({
+  baseUrl: process.env.LEADERBOARD_URL ?? "http://127.0.0.1:8000",
+  apiKey: process.env.LEADERBOARD_API_KEY,
+});
+const game = "trivia";
+const variant = process.env.LEADERBOARD_VARIANT ?? "classic";
+const round = [
+  { playerId: "ada", score: 8750, displayName: "Ada" },
+  { playerId: "grace", score: 9120, displayName: "Grace" },
+  { playerId: "alan", score: 7300, displayName: "Alan" },
+];
+
+for (const result of round) {
+  const { outcome } = await client.submitScore({ ...result, game, variant });
+  const board = outcome.boards[0];
+  console.log(`posted ${result.playerId}: best ${board?.best} on ${board?.leaderboardId}`);
+}
+
+const page = await client.topOfBoard(game, variant, "alltime", { limit: 10 });
+for (const entry of page.entries) {
+  console.log(`${entry.rank}. ${entry.displayName ?? entry.playerId} ${entry.score}`);
+}
+const { rank } = await client.playerRank(game, variant, "alltime", "ada");
+console.log(isExact(rank) ? `ada is rank ${rank.rank}` : `ada is within ${rank.rankRange.join("-")}`);

@@ -1,0 +1,197 @@
+// A typed client for the leaderboard service: the calls are generated from its OpenAPI document
+// (src/schema.d.ts, by openapi-typescript; openapi-fetch makes them), and this file adds what every
+// caller needs: one Idempotency-Key per submission kept across its retries, Retry-After honoured
+// on 409, 429 and 503, a board walked by its cursor, and the rank as an exact-or-range union.
+
+import createClient, { type Client } from "openapi-fetch";
+import type { components, paths } from "./schema.js";
+
+export type { components, paths } from "./schema.js";
+export type Schemas = components["schemas"];
+export type Submission = Schemas["ScoreSubmission"];
+export type SubmitResponse = Schemas["SubmitResponse"];
+export type BoardPage = Awaited<ReturnType<LeaderboardClient["topOfBoard"]>>;
+export type Entry = BoardPage["entries"][number];
+export type PlayerRank = Awaited<ReturnType<LeaderboardClient["playerRank"]>>;
+/** A player's rank: exact, or an honest range that always holds the true rank. */
+export type Rank = PlayerRank["rank"];
+export type ExactRank = Extract<Rank, { kind: "exact" }>;
+export type EstimatedRank = Extract<Rank, { kind: "estimated" }>;
+export type Problem = Schemas["Problem"];
+
+/** Whether the service could count the player's exact place. */
+export function isExact(rank: Rank): rank is ExactRank {
+  return rank.kind === "exact";
+}
+
+/** A problem document the service answered with, after any retries. */
+export class LeaderboardError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly title: string;
+  readonly detail: string;
+  readonly problem: Problem | undefined;
+
+  constructor(status: number, problem: Problem | undefined) {
+    super(problem ? `${problem.title}: ${problem.detail}` : `the service answered ${status}`);
+    this.name = "LeaderboardError";
+    this.status = status;
+    this.problem = problem;
+    this.type = problem?.type ?? "about:blank";
+    this.title = problem?.title ?? "";
+    this.detail = problem?.detail ?? "";
+  }
+}
+
+export interface ClientOptions {
+  /** The service, e.g. `https://leaderboard.example` (no trailing path). */
+  baseUrl: string;
+  /** An API key: needed to submit (scope `submit:<game>`), not to read. */
+  apiKey?: string;
+  /** Tries of one call before its last answer is thrown (default 5). */
+  maxAttempts?: number;
+  /** The longest wait between two tries, whatever Retry-After says (default 30 s). */
+  maxWaitMs?: number;
+  fetch?: typeof globalThis.fetch;
+  /** How to wait (tests pass their own). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** The answers worth trying again, with the same Idempotency-Key: the service says when. */
+const RETRIED = new Set([409, 429, 503]);
+/** 409s that end: these are answers, not "try later". */
+const FINAL_CONFLICTS = new Set(["/problems/conflict", "/problems/idempotency-key-reused"]);
+
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+export class LeaderboardClient {
+  /** The generated client, for any call this layer does not wrap. */
+  readonly api: Client<paths>;
+  private readonly maxAttempts: number;
+  private readonly maxWaitMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(options: ClientOptions) {
+    this.api = createClient<paths>({
+      baseUrl: options.baseUrl,
+      fetch: options.fetch,
+      headers: options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {},
+    });
+    this.maxAttempts = options.maxAttempts ?? 5;
+    this.maxWaitMs = options.maxWaitMs ?? 30_000;
+    this.sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
+  }
+
+  /**
+   * Post one round's result. One Idempotency-Key (a new UUID unless given) is kept across every
+   * retry of this submission, so a retry after a lost answer is replayed, never counted twice.
+   */
+  async submitScore(
+    submission: Submission,
+    options: { idempotencyKey?: string } = {},
+  ) {
+    const idempotencyKey = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+    const { data, response } = await this.retried(() =>
+      this.api.POST("/v1/scores", {
+        params: { header: { "Idempotency-Key": idempotencyKey } },
+        body: submission,
+      }),
+    );
+    const replayed = response.headers.get("Idempotent-Replayed") === "true";
+    return { outcome: data, replayed, idempotencyKey };
+  }
+
+  /** One page of a board, best first. */
+  async topOfBoard(
+    game: string,
+    variant: string,
+    period = "alltime",
+    options: { limit?: number; cursor?: string } = {},
+  ) {
+    const { data } = await this.retried(() =>
+      this.api.GET("/v1/leaderboards/{game}/{variant}/{period}", {
+        params: { path: { game, variant, period }, query: options },
+      }),
+    );
+    return data;
+  }
+
+  /** Every entry of a board in rank order, page by page, following `nextCursor`. */
+  async *walkBoard(
+    game: string,
+    variant: string,
+    period = "alltime",
+    pageSize = 100,
+  ): AsyncGenerator<Entry, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.topOfBoard(game, variant, period, { limit: pageSize, cursor });
+      yield* page.entries;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** A player's entry and rank (`isExact(rank)` tells an exact rank from a range). */
+  async playerRank(game: string, variant: string, period: string, playerId: string) {
+    const { data } = await this.retried(() =>
+      this.api.GET("/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}", {
+        params: { path: { game, variant, period, player_id: playerId } },
+      }),
+    );
+    return data;
+  }
+
+  /** The players just ahead of and behind a player, in board order. */
+  async playersAround(
+    game: string,
+    variant: string,
+    period: string,
+    playerId: string,
+    options: { before?: number; after?: number } = {},
+  ) {
+    const { data } = await this.retried(() =>
+      this.api.GET("/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}/around", {
+        params: { path: { game, variant, period, player_id: playerId }, query: options },
+      }),
+    );
+    return data;
+  }
+
+  /** The games and variants that have boards, and each one's live periods. */
+  async boards() {
+    const { data } = await this.retried(() => this.api.GET("/v1/boards", {}));
+    return data;
+  }
+
+  /** The call, tried again while the service says to (Retry-After) or does not answer. */
+  private async retried<T>(call: () => Promise<Answer<T>>): Promise<{ data: T; response: Response }> {
+    for (let attempt = 1; ; attempt += 1) {
+      let answer: Answer<T>;
+      try {
+        answer = await call();
+      } catch (failure) {
+        // No answer at all (a connection refused or dropped): the same call again, a little later.
+        if (attempt >= this.maxAttempts) throw failure;
+        await this.sleep(Math.min(this.maxWaitMs, 200 * 2 ** (attempt - 1)));
+        continue;
+      }
+      const { data, error, response } = answer;
+      if (response.ok && data !== undefined) return { data, response };
+      const problem = error as Problem | undefined;
+      const again =
+        RETRIED.has(response.status) && !(problem && FINAL_CONFLICTS.has(problem.type));
+      if (!again || attempt >= this.maxAttempts) throw new LeaderboardError(response.status, problem);
+      await this.sleep(this.waitMs(response, attempt));
+    }
+  }
+
+  private waitMs(response: Response, attempt: number): number {
+    const seconds = Number(response.headers.get("Retry-After"));
+    const asked = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 500 * 2 ** (attempt - 1);
+    return Math.min(this.maxWaitMs, asked);
+  }
+}
