@@ -1,0 +1,585 @@
+"""The thin hand-written layer over httpx: submissions with one Idempotency-Key kept across their
+retries, Retry-After honoured, cursors walked, ranks read as exact or as a range, and every problem
+document left after the retries raised as a ``LeaderboardError``."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, cast
+from urllib.parse import quote
+
+import httpx
+
+from .models import (
+    AroundOut,
+    BoardListOut,
+    BoardOutcomeOut,
+    BoardPageOut,
+    EntryOut,
+    PlayerRankOut,
+    ScoreSubmission,
+    StandingsOut,
+    SubmitResponse,
+)
+
+RETRYABLE_CONFLICTS = frozenset({"request-in-flight", "board-being-seeded", "player-being-erased"})
+"""The 409s that pass on their own (the last segment of the problem's ``type``): worth a retry."""
+RETRYABLE_STATUSES = frozenset({429, 503})
+DEFAULT_TIMEOUT = httpx.Timeout(10.0)
+BACKOFF_BASE_S = 0.2
+"""The first wait where the answer gave no Retry-After (or none came): doubled each attempt."""
+
+Period = str
+"""``alltime``, ``day``, ``week``, ``month``, or a dated one: ``day:2026-11-30``, ``week:2026-W48``,
+``month:2026-12``."""
+
+
+class LeaderboardError(Exception):
+    """A 4xx or 5xx answer left after the retries, read from its problem document (RFC 9457)."""
+
+    def __init__(
+        self,
+        status: int,
+        type: str,
+        title: str,
+        detail: str,
+        errors: list[dict[str, Any]] | None = None,
+        *,
+        retry_after: float | None = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(f"{status} {title}: {detail} ({type})")
+        self.status = status
+        self.type = type
+        self.title = title
+        self.detail = detail
+        self.errors = errors
+        self.retry_after = retry_after
+        self.attempts = attempts
+
+    @classmethod
+    def from_response(cls, response: httpx.Response, *, attempts: int = 1) -> LeaderboardError:
+        """The error a response says; a body that is no problem document still gives the status."""
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            body = {}
+        errors = body.get("errors")
+        return cls(
+            status=response.status_code,
+            type=str(body.get("type", "about:blank")),
+            title=str(body.get("title", response.reason_phrase)),
+            detail=str(body.get("detail", response.text[:500])),
+            errors=errors if isinstance(errors, list) else None,
+            retry_after=retry_after_seconds(response),
+            attempts=attempts,
+        )
+
+
+@dataclass(frozen=True)
+class ExactRank:
+    """The player's exact rank (1 is the best) and the share of the board at or above it."""
+
+    rank: int
+    top_percent: float
+    kind: Literal["exact"] = "exact"
+
+
+@dataclass(frozen=True)
+class EstimatedRank:
+    """An honest range that always holds the true rank, with its best single guess."""
+
+    rank_range: tuple[int, int]
+    top_percent_range: tuple[float, float]
+    rank_estimate: int
+    kind: Literal["estimated"] = "estimated"
+
+
+Rank = ExactRank | EstimatedRank
+
+
+@dataclass(frozen=True)
+class PlayerRank:
+    """A player's entry on a board and their rank there, exact or a range."""
+
+    leaderboard_id: str
+    score_format: Literal["integer", "duration_ms"]
+    entry: EntryOut
+    rank: Rank
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What a submission did on each board, the Idempotency-Key it went with, and whether the
+    service replayed a stored answer for that key (``Idempotent-Replayed: true``)."""
+
+    response: SubmitResponse
+    idempotency_key: str
+    replayed: bool
+    attempts: int
+
+    @property
+    def player_id(self) -> str:
+        return self.response["playerId"]
+
+    @property
+    def boards(self) -> list[BoardOutcomeOut]:
+        return self.response["boards"]
+
+
+@dataclass
+class _Request:
+    method: str
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    params: dict[str, str | int] | None = None
+    json: Any = None
+
+
+def retry_after_seconds(response: httpx.Response) -> float | None:
+    """``Retry-After`` in seconds (delta-seconds or an HTTP date), or None if absent or unreadable."""
+    value = response.headers.get("Retry-After")
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when: datetime = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def problem_slug(response: httpx.Response) -> str | None:
+    """The last segment of the problem's ``type`` (``request-in-flight``), if the body has one."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    if isinstance(body, dict) and isinstance(body.get("type"), str):
+        return str(body["type"]).rstrip("/").rsplit("/", 1)[-1]
+    return None
+
+
+def is_retryable(response: httpx.Response) -> bool:
+    """429 and 503 always; 409 only for the conflicts that pass on their own."""
+    if response.status_code in RETRYABLE_STATUSES:
+        return True
+    return response.status_code == 409 and problem_slug(response) in RETRYABLE_CONFLICTS
+
+
+def _segment(value: str) -> str:
+    return quote(value, safe=":")
+
+
+def _board_path(game: str, variant: str, period: Period) -> str:
+    return f"/v1/leaderboards/{_segment(game)}/{_segment(variant)}/{_segment(period)}"
+
+
+def _timestamp(value: datetime | str) -> str:
+    if isinstance(value, str):
+        return value
+    if value.tzinfo is None:
+        raise ValueError("achieved_at must be timezone-aware (UTC is what the service keeps)")
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _read_rank(body: PlayerRankOut) -> PlayerRank:
+    raw = body["rank"]
+    rank: Rank
+    if raw["kind"] == "exact":
+        rank = ExactRank(rank=raw["rank"], top_percent=raw["topPercent"])
+    elif raw["kind"] == "estimated":
+        low, high = raw["rankRange"]
+        low_pct, high_pct = raw["topPercentRange"]
+        rank = EstimatedRank(
+            rank_range=(low, high),
+            top_percent_range=(low_pct, high_pct),
+            rank_estimate=raw["rankEstimate"],
+        )
+    else:  # a kind newer than this client: say so rather than guess
+        raise ValueError(f"unknown rank kind {raw.get('kind')!r}")
+    return PlayerRank(
+        leaderboard_id=body["leaderboardId"],
+        score_format=body["scoreFormat"],
+        entry=body["entry"],
+        rank=rank,
+    )
+
+
+class _Core:
+    """What the sync and async clients share: the requests they build and the retry policy."""
+
+    def __init__(
+        self, base_url: str, api_key: str | None, max_attempts: int, max_wait_s: float
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.max_attempts = max_attempts
+        self.max_wait_s = max_wait_s
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str | int | None] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Request:
+        all_headers = {"Accept": "application/json, application/problem+json"}
+        if self.api_key is not None:
+            all_headers["Authorization"] = f"Bearer {self.api_key}"
+        all_headers.update(headers or {})
+        kept = {k: v for k, v in (params or {}).items() if v is not None} or None
+        return _Request(method, self.base_url + path, all_headers, kept, json)
+
+    def wait_after(self, attempt: int, response: httpx.Response | None) -> float:
+        """How long to wait before the next attempt: Retry-After, else a doubling backoff; capped."""
+        advised = retry_after_seconds(response) if response is not None else None
+        if advised is None:
+            advised = BACKOFF_BASE_S * 2 ** (attempt - 1)
+        return min(advised, self.max_wait_s)
+
+    def submission(
+        self,
+        player_id: str,
+        score: int,
+        game: str,
+        variant: str,
+        *,
+        achieved_at: datetime | str | None,
+        display_name: str | None,
+        country: str | None,
+        context: Mapping[str, Any] | None,
+        rank_delta: bool,
+        idempotency_key: str | None,
+    ) -> _Request:
+        body: ScoreSubmission = {
+            "playerId": player_id,
+            "score": score,
+            "game": game,
+            "variant": variant,
+            "rankDelta": rank_delta,
+        }
+        if achieved_at is not None:
+            body["achievedAt"] = _timestamp(achieved_at)
+        if display_name is not None:
+            body["displayName"] = display_name
+        if country is not None:
+            body["country"] = country
+        if context is not None:
+            body["context"] = dict(context)
+        # One key per submission, made here once: every retry below sends the same one, so the
+        # service applies the submission at most once and a retry learns what the first one did.
+        key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
+        return self.request("POST", "/v1/scores", json=body, headers={"Idempotency-Key": key})
+
+    @staticmethod
+    def submitted(request: _Request, response: httpx.Response, attempts: int) -> Submission:
+        return Submission(
+            response=cast("SubmitResponse", response.json()),
+            idempotency_key=request.headers["Idempotency-Key"],
+            replayed=response.headers.get("Idempotent-Replayed", "").lower() == "true",
+            attempts=attempts,
+        )
+
+
+class LeaderboardClient:
+    """A synchronous client. ``http`` may be your own ``httpx.Client`` (it is then not closed
+    here); requests go to ``base_url`` whatever its own base URL is."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        http: httpx.Client | None = None,
+        max_attempts: int = 5,
+        max_wait_s: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._core = _Core(base_url, api_key, max_attempts, max_wait_s)
+        self._owns_http = http is None
+        self._http = http if http is not None else httpx.Client(timeout=DEFAULT_TIMEOUT)
+        self._sleep = sleep
+
+    def __enter__(self) -> LeaderboardClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owns_http:
+            self._http.close()
+
+    def _send(self, request: _Request) -> tuple[httpx.Response, int]:
+        """The first answer that is no retryable failure, with the attempts it took; raises
+        ``LeaderboardError`` for a 4xx/5xx left, or the last transport error."""
+        attempt = 1
+        while True:
+            try:
+                response = self._http.request(
+                    request.method,
+                    request.url,
+                    headers=request.headers,
+                    params=request.params,
+                    json=request.json,
+                )
+            except httpx.TransportError:
+                if attempt >= self._core.max_attempts:
+                    raise
+                self._sleep(self._core.wait_after(attempt, None))
+            else:
+                if is_retryable(response) and attempt < self._core.max_attempts:
+                    self._sleep(self._core.wait_after(attempt, response))
+                elif response.is_error:
+                    raise LeaderboardError.from_response(response, attempts=attempt)
+                else:
+                    return response, attempt
+            attempt += 1
+
+    def _get(self, path: str, params: Mapping[str, str | int | None] | None = None) -> Any:
+        response, _ = self._send(self._core.request("GET", path, params=params))
+        return response.json()
+
+    def submit_score(
+        self,
+        player_id: str,
+        score: int,
+        game: str,
+        variant: str,
+        *,
+        achieved_at: datetime | str | None = None,
+        display_name: str | None = None,
+        country: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        rank_delta: bool = True,
+        idempotency_key: str | None = None,
+    ) -> Submission:
+        """Submit one player's score; retried (same Idempotency-Key) on 409s that pass, 429, 503
+        and transport errors, never on another 4xx."""
+        request = self._core.submission(
+            player_id,
+            score,
+            game,
+            variant,
+            achieved_at=achieved_at,
+            display_name=display_name,
+            country=country,
+            context=context,
+            rank_delta=rank_delta,
+            idempotency_key=idempotency_key,
+        )
+        response, attempts = self._send(request)
+        return _Core.submitted(request, response, attempts)
+
+    def top(
+        self,
+        game: str,
+        variant: str,
+        period: Period = "alltime",
+        *,
+        limit: int = 25,
+        cursor: str | None = None,
+    ) -> BoardPageOut:
+        """One page of the board, best first; its ``nextCursor`` (or None) leads to the next."""
+        params = {"limit": limit, "cursor": cursor}
+        return cast("BoardPageOut", self._get(_board_path(game, variant, period), params))
+
+    def walk_board(
+        self, game: str, variant: str, period: Period = "alltime", *, page_size: int = 100
+    ) -> Iterator[EntryOut]:
+        """Every entry of the board in rank order, a page at a time, until ``nextCursor`` is null."""
+        cursor: str | None = None
+        while True:
+            page = self.top(game, variant, period, limit=page_size, cursor=cursor)
+            yield from page["entries"]
+            cursor = page["nextCursor"]
+            if cursor is None:
+                return
+
+    def player_rank(self, game: str, variant: str, period: Period, player_id: str) -> PlayerRank:
+        """The player's entry and rank: ``ExactRank`` or ``EstimatedRank``, as the API's
+        ``kind`` says. A player not on the board is a ``LeaderboardError`` with status 404."""
+        path = f"{_board_path(game, variant, period)}/players/{_segment(player_id)}"
+        return _read_rank(cast("PlayerRankOut", self._get(path)))
+
+    def around(
+        self,
+        game: str,
+        variant: str,
+        period: Period,
+        player_id: str,
+        *,
+        before: int = 5,
+        after: int = 5,
+    ) -> AroundOut:
+        """The players just ahead of and behind ``player_id``, with ranks."""
+        path = f"{_board_path(game, variant, period)}/players/{_segment(player_id)}/around"
+        return cast("AroundOut", self._get(path, {"before": before, "after": after}))
+
+    def boards(self) -> BoardListOut:
+        """The games and variants that have boards, with their live periods."""
+        return cast("BoardListOut", self._get("/v1/boards"))
+
+    def standings(self, player_id: str) -> StandingsOut:
+        """Every live board the player is on, with best score and rank."""
+        return cast("StandingsOut", self._get(f"/v1/players/{_segment(player_id)}/standings"))
+
+
+class AsyncLeaderboardClient:
+    """The asynchronous twin of ``LeaderboardClient``, over ``httpx.AsyncClient``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        http: httpx.AsyncClient | None = None,
+        max_attempts: int = 5,
+        max_wait_s: float = 30.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._core = _Core(base_url, api_key, max_attempts, max_wait_s)
+        self._owns_http = http is None
+        self._http = http if http is not None else httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+        self._sleep = sleep
+
+    async def __aenter__(self) -> AsyncLeaderboardClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def _send(self, request: _Request) -> tuple[httpx.Response, int]:
+        attempt = 1
+        while True:
+            try:
+                response = await self._http.request(
+                    request.method,
+                    request.url,
+                    headers=request.headers,
+                    params=request.params,
+                    json=request.json,
+                )
+            except httpx.TransportError:
+                if attempt >= self._core.max_attempts:
+                    raise
+                await self._sleep(self._core.wait_after(attempt, None))
+            else:
+                if is_retryable(response) and attempt < self._core.max_attempts:
+                    await self._sleep(self._core.wait_after(attempt, response))
+                elif response.is_error:
+                    raise LeaderboardError.from_response(response, attempts=attempt)
+                else:
+                    return response, attempt
+            attempt += 1
+
+    async def _get(self, path: str, params: Mapping[str, str | int | None] | None = None) -> Any:
+        response, _ = await self._send(self._core.request("GET", path, params=params))
+        return response.json()
+
+    async def submit_score(
+        self,
+        player_id: str,
+        score: int,
+        game: str,
+        variant: str,
+        *,
+        achieved_at: datetime | str | None = None,
+        display_name: str | None = None,
+        country: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        rank_delta: bool = True,
+        idempotency_key: str | None = None,
+    ) -> Submission:
+        """See ``LeaderboardClient.submit_score``."""
+        request = self._core.submission(
+            player_id,
+            score,
+            game,
+            variant,
+            achieved_at=achieved_at,
+            display_name=display_name,
+            country=country,
+            context=context,
+            rank_delta=rank_delta,
+            idempotency_key=idempotency_key,
+        )
+        response, attempts = await self._send(request)
+        return _Core.submitted(request, response, attempts)
+
+    async def top(
+        self,
+        game: str,
+        variant: str,
+        period: Period = "alltime",
+        *,
+        limit: int = 25,
+        cursor: str | None = None,
+    ) -> BoardPageOut:
+        """See ``LeaderboardClient.top``."""
+        params = {"limit": limit, "cursor": cursor}
+        return cast("BoardPageOut", await self._get(_board_path(game, variant, period), params))
+
+    async def walk_board(
+        self, game: str, variant: str, period: Period = "alltime", *, page_size: int = 100
+    ) -> AsyncIterator[EntryOut]:
+        """See ``LeaderboardClient.walk_board``."""
+        cursor: str | None = None
+        while True:
+            page = await self.top(game, variant, period, limit=page_size, cursor=cursor)
+            for entry in page["entries"]:
+                yield entry
+            cursor = page["nextCursor"]
+            if cursor is None:
+                return
+
+    async def player_rank(
+        self, game: str, variant: str, period: Period, player_id: str
+    ) -> PlayerRank:
+        """See ``LeaderboardClient.player_rank``."""
+        path = f"{_board_path(game, variant, period)}/players/{_segment(player_id)}"
+        return _read_rank(cast("PlayerRankOut", await self._get(path)))
+
+    async def around(
+        self,
+        game: str,
+        variant: str,
+        period: Period,
+        player_id: str,
+        *,
+        before: int = 5,
+        after: int = 5,
+    ) -> AroundOut:
+        """See ``LeaderboardClient.around``."""
+        path = f"{_board_path(game, variant, period)}/players/{_segment(player_id)}/around"
+        return cast("AroundOut", await self._get(path, {"before": before, "after": after}))
+
+    async def boards(self) -> BoardListOut:
+        """See ``LeaderboardClient.boards``."""
+        return cast("BoardListOut", await self._get("/v1/boards"))
+
+    async def standings(self, player_id: str) -> StandingsOut:
+        """See ``LeaderboardClient.standings``."""
+        path = f"/v1/players/{_segment(player_id)}/standings"
+        return cast("StandingsOut", await self._get(path))

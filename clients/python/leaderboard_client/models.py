@@ -1,0 +1,299 @@
+"""The API's schemas as TypedDicts: what ``docs/openapi.json`` says each body holds.
+
+Generated: do not edit. Regenerate with ``python3 clients/python/generate.py``, which runs
+``datamodel-codegen --input docs/openapi.json --input-file-type openapi --output-model-type typing.TypedDict --target-python-version 3.11 --use-standard-collections --use-union-operator --enum-field-as-literal all --use-schema-description --no-use-closed-typed-dict --disable-timestamp --use-double-quotes --no-formatters``
+(datamodel-code-generator==0.89.0), then ``ruff format``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+
+class AroundEntryOut(TypedDict):
+    achievedAt: str
+    country: str | None
+    displayName: str | None
+    playerId: str
+    rank: int | None
+    rankRange: NotRequired[tuple[int, int] | None]
+    score: int
+
+
+class AroundOut(TypedDict):
+    entries: list[AroundEntryOut]
+    leaderboardId: str
+    rankKind: Literal["exact", "estimated"]
+    scoreFormat: Literal["integer", "duration_ms"]
+
+
+class BoardDefinitionIn(TypedDict):
+    """
+    How a variant's boards rank. A field left out takes its default (not the stored value: a
+    PUT says the whole definition). Unknown fields are refused (422).
+    """
+
+    operator: NotRequired[Literal["best", "latest", "sum"]]
+    order: NotRequired[Literal["desc", "asc"]]
+    periods: NotRequired[list[Literal["alltime", "day", "week", "month"]]]
+    retentionDays: NotRequired[int | None]
+    scoreFormat: NotRequired[Literal["integer", "duration_ms"]]
+
+
+class BoardDefinitionOut(TypedDict):
+    defined: bool
+    definedAt: NotRequired[str | None]
+    game: str
+    operator: Literal["best", "latest", "sum"]
+    order: Literal["desc", "asc"]
+    periods: list[Literal["alltime", "day", "week", "month"]]
+    retentionDays: int
+    scoreFormat: Literal["integer", "duration_ms"]
+    variant: str
+
+
+class BoardOutcomeOut(TypedDict):
+    best: int
+    improved: bool
+    leaderboardId: str
+    period: str
+    previousBest: int | None
+    rankAfter: NotRequired[int | None]
+    rankBefore: NotRequired[int | None]
+
+
+class CounterCellOut(TypedDict):
+    bucket: int
+    slot: int | None
+
+
+class CounterDifferenceOut(TypedDict):
+    cell: CounterCellOut
+    counted: int
+    stored: int
+
+
+class DefaultDefinitionOut(TypedDict):
+    operator: Literal["best", "latest", "sum"]
+    order: Literal["desc", "asc"]
+    periods: list[Literal["alltime", "day", "week", "month"]]
+    retentionDays: int
+    scoreFormat: Literal["integer", "duration_ms"]
+
+
+class EntryOut(TypedDict):
+    achievedAt: str
+    country: str | None
+    displayName: str | None
+    playerId: str
+    rank: int | None
+    score: int
+
+
+class EstimatedRankOut(TypedDict):
+    """
+    An honest range: ``rank`` is null, and the range always holds the true rank.
+    """
+
+    kind: Literal["estimated"]
+    rank: None
+    rankEstimate: int
+    rankRange: tuple[int, int]
+    topPercentRange: tuple[float, float]
+
+
+class ExactRankOut(TypedDict):
+    kind: Literal["exact"]
+    rank: int
+    topPercent: float
+
+
+class GroupEntryOut(TypedDict):
+    entry: EntryOut
+    groupRank: int
+    rank: NotRequired[ExactRankOut | EstimatedRankOut | None]
+
+
+class GroupOut(TypedDict):
+    entries: list[GroupEntryOut]
+    leaderboardId: str
+    scoreFormat: Literal["integer", "duration_ms"]
+
+
+class Health(TypedDict):
+    status: str
+
+
+class PlayerRankOut(TypedDict):
+    entry: EntryOut
+    leaderboardId: str
+    rank: ExactRankOut | EstimatedRankOut
+    scoreFormat: Literal["integer", "duration_ms"]
+
+
+class Problem(TypedDict):
+    """
+    RFC 9457 problem details.
+    """
+
+    detail: str
+    errors: NotRequired[list[dict[str, Any]] | None]
+    instance: NotRequired[str | None]
+    status: int
+    title: str
+    type: str
+
+
+class RemovedOut(TypedDict):
+    boards: int
+    idempotencyRecords: int
+    snapshots: int
+
+
+class ScoreSubmission(TypedDict):
+    """
+    A round's result for one player. Unknown fields are refused (422).
+    """
+
+    achievedAt: NotRequired[str | None]
+    context: NotRequired[dict[str, Any] | None]
+    country: NotRequired[str | None]
+    displayName: NotRequired[str | None]
+    game: str
+    playerId: str
+    rankDelta: NotRequired[bool]
+    score: int
+    variant: str
+
+
+class SeedReportOut(TypedDict):
+    boardId: str
+    counterConflicts: int
+    countersRebuilt: int
+    countersUnwritten: int
+    duplicates: int
+    leaseReleased: bool
+    playerCount: int
+    rowsCreated: int
+    rowsRead: int
+    rowsReplaced: int
+    rowsSkipped: int
+    rowsUnwritten: int
+    rowsWritten: int
+
+
+class SnapshotEntryOut(TypedDict):
+    achievedAt: str | None
+    country: str | None
+    displayName: str | None
+    playerId: str | None
+    rank: int
+    score: int | None
+
+
+class SnapshotOut(TypedDict):
+    entries: list[SnapshotEntryOut]
+    leaderboardId: str
+    playerCount: int
+    reason: str
+    snapshotTakenAt: str
+    topN: int
+
+
+class SnapshotSummaryOut(TypedDict):
+    playerCount: int
+    reason: str
+    snapshotTakenAt: str
+
+
+class SubmitResponse(TypedDict):
+    boards: list[BoardOutcomeOut]
+    playerId: str
+
+
+class TieSlotOut(TypedDict):
+    """
+    A crowded slot's tie counters as the reconciler found (and, applied, left) them.
+    """
+
+    bucket: int
+    built: bool
+    cuts: int
+    differences: int
+    entries: int
+    grain: int
+    marked: int
+    repaired: int
+    sealed: bool
+    skipped: int
+    slot: int
+    takenBack: int
+    unmarked: int
+    unwritten: int
+    wasSealed: bool
+
+
+class VariantBoardsOut(TypedDict):
+    periods: list[str]
+    variant: str
+
+
+class VariantsOut(TypedDict):
+    default: DefaultDefinitionOut | None
+    game: str
+    variants: list[BoardDefinitionOut]
+
+
+class BoardPageOut(TypedDict):
+    entries: list[EntryOut]
+    leaderboardId: str
+    nextCursor: str | None
+    playerCount: int
+    scoreFormat: Literal["integer", "duration_ms"]
+
+
+class BoardStandingOut(TypedDict):
+    best: int
+    leaderboardId: str
+    period: str
+    rank: ExactRankOut | EstimatedRankOut
+
+
+class ErasureOut(TypedDict):
+    playerId: str
+    removed: RemovedOut
+
+
+class GameBoardsOut(TypedDict):
+    game: str
+    variants: list[VariantBoardsOut]
+
+
+class ReconcileReportOut(TypedDict):
+    applied: bool
+    boardId: str
+    differences: list[CounterDifferenceOut]
+    playerCount: int
+    repaired: list[CounterDifferenceOut]
+    skipped: list[CounterDifferenceOut]
+    tieSlots: NotRequired[list[TieSlotOut]]
+    unsettled: list[CounterCellOut]
+    unwritten: list[CounterDifferenceOut]
+
+
+class SnapshotListOut(TypedDict):
+    snapshots: list[SnapshotSummaryOut]
+
+
+class StandingsOut(TypedDict):
+    boards: list[BoardStandingOut]
+    playerId: str
+
+
+class BoardListOut(TypedDict):
+    """
+    The games and variants that have boards, from the board registry.
+    """
+
+    currentPeriods: list[str]
+    games: list[GameBoardsOut]

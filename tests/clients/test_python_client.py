@@ -1,0 +1,359 @@
+"""The Python client in clients/python, imported from its folder (not installed): its retry policy
+against ``httpx.MockTransport``, then submissions, board walks, ranks and errors against the real
+service in a subprocess, the example game server, and the wheel ``uv build`` makes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+# Imported by its path in the repository, not installed: what is tested is the folder's code.
+from clients.python.leaderboard_client import (
+    AsyncLeaderboardClient,
+    EstimatedRank,
+    ExactRank,
+    LeaderboardClient,
+    LeaderboardError,
+)
+from tests.served import ROOT, ServiceExited, clean_environment, serve
+
+CLIENT_DIR = ROOT / "clients" / "python"
+
+KEY = "python-client-test-key"
+READY_TIMEOUT_S = 60.0  # the service and its moto child start in about 4 s on an idle machine
+BASE = "http://leaderboard.test"
+SUBMITTED = {"playerId": "p1", "boards": []}
+
+
+def _problem(status: int, slug: str, retry_after: str | None = None) -> httpx.Response:
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    body = {"type": f"/problems/{slug}", "title": slug, "status": status, "detail": "d"}
+    return httpx.Response(
+        status,
+        json=body,
+        headers={**headers, "Content-Type": "application/problem+json"},
+    )
+
+
+def _mocked(
+    answers: list[httpx.Response | Exception], *, max_attempts: int = 5
+) -> tuple[LeaderboardClient, list[httpx.Request], list[float]]:
+    """A client whose transport gives ``answers`` in turn, the requests it saw, the waits it made."""
+    seen: list[httpx.Request] = []
+    waits: list[float] = []
+    pending = iter(answers)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        answer = next(pending)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    client = LeaderboardClient(BASE, "k", http=http, max_attempts=max_attempts, sleep=waits.append)
+    return client, seen, waits
+
+
+def _submit(client: LeaderboardClient) -> Any:
+    return client.submit_score("p1", 10, "trivia", "classic")
+
+
+# The retry policy, no service needed.
+
+
+def test_503_and_429_are_retried_after_retry_after_with_one_key() -> None:
+    client, seen, waits = _mocked(
+        [
+            _problem(503, "throttled", "2"),
+            _problem(429, "rate-limited", "7"),
+            _problem(409, "request-in-flight", "1"),
+            httpx.Response(200, json=SUBMITTED),
+        ]
+    )
+    done = _submit(client)
+    assert waits == [2.0, 7.0, 1.0]
+    assert done.attempts == 4
+    keys = {request.headers["Idempotency-Key"] for request in seen}
+    assert keys == {done.idempotency_key}
+    assert len(done.idempotency_key) == 36  # a uuid4
+    assert seen[0].headers["Authorization"] == "Bearer k"
+
+
+def test_retry_after_waits_for_real_by_default() -> None:
+    answers = iter([_problem(503, "busy", "1"), httpx.Response(200, json=SUBMITTED)])
+    http = httpx.Client(transport=httpx.MockTransport(lambda _: next(answers)))
+    client = LeaderboardClient(BASE, "k", http=http)
+    started = time.monotonic()
+    _submit(client)
+    assert time.monotonic() - started >= 1.0
+
+
+def test_a_long_retry_after_is_capped_and_attempts_are_bounded() -> None:
+    client, seen, waits = _mocked([_problem(503, "unavailable", "3600")] * 3, max_attempts=3)
+    with pytest.raises(LeaderboardError) as raised:
+        _submit(client)
+    assert waits == [30.0, 30.0]
+    assert len(seen) == 3
+    assert raised.value.status == 503
+    assert raised.value.type == "/problems/unavailable"
+    assert raised.value.attempts == 3
+    assert raised.value.retry_after == 3600.0
+
+
+@pytest.mark.parametrize(
+    ("status", "slug"),
+    [
+        (400, "malformed-json"),
+        (409, "conflict"),
+        (422, "idempotency-key-reused"),
+        (403, "forbidden"),
+    ],
+)
+def test_other_client_errors_are_not_retried(status: int, slug: str) -> None:
+    client, seen, waits = _mocked([_problem(status, slug, "1"), httpx.Response(200, json={})])
+    with pytest.raises(LeaderboardError) as raised:
+        _submit(client)
+    assert (raised.value.status, raised.value.type) == (status, f"/problems/{slug}")
+    assert len(seen) == 1
+    assert waits == []
+
+
+def test_transport_errors_are_retried_with_the_same_key_then_raised() -> None:
+    client, seen, waits = _mocked(
+        [
+            httpx.ConnectError("refused"),
+            httpx.ReadTimeout("slow"),
+            httpx.Response(200, json=SUBMITTED),
+        ]
+    )
+    done = _submit(client)
+    assert len(seen) == 3
+    assert {r.headers["Idempotency-Key"] for r in seen} == {done.idempotency_key}
+    assert waits == [0.2, 0.4]  # no Retry-After to go by: a doubling backoff
+
+    client, seen, _ = _mocked([httpx.ConnectError("refused")] * 2, max_attempts=2)
+    with pytest.raises(httpx.ConnectError):
+        _submit(client)
+    assert len(seen) == 2
+
+
+def test_an_estimated_rank_is_read_as_a_range() -> None:
+    body = {
+        "leaderboardId": "trivia#classic#alltime",
+        "scoreFormat": "integer",
+        "entry": {"rank": None, "playerId": "p1", "displayName": None, "country": None},
+        "rank": {
+            "kind": "estimated",
+            "rank": None,
+            "rankRange": [120, 180],
+            "topPercentRange": [1.2, 1.8],
+            "rankEstimate": 150,
+        },
+    }
+    client, seen, _ = _mocked([httpx.Response(200, json=body)])
+    got = client.player_rank("trivia", "classic", "day:2026-12-01", "p1")
+    assert got.rank == EstimatedRank(
+        rank_range=(120, 180), top_percent_range=(1.2, 1.8), rank_estimate=150
+    )
+    assert seen[0].url.path == "/v1/leaderboards/trivia/classic/day:2026-12-01/players/p1"
+
+
+async def test_the_async_client_retries_and_walks() -> None:
+    pages = {
+        None: {"entries": [{"playerId": "a"}], "nextCursor": "c1"},
+        "c1": {"entries": [{"playerId": "b"}], "nextCursor": None},
+    }
+    answers = iter([_problem(503, "busy", "3")])
+    waits: list[float] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return next(answers, httpx.Response(200, json=SUBMITTED))
+        return httpx.Response(200, json=pages[request.url.params.get("cursor")])
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    async with AsyncLeaderboardClient(BASE, "k", http=http, sleep=record) as client:
+        done = await client.submit_score("p1", 1, "trivia", "classic")
+        walked = [entry["playerId"] async for entry in client.walk_board("t", "v", page_size=1)]
+    await http.aclose()
+    assert (done.attempts, waits) == (2, [3.0])
+    assert walked == ["a", "b"]
+
+
+# Against the real service.
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`leaderboard serve` on a free loopback port, its own embedded DynamoDB, a dev key."""
+    directory = tmp_path_factory.mktemp("service")
+    # The board list read afresh each time, so a board made by a test is listed at once.
+    environment = clean_environment() | {
+        "LEADERBOARD_DEV_API_KEY": KEY,
+        "LEADERBOARD_BOARD_LIST_CACHE_SECONDS": "0",
+    }
+    try:
+        with serve(directory, environment, ready_timeout_s=READY_TIMEOUT_S) as base_url:
+            yield base_url
+    except ServiceExited as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture
+def connect(service: str) -> Iterator[Callable[[str], LeaderboardClient]]:
+    """Clients of the service with a given key; trust_env=False: no proxy between us and loopback."""
+    https: list[httpx.Client] = []
+
+    def make(api_key: str) -> LeaderboardClient:
+        https.append(httpx.Client(trust_env=False, timeout=10.0))
+        return LeaderboardClient(service, api_key, http=https[-1])
+
+    yield make
+    for http in https:
+        http.close()
+
+
+def test_a_retry_with_the_same_key_is_replayed(
+    connect: Callable[[str], LeaderboardClient],
+) -> None:
+    client = connect(KEY)
+    first = client.submit_score("replayer", 500, "pyclient", "replay", display_name="Re P.")
+    again = client.submit_score(
+        "replayer",
+        500,
+        "pyclient",
+        "replay",
+        display_name="Re P.",
+        idempotency_key=first.idempotency_key,
+    )
+    assert (first.replayed, again.replayed) == (False, True)
+    assert again.response == first.response
+    alltime = next(b for b in first.boards if b["period"] == "alltime")
+    assert (alltime["best"], alltime["improved"], alltime.get("rankAfter")) == (500, True, 1)
+
+    fresh = client.submit_score("replayer", 500, "pyclient", "replay", display_name="Re P.")
+    assert fresh.idempotency_key != first.idempotency_key
+    assert not fresh.replayed
+
+
+def test_walk_board_returns_every_player_in_rank_order_across_pages(
+    connect: Callable[[str], LeaderboardClient],
+) -> None:
+    client = connect(KEY)
+    scores = {f"walker-{i:02d}": 1000 + 37 * ((i * 7) % 13) for i in range(13)}
+    for player_id, score in scores.items():
+        client.submit_score(player_id, score, "pyclient", "walk")
+    first_page = client.top("pyclient", "walk", limit=5)
+    assert first_page["nextCursor"] is not None
+    assert first_page["playerCount"] == 13
+
+    walked = list(client.walk_board("pyclient", "walk", "alltime", page_size=5))
+    expected = sorted(scores, key=lambda p: -scores[p])
+    assert [e["playerId"] for e in walked] == expected
+    assert [e["rank"] for e in walked] == list(range(1, 14))
+    assert [e["playerId"] for e in walked[:5]] == [e["playerId"] for e in first_page["entries"]]
+
+
+def test_player_rank_is_exact_with_the_right_rank(
+    connect: Callable[[str], LeaderboardClient],
+) -> None:
+    client = connect(KEY)
+    for player_id, score in {"r-first": 900, "r-second": 800, "r-third": 700, "r-last": 5}.items():
+        client.submit_score(player_id, score, "pyclient", "rank", country="NO")
+    got = client.player_rank("pyclient", "rank", "alltime", "r-third")
+    assert isinstance(got.rank, ExactRank)
+    assert got.rank.rank == 3
+    assert got.rank.top_percent == pytest.approx(75.0)
+    assert (got.entry["playerId"], got.entry["score"], got.entry["country"]) == (
+        "r-third",
+        700,
+        "NO",
+    )
+
+    around = client.around("pyclient", "rank", "alltime", "r-third", before=1, after=1)
+    assert [e["playerId"] for e in around["entries"]] == ["r-second", "r-third", "r-last"]
+    listed = {(g["game"], v["variant"]) for g in client.boards()["games"] for v in g["variants"]}
+    assert ("pyclient", "rank") in listed
+
+    with pytest.raises(LeaderboardError) as raised:
+        client.player_rank("pyclient", "rank", "alltime", "nobody-here")
+    assert raised.value.status == 404
+
+
+def test_a_bad_key_raises_unauthorized_without_retrying(
+    connect: Callable[[str], LeaderboardClient],
+) -> None:
+    with pytest.raises(LeaderboardError) as raised:
+        connect("not-a-key").submit_score("p1", 1, "pyclient", "denied")
+    error = raised.value
+    assert (error.status, error.type, error.attempts) == (401, "/problems/unauthorized", 1)
+    assert error.title
+    assert error.detail
+
+
+def test_the_example_game_server_posts_and_prints_the_top(
+    service: str, connect: Callable[[str], LeaderboardClient]
+) -> None:
+    proxies = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
+    environment = {k: v for k, v in clean_environment().items() if k not in proxies} | {
+        "LEADERBOARD_URL": service,
+        "LEADERBOARD_API_KEY": KEY,
+        "LEADERBOARD_GAME": "pyclient",
+        "LEADERBOARD_VARIANT": "example",
+        "PYTHONPATH": str(CLIENT_DIR),
+    }
+    finished = subprocess.run(
+        [sys.executable, str(CLIENT_DIR / "examples" / "game_server.py")],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    players = ["ada", "grace", "linus", "margaret"]
+    for player_id in players:
+        assert f"posted {player_id} " in finished.stdout
+    assert "top of pyclient#example#alltime (4 players)" in finished.stdout
+    on_board = [e["playerId"] for e in connect(KEY).walk_board("pyclient", "example")]
+    assert sorted(on_board) == players
+
+
+def test_uv_build_makes_a_wheel_with_the_package(tmp_path: Path) -> None:
+    finished = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "uv.py"),
+            "build",
+            "--wheel",
+            "--out-dir",
+            str(tmp_path),
+        ],
+        cwd=CLIENT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name == "leaderboard_client-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = archive.read("leaderboard_client-0.1.0.dist-info/METADATA").decode()
+    for module in ("__init__.py", "client.py", "models.py", "py.typed"):
+        assert f"leaderboard_client/{module}" in names
+    assert "Requires-Dist: httpx<1,>=0.27" in metadata
+    assert "Requires-Python: >=3.11" in metadata
