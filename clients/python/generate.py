@@ -7,6 +7,7 @@ then formats the file with ruff.
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -51,7 +52,10 @@ def ruff() -> str:
     return found
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--output", type=Path, default=OUTPUT, help="where (default: models.py)")
+    output: Path = parser.parse_args(argv).output.resolve()
     header = HEADER.format(options=" ".join(OPTIONS), generator=GENERATOR)
     command = [
         sys.executable,
@@ -67,12 +71,14 @@ def main() -> None:
         "--custom-file-header",
         header,
         "--output",
-        str(OUTPUT),
+        str(output),
     ]
     subprocess.run(command, check=True)
-    subprocess.run([ruff(), "check", "--fix", "--quiet", str(OUTPUT)], check=True)
-    subprocess.run([ruff(), "format", "--quiet", str(OUTPUT)], check=True)
-    print(f"wrote {OUTPUT.relative_to(ROOT)}")  # noqa: T201
+    # The repo's ruff settings, wherever the file is written.
+    settings = ["--config", str(ROOT / "pyproject.toml")]
+    subprocess.run([ruff(), "check", *settings, "--fix", "--quiet", str(output)], check=True)
+    subprocess.run([ruff(), "format", *settings, "--quiet", str(output)], check=True)
+    print(f"wrote {output}")  # noqa: T201
 
 
 if __name__ == "__main__":

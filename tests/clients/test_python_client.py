@@ -357,3 +357,20 @@ def test_uv_build_makes_a_wheel_with_the_package(tmp_path: Path) -> None:
         assert f"leaderboard_client/{module}" in names
     assert "Requires-Dist: httpx<1,>=0.27" in metadata
     assert "Requires-Python: >=3.11" in metadata
+
+
+def test_the_generated_models_are_current_with_the_committed_document(tmp_path: Path) -> None:
+    """A contract change regenerates them (``python3 clients/python/generate.py``)."""
+    fresh = tmp_path / "models.py"
+    ran = subprocess.run(
+        [sys.executable, str(CLIENT_DIR / "generate.py"), "--output", str(fresh)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    committed = CLIENT_DIR / "leaderboard_client" / "models.py"
+    assert fresh.read_text() == committed.read_text(), (
+        "clients/python/leaderboard_client/models.py is stale: run clients/python/generate.py"
+    )
