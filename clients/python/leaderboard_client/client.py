@@ -247,6 +247,16 @@ class _Core:
         kept = {k: v for k, v in (params or {}).items() if v is not None} or None
         return _Request(method, self.base_url + path, all_headers, kept, json)
 
+    def settle(self, response: httpx.Response, attempt: int) -> float | None:
+        """What an answer means for the loop: the wait before trying again, ``None`` where it is
+        the answer; ``LeaderboardError`` for an error left once retries are spent or do not
+        apply."""
+        if is_retryable(response) and attempt < self.max_attempts:
+            return self.wait_after(attempt, response)
+        if response.is_error:
+            raise LeaderboardError.from_response(response, attempts=attempt)
+        return None
+
     def wait_after(self, attempt: int, response: httpx.Response | None) -> float:
         """How long to wait before the next attempt: Retry-After, else a doubling backoff; capped."""
         advised = retry_after_seconds(response) if response is not None else None
@@ -345,12 +355,10 @@ class LeaderboardClient:
                     raise
                 self._sleep(self._core.wait_after(attempt, None))
             else:
-                if is_retryable(response) and attempt < self._core.max_attempts:
-                    self._sleep(self._core.wait_after(attempt, response))
-                elif response.is_error:
-                    raise LeaderboardError.from_response(response, attempts=attempt)
-                else:
+                wait = self._core.settle(response, attempt)
+                if wait is None:
                     return response, attempt
+                self._sleep(wait)
             attempt += 1
 
     def _get(self, path: str, params: Mapping[str, str | int | None] | None = None) -> Any:
@@ -486,12 +494,10 @@ class AsyncLeaderboardClient:
                     raise
                 await self._sleep(self._core.wait_after(attempt, None))
             else:
-                if is_retryable(response) and attempt < self._core.max_attempts:
-                    await self._sleep(self._core.wait_after(attempt, response))
-                elif response.is_error:
-                    raise LeaderboardError.from_response(response, attempts=attempt)
-                else:
+                wait = self._core.settle(response, attempt)
+                if wait is None:
                     return response, attempt
+                await self._sleep(wait)
             attempt += 1
 
     async def _get(self, path: str, params: Mapping[str, str | int | None] | None = None) -> Any:
