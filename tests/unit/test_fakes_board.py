@@ -126,6 +126,7 @@ class World:
         at: int = NOW_MS,
         variant: tuple[str, str] = VARIANTS[0],
         now_ms: int = NOW_MS,
+        definition: BoardDefinition = DEFINITION,
     ) -> SubmitResult:
         game, name = variant
         submission = Submission(player, score, game, name, achieved_at_ms=at, display_name=player)
@@ -137,7 +138,7 @@ class World:
             in_flight=self.in_flight,
             leases=self.leases,
             policy=SUBMIT,
-            definition=DEFINITION,
+            definition=definition,
             client="game-server",
             idempotency_key=key,
             request_hash=request_fingerprint("game-server", fields),
@@ -458,19 +459,8 @@ async def test_a_latest_board_ranks_a_player_who_fell_without_counting_their_old
     for i, (player, score, step) in enumerate(plays):
         at = NOW_MS - 1_000 + step
         held[player] = (score, at)
-        result = await submit_score(
-            submissions=world.table.submissions,
-            ranks=world.table.ranks,
-            registrar=world.registrar,
-            in_flight=world.in_flight,
-            leases=world.leases,
-            policy=SUBMIT,
-            definition=latest,
-            client="c",
-            idempotency_key=f"k{i}",
-            request_hash=f"h{i}",
-            submission=Submission(player, score, "trivia", "classic", achieved_at_ms=at),
-            now_ms=NOW_MS,
+        result = await world.submit(
+            player, score, key=f"k{i}", at=at, variant=("trivia", "classic"), definition=latest
         )
         order = sorted(held, key=lambda p: (-held[p][0], held[p][1], p))
         (outcome,) = result.outcome.boards
