@@ -82,8 +82,6 @@ class Health(BaseModel):
 
 
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """The OpenAPI ``responses`` of a route's problem statuses."""
-    return {
-        status: {"model": Problem, "content": {"application/problem+json": {}}}
-        for status in statuses
-    }
+    """The OpenAPI ``responses`` of a route's problem statuses (``app.api.openapi`` types each as
+    the ``Problem`` under ``application/problem+json``)."""
+    return {status: {"model": Problem} for status in statuses}
