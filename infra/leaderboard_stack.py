@@ -35,7 +35,14 @@ from aws_cdk import aws_sns_subscriptions as sns_subscriptions
 from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct, Node
 
-from app.store.tables import RANK_INDEX, TTL_ATTRIBUTE, scores_table_spec, snapshots_table_spec
+from app.store.tables import (
+    PREVIOUS_RANK_INDEX,
+    RANK_INDEX,
+    TTL_ATTRIBUTE,
+    rank_index_spec,
+    scores_table_spec,
+    snapshots_table_spec,
+)
 from app.telemetry import NAMESPACE as METRICS_NAMESPACE
 
 CONTAINER_NAME = "api"
@@ -116,6 +123,9 @@ class DeployConfig:
     nat_gateways: int = 1
     waf: bool = False
     waf_requests_per_5_minutes: int = 6000
+    keep_previous_rank_index: bool = False
+    """Keep RankIndex's first definition beside its second (``-c keepPreviousRankIndex=true``):
+    the first of the two deployments that move an existing stack to it (decision 0025)."""
 
     @classmethod
     def from_context(cls, node: Node) -> DeployConfig:
@@ -152,6 +162,7 @@ class DeployConfig:
             waf_requests_per_5_minutes=number(
                 "wafRequestsPer5Minutes", cls.waf_requests_per_5_minutes
             ),
+            keep_previous_rank_index=_flag(node.try_get_context("keepPreviousRankIndex") or False),
         )
 
 
@@ -205,9 +216,14 @@ class LeaderboardStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
 
-        self.scores_table = self._table(
-            "ScoresTable", scores_table_spec(f"{config.table_prefix}-scores"), ttl=True
-        )
+        scores = scores_table_spec(f"{config.table_prefix}-scores")
+        if config.keep_previous_rank_index:
+            # CloudFormation adds or drops one index per update, and never changes one in place.
+            scores["GlobalSecondaryIndexes"] = [
+                rank_index_spec(previous=True),
+                *scores["GlobalSecondaryIndexes"],
+            ]
+        self.scores_table = self._table("ScoresTable", scores, ttl=True)
         # No TTL on purpose: snapshots are the archive.
         self.snapshots_table = self._table(
             "SnapshotsTable", snapshots_table_spec(f"{config.table_prefix}-snapshots"), ttl=False
@@ -373,12 +389,19 @@ class LeaderboardStack(Stack):
                 actions=list(SERVICE_DYNAMODB_ACTIONS),
                 resources=[
                     self.scores_table.table_arn,
-                    f"{self.scores_table.table_arn}/index/{RANK_INDEX}",
+                    *(f"{self.scores_table.table_arn}/index/{name}" for name in self._indexes()),
                     self.snapshots_table.table_arn,
                 ],
             )
         )
         return role
+
+    def _indexes(self) -> list[str]:
+        """The indexes the tasks read: during a move to RankIndex's second definition, tasks of
+        the earlier version still read the first until they are replaced."""
+        if self.config.keep_previous_rank_index:
+            return [PREVIOUS_RANK_INDEX, RANK_INDEX]
+        return [RANK_INDEX]
 
     def _task_definition(self, vpc: ec2.Vpc) -> ecs.FargateTaskDefinition:
         task_definition = ecs.FargateTaskDefinition(

@@ -166,7 +166,6 @@ class Row:
     standing: Standing
     achieved_ms: int | None
     """``achievedMs``: what a seed of a ``latest`` board checks (``None``: an old row)."""
-    context_json: str | None = None
     seeded_by: str | None = None
 
 
@@ -182,12 +181,12 @@ class _Changes:
         return len(self.coarse) + len(self.fine) + len(self.ties)
 
 
-def _stored(entry: Entry) -> Entry:
-    """An entry as a row's item gives it back: the key decoded, ``lastPlayedAt`` at ms."""
-    last = entry.last_played_at_ms
+def _stored(standing: Standing) -> Standing:
+    """A standing as its row's item gives it back: the key decoded, ``lastPlayedAt`` at ms."""
+    last = standing.last_played_at_ms
     return replace(
-        entry,
-        key=RankKey.decode(entry.key.encode()),
+        standing,
+        entry=replace(standing.entry, key=RankKey.decode(standing.entry.key.encode())),
         last_played_at_ms=None if last is None else parse_iso_ms(iso_ms(last)),
     )
 
@@ -432,9 +431,8 @@ class MemorySubmissions:
             if board.expected_version is None:
                 failed |= row is not None
             else:
+                # version 0: a row from before versions were kept, which has no ``version``
                 failed |= row is None or row.standing.version != board.expected_version
-                # ``version = :v`` finds no attribute on a row from before versions were kept
-                failed |= row is not None and row.standing.version == 0
         if failed:
             raise TransactionCancelled(
                 "writing the scores: transaction cancelled", kind="condition"
@@ -443,18 +441,28 @@ class MemorySubmissions:
             write.request_hash, COMPLETED, write.response_json, write.expires_at
         )
         for board, changes in zip(write.boards, planned, strict=True):
+            at = (write.player_id, board.board_id)
             standing = board.standing
-            t.rows[(write.player_id, board.board_id)] = Row(
-                Standing(
-                    board.board_id,
-                    _stored(standing.entry),
-                    standing.version,
-                    board.expires_at,
-                    standing.tie_mark,
-                ),
-                achieved_ms=standing.entry.key.achieved_at_ms,
-                context_json=board.context_json,
-            )
+            if board.moved:
+                row = Row(
+                    _stored(replace(standing, expires_at=board.expires_at)),
+                    achieved_ms=standing.entry.key.achieved_at_ms,
+                )
+            else:  # an UpdateItem of the version, lastPlayedAt and expiresAt alone
+                kept = t.rows[at]
+                expires = kept.standing.expires_at if board.expires_at is None else board.expires_at
+                row = replace(
+                    kept,
+                    standing=_stored(
+                        replace(
+                            kept.standing,
+                            version=standing.version,
+                            last_played_at_ms=standing.last_played_at_ms,
+                            expires_at=expires,
+                        )
+                    ),
+                )
+            t.rows[at] = row
             t.apply(changes)
         t.tokens[token] = write
 
@@ -544,19 +552,20 @@ class MemoryStandings:
             row.country
             if row.country is not None
             else (None if old is None else old.standing.entry.country),
-            row.achieved_at_ms,
         )
         kept_expiry = None if old is None else old.standing.expires_at
         t.rows[(row.player_id, board_id)] = Row(
-            Standing(
-                board_id,
-                _stored(entry),
-                (0 if old is None else old.standing.version) + 1,
-                expires_at if expires_at is not None else kept_expiry,
-                tie_mark=None,
+            _stored(
+                Standing(
+                    board_id,
+                    entry,
+                    (0 if old is None else old.standing.version) + 1,
+                    expires_at if expires_at is not None else kept_expiry,
+                    tie_mark=None,
+                    last_played_at_ms=row.achieved_at_ms,
+                )
             ),
             achieved_ms=row.achieved_at_ms,
-            context_json=None,
             seeded_by=writer,
         )
         return _seeded(old, writer)

@@ -148,7 +148,6 @@ async def put_wide_rows(
                         RankKey(999_999_999_999 - place, achieved_ms, wide_player(place)),
                         WIDEST_NAME,
                         "NZ",
-                        achieved_ms,
                     ),
                     version=1,
                 ),

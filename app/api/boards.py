@@ -3,6 +3,7 @@ player's rank, the players around them, and a player's standings on every board.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
@@ -19,6 +20,7 @@ from app.api.schemas import (
     EntryOut,
     GroupEntryOut,
     GroupOut,
+    PlayerEntryOut,
     PlayerRankOut,
     StandingsOut,
     problem_responses,
@@ -133,7 +135,11 @@ async def get_player_rank(read: BoardReadingDep, player_id: PlayerPath) -> Playe
     return PlayerRankOut(
         leaderboard_id=read.board.board_id,
         score_format=read.definition.score_format.value,
-        entry=EntryOut.of(found.entry, exact),
+        entry=PlayerEntryOut.of(
+            found.entry,
+            exact,
+            context=None if found.context_json is None else json.loads(found.context_json),
+        ),
         rank=rank_out(found.rank),
     )
 

@@ -20,22 +20,23 @@ from app.api.ratelimit import ratelimit_headers
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import ScoreSubmission, SubmitResponse, problem_responses
 from app.domain.clock import to_ms
+from app.domain.models import MAX_METADATA_BYTES
 from app.domain.submission import Submission
 from app.errors import InvalidInput
 
 router = APIRouter(route_class=StrictQueryRoute, tags=["submissions"])
 
 
-def _stored_context(context: dict[str, Any], max_bytes: int) -> str:
-    """The context as each board row stores it (compact JSON, non-ASCII escaped, so its length is
-    its bytes); 422 over ``max_bytes``, which keeps the rows items DynamoDB takes."""
-    stored = json.dumps(context, separators=(",", ":"))
+def _stored_json(field: str, value: dict[str, Any], max_bytes: int, *, whose: str) -> str:
+    """A JSON field as each board row stores it (compact, non-ASCII escaped, so its length is its
+    bytes); 422 over ``max_bytes``, which keeps the rows items DynamoDB takes."""
+    stored = json.dumps(value, separators=(",", ":"))
     if len(stored) > max_bytes:
         message = f"must be at most {max_bytes:,} bytes as compact JSON"
         raise InvalidInput(
-            f"context takes {len(stored):,} bytes as compact JSON, over the {max_bytes:,} bytes "
-            "a submission may store",
-            errors=[{"field": "context", "message": message}],
+            f"{field} takes {len(stored):,} bytes as compact JSON, over the {max_bytes:,} bytes "
+            f"{whose}",
+            errors=[{"field": field, "message": message}],
         )
     return stored
 
@@ -75,7 +76,14 @@ async def post_score(
         country=body.country,
         context_json=None
         if body.context is None
-        else _stored_context(body.context, state.max_context_bytes),
+        else _stored_json(
+            "context", body.context, state.max_context_bytes, whose="a submission may store"
+        ),
+        metadata_json=None
+        if body.metadata is None
+        else _stored_json(
+            "metadata", body.metadata, MAX_METADATA_BYTES, whose="an entry's metadata may take"
+        ),
         rank_delta=body.rank_delta,
     )
     result = await state.leaderboard.submissions.submit(

@@ -28,6 +28,11 @@ async def run_create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
         print("TTL turned on: " + ", ".join(report.ttl_enabled))
     if report.protected:
         print("deletion protection turned on: " + ", ".join(report.protected))
+    if report.index_added:
+        print(
+            "index added (DynamoDB fills it from the table; the service is ready once it is "
+            "ACTIVE): " + ", ".join(report.index_added)
+        )
     if report.unchanged:
         print("already there: " + ", ".join(report.unchanged))
     return 0

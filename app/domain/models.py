@@ -9,6 +9,9 @@ from typing import Any
 from app.domain.keys import RankKey
 from app.domain.ties import TiePlace
 
+MAX_METADATA_BYTES = 256
+"""An entry's ``metadata``, as compact JSON: small enough that every read of the index carries it."""
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -17,7 +20,9 @@ class Entry:
     key: RankKey
     display_name: str | None = None
     country: str | None = None
-    last_played_at_ms: int | None = None
+    metadata_json: str | None = None
+    """What the game shows beside the entry (compact JSON, at most ``MAX_METADATA_BYTES``): the
+    submission's that set the entry, so replaced with it."""
 
     @property
     def player_id(self) -> str:
@@ -40,6 +45,10 @@ class Standing:
     tie_mark: int | None = None
     """Where its slot's tie counters count it (``app.domain.ties.TiePlace.of``: the grain, and
     the cut where its chunk is cut); ``None``: not in any."""
+    last_played_at_ms: int | None = None
+    """The latest submission to the board, whether or not it moved the entry (not on the index)."""
+    context_json: str | None = None
+    """The free-form context of the submission that set the entry (not on the index)."""
 
 
 @dataclass(frozen=True)
@@ -56,14 +65,16 @@ class CounterDelta:
 @dataclass(frozen=True)
 class StandingWrite:
     """One board's conditional write: the new row, the version it must find (``None``: no row),
-    and the counter changes that go with it in the same transaction."""
+    and the counter changes that go with it in the same transaction. ``moved`` false: the entry
+    stays as it is, and only the row's version and ``lastPlayedAt`` change, which leaves the
+    index untouched."""
 
     board_id: str
     standing: Standing
     expected_version: int | None
     counters: tuple[CounterDelta, ...] = ()
-    context_json: str | None = None
     expires_at: int | None = None
+    moved: bool = True
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ class Submission:
     display_name: str | None = None
     country: str | None = None
     context_json: str | None = None
+    metadata_json: str | None = None
     rank_delta: bool = True
 
 
@@ -71,35 +72,41 @@ def plan_board_write(
         added = None if ties is None else TiePlace.of(moved.key, ties.mark_of(moved.key))
         counters = (CounterDelta(*layout.fine_of(moved.key.score), 1, added),)
         tie_mark = None if added is None else added.mark
-    if standing is None:
-        entry = Entry(moved.key, sub.display_name, sub.country, now_ms)
+    if standing is not None and not moved.changed:
+        # The entry stays, with its name, metadata and context: only the row's bookkeeping moves.
+        row = replace(
+            standing,
+            version=standing.version + 1,
+            expires_at=expires_s,
+            last_played_at_ms=max(now_ms, standing.last_played_at_ms or 0),
+        )
     else:
-        old = standing.entry
-        last_played = max(now_ms, old.last_played_at_ms or 0)
-        if moved.changed:
+        display_name, country, last_played = sub.display_name, sub.country, now_ms
+        if standing is not None:
+            old = standing.entry
             removed = None if standing.tie_mark is None else TiePlace.of(old.key, standing.tie_mark)
             counters = (CounterDelta(*layout.fine_of(old.score), -1, removed), *counters)
-            entry = Entry(
-                moved.key,
-                sub.display_name if sub.display_name is not None else old.display_name,
-                sub.country if sub.country is not None else old.country,
-                last_played,
-            )
-        else:
-            entry = replace(old, last_played_at_ms=last_played)
-    write = StandingWrite(
-        board_id=board.board_id,
-        standing=Standing(
+            # A name or a country the submission leaves out stays.
+            display_name = old.display_name if display_name is None else display_name
+            country = old.country if country is None else country
+            last_played = max(now_ms, standing.last_played_at_ms or 0)
+        # Metadata and context describe the round that set the entry: they go with it.
+        row = Standing(
             board.board_id,
-            entry,
-            version=(standing.version + 1) if standing else 1,
+            Entry(moved.key, display_name, country, sub.metadata_json),
+            version=1 if standing is None else standing.version + 1,
             expires_at=expires_s,
             tie_mark=tie_mark,
-        ),
+            last_played_at_ms=last_played,
+            context_json=sub.context_json,
+        )
+    write = StandingWrite(
+        board_id=board.board_id,
+        standing=row,
         expected_version=None if standing is None else standing.version,
         counters=counters,
-        context_json=sub.context_json if moved.changed else None,
         expires_at=expires_s,
+        moved=standing is None or moved.changed,
     )
     outcome = BoardOutcome(
         board.board_id,

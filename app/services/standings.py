@@ -25,6 +25,8 @@ class PlayerRank:
     board: Board
     entry: Entry
     rank: Rank
+    context_json: str | None = None
+    """The context the submission that set the entry sent (the player's own row holds it)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ async def player_rank(
         cap=policy.cap,
     )
     _build_if_crowded(builds, board, definition, standing, rank)
-    return PlayerRank(board, standing.entry, rank)
+    return PlayerRank(board, standing.entry, rank, standing.context_json)
 
 
 def _build_if_crowded(
@@ -143,7 +145,7 @@ async def around_player(
         index.query_neighbours(board.board_id, key, ahead=False, limit=after),
     )
     _build_if_crowded(builds, board, definition, standing, rank)
-    found = PlayerRank(board, standing.entry, rank)
+    found = PlayerRank(board, standing.entry, rank, standing.context_json)
     neighbours = [Neighbour(e, -(i + 1)) for i, e in enumerate(ahead)][::-1]
     neighbours.append(Neighbour(found.entry, 0))
     neighbours += [Neighbour(e, i + 1) for i, e in enumerate(behind)]

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from app.domain.clock import parse_iso_ms
 from app.domain.keys import RankKey
 from app.domain.models import Entry, Page
 from app.domain.ties import TieCounts
@@ -17,17 +16,16 @@ from app.services.ports import IndexedKey
 from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.items import Item, get_n, get_s, s
-from app.store.tables import RANK_INDEX, TIE_GRAIN_ATTRIBUTE
+from app.store.tables import METADATA_ATTRIBUTE, RANK_INDEX, TIE_GRAIN_ATTRIBUTE
 
 
 def entry_of(item: Item) -> Entry:
     """An entry from an index item or a standing (both carry the projected attributes)."""
-    last = get_s(item, "lastPlayedAt")
     return Entry(
         key=RankKey.decode(get_s(item, "rankKey") or ""),
         display_name=get_s(item, "displayName"),
         country=get_s(item, "country"),
-        last_played_at_ms=None if last is None else parse_iso_ms(last),
+        metadata_json=get_s(item, METADATA_ATTRIBUTE),
     )
 
 

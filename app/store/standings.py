@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, assert_never
 
-from app.domain.clock import iso_ms
+from app.domain.clock import iso_ms, parse_iso_ms
 from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Standing, StandingWrite
@@ -28,14 +28,20 @@ from app.store.items import Item, get_n, get_s, key, n, s
 from app.store.items import key as item_key
 from app.store.leases import no_live_lease
 from app.store.requests import record_of
-from app.store.tables import TIE_GRAIN_ATTRIBUTE, TTL_ATTRIBUTE
+from app.store.tables import METADATA_ATTRIBUTE, TIE_GRAIN_ATTRIBUTE, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
 
-_LAST_WRITE_ATTRIBUTES = ("lastRequest", "lastImproved", "lastPreviousBest", "context")
-"""What a seeded row removes: what the last submission left (``context``), which described the old
-value, and ``lastRequest``, ``lastImproved`` and ``lastPreviousBest``, which a row may hold and
+_LAST_WRITE_ATTRIBUTES = (
+    "lastRequest",
+    "lastImproved",
+    "lastPreviousBest",
+    "context",
+    METADATA_ATTRIBUTE,
+)
+"""What a seeded row removes: what the last submission left (``context``, ``metadata``), which
+described the old value, and ``lastRequest``, ``lastImproved`` and ``lastPreviousBest``, which a row may hold and
 nothing reads."""
 
 
@@ -60,7 +66,7 @@ def _seed_condition(operator: Operator) -> str | None:
 class StandingItems:
     """A row holds ``rankKey``, ``version`` (bumped on every write, so a write conditioned on the
     version read fails if anything wrote in between), ``displayName``, ``country``,
-    ``lastPlayedAt``, ``context`` and ``expiresAt`` (day and week boards).
+    ``metadata``, ``lastPlayedAt``, ``context`` and ``expiresAt`` (day and week boards).
 
     A row changes together with its counters, in one transaction: a submission's put
     (``row_put``, in the submission's transaction: ``app.store.submissions``) and an erasure's
@@ -271,48 +277,82 @@ def _seeded(old: Item | None, writer: str) -> RowOutcome:
 
 
 def row_put(table: str, write: StandingWrite) -> dict[str, Any]:
-    """A transaction item: the row, conditioned on the version read (absent for a new row)."""
-    condition: dict[str, Any] = (
-        {"ConditionExpression": "attribute_not_exists(playerId)"}
-        if write.expected_version is None
-        else {
-            "ConditionExpression": "version = :v",
-            "ExpressionAttributeValues": {":v": n(write.expected_version)},
-        }
-    )
-    return {"Put": {"TableName": table, "Item": _row_item(write), **condition}}
+    """A transaction item: the row, conditioned on the version read (absent for a new row).
+
+    A write that moves the entry puts the whole row; one that does not (``write.moved`` false)
+    updates only its version, ``lastPlayedAt`` and ``expiresAt``, none of which RankIndex holds,
+    so DynamoDB writes no index entry for it, and the entry's metadata and context stay."""
+    values: dict[str, AttributeValueTypeDef] = {}
+    if write.expected_version is None:
+        condition = "attribute_not_exists(playerId)"
+    elif write.expected_version == 0:  # a row from before versions were kept
+        condition = "attribute_exists(playerId) AND attribute_not_exists(version)"
+    else:
+        condition = "version = :v"
+        values[":v"] = n(write.expected_version)
+    if write.moved:
+        extra: dict[str, Any] = {"ExpressionAttributeValues": values} if values else {}
+        item = {"TableName": table, "Item": _row_item(write), "ConditionExpression": condition}
+        return {"Put": item | extra}
+    row = write.standing
+    sets = ["version = :new"]
+    values[":new"] = n(row.version)
+    if row.last_played_at_ms is not None:
+        sets.append("lastPlayedAt = :played")
+        values[":played"] = s(iso_ms(row.last_played_at_ms))
+    names: dict[str, str] = {}
+    if write.expires_at is not None:
+        sets.append("#ttl = :e")
+        names["#ttl"] = TTL_ATTRIBUTE
+        values[":e"] = n(write.expires_at)
+    update: dict[str, Any] = {
+        "TableName": table,
+        "Key": key(row.entry.player_id, write.board_id),
+        "UpdateExpression": "SET " + ", ".join(sets),
+        "ConditionExpression": condition,
+        "ExpressionAttributeValues": values,
+    }
+    if names:
+        update["ExpressionAttributeNames"] = names
+    return {"Update": update}
 
 
 def _row_item(write: StandingWrite) -> dict[str, AttributeValueTypeDef]:
-    entry = write.standing.entry
+    row_standing = write.standing
+    entry = row_standing.entry
     row: dict[str, AttributeValueTypeDef] = {
         **key(entry.player_id, write.board_id),
         "rankKey": s(entry.key.encode()),
-        "version": n(write.standing.version),
+        "version": n(row_standing.version),
     }
     if entry.display_name is not None:
         row["displayName"] = s(entry.display_name)
     if entry.country is not None:
         row["country"] = s(entry.country)
-    if entry.last_played_at_ms is not None:
-        row["lastPlayedAt"] = s(iso_ms(entry.last_played_at_ms))
-    if write.context_json is not None:
-        row["context"] = s(write.context_json)
+    if entry.metadata_json is not None:
+        row[METADATA_ATTRIBUTE] = s(entry.metadata_json)
+    if row_standing.last_played_at_ms is not None:
+        row["lastPlayedAt"] = s(iso_ms(row_standing.last_played_at_ms))
+    if row_standing.context_json is not None:
+        row["context"] = s(row_standing.context_json)
     if write.expires_at is not None:
         row[TTL_ATTRIBUTE] = n(write.expires_at)
     row["achievedMs"] = n(entry.key.achieved_at_ms)  # what a later seed of a `latest` board checks
-    if write.standing.tie_mark is not None:
-        row[TIE_GRAIN_ATTRIBUTE] = n(write.standing.tie_mark)
+    if row_standing.tie_mark is not None:
+        row[TIE_GRAIN_ATTRIBUTE] = n(row_standing.tie_mark)
     return row
 
 
 def standing_of(item: Item) -> Standing:
+    last = get_s(item, "lastPlayedAt")
     return Standing(
         board_id=get_s(item, "leaderboardId") or "",
         entry=entry_of(item),
         version=get_n(item, "version") or 0,
         expires_at=get_n(item, TTL_ATTRIBUTE),
         tie_mark=get_n(item, TIE_GRAIN_ATTRIBUTE),
+        last_played_at_ms=None if last is None else parse_iso_ms(last),
+        context_json=get_s(item, "context"),
     )
 
 

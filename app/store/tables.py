@@ -10,8 +10,9 @@ idempotency records, histogram counters and seeding leases. Snapshots (``leaderb
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import (
     ClientError,
@@ -29,11 +30,19 @@ from app.store.client import Dynamo
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
 
-RANK_INDEX = "RankIndex"
+RANK_INDEX = "RankIndexV2"
+"""RankIndex as its second definition names it (decision 0025: ``metadata`` in, ``lastPlayedAt``
+out); an index's projection cannot change in place, so a new definition is a new name."""
+PREVIOUS_RANK_INDEX = "RankIndex"
+"""The first definition, which a deployment from before decision 0025 still has until it drops it."""
+METADATA_ATTRIBUTE = "metadata"
 TIE_GRAIN_ATTRIBUTE = "tieGrain"
 """On a row counted in its slot's tie counters: its tie mark (``app.domain.ties``: the grain, and
 the cut of its chunk, if cut; named for the grain, which is the whole mark in an uncut chunk)."""
-RANK_INDEX_PROJECTED = ("displayName", "country", "lastPlayedAt", TIE_GRAIN_ATTRIBUTE)
+RANK_INDEX_PROJECTED = ("displayName", "country", METADATA_ATTRIBUTE, TIE_GRAIN_ATTRIBUTE)
+"""What every read of the board shows, and the tie mark; nothing that a write changes without
+moving the entry (``lastPlayedAt`` is the row's alone), so such a write leaves the index alone."""
+PREVIOUS_RANK_INDEX_PROJECTED = ("displayName", "country", "lastPlayedAt", TIE_GRAIN_ATTRIBUTE)
 TTL_ATTRIBUTE = "expiresAt"
 
 
@@ -56,19 +65,25 @@ def scores_table_spec(name: str) -> dict[str, Any]:
             {"AttributeName": "playerId", "KeyType": "HASH"},
             {"AttributeName": "leaderboardId", "KeyType": "RANGE"},
         ],
-        "GlobalSecondaryIndexes": [
-            {
-                "IndexName": RANK_INDEX,
-                "KeySchema": [
-                    {"AttributeName": "leaderboardId", "KeyType": "HASH"},
-                    {"AttributeName": "rankKey", "KeyType": "RANGE"},
-                ],
-                "Projection": {
-                    "ProjectionType": "INCLUDE",
-                    "NonKeyAttributes": list(RANK_INDEX_PROJECTED),
-                },
-            }
+        "GlobalSecondaryIndexes": [rank_index_spec()],
+    }
+
+
+def rank_index_spec(*, previous: bool = False) -> dict[str, Any]:
+    """RankIndex as ``CreateTable`` and ``UpdateTable`` take it; ``previous``: the first definition,
+    which the CDK stack keeps through a migration (docs/decisions/0025)."""
+    return {
+        "IndexName": PREVIOUS_RANK_INDEX if previous else RANK_INDEX,
+        "KeySchema": [
+            {"AttributeName": "leaderboardId", "KeyType": "HASH"},
+            {"AttributeName": "rankKey", "KeyType": "RANGE"},
         ],
+        "Projection": {
+            "ProjectionType": "INCLUDE",
+            "NonKeyAttributes": list(
+                PREVIOUS_RANK_INDEX_PROJECTED if previous else RANK_INDEX_PROJECTED
+            ),
+        },
     }
 
 
@@ -122,6 +137,21 @@ def not_ready_cause(error: BaseException | None) -> str:  # noqa: PLR0911 - a re
     return f"DynamoDB did not answer: {error!r}"
 
 
+def index_not_ready(table: Mapping[str, Any]) -> str | None:
+    """Why the Scores table, as ``DescribeTable`` gives it, cannot serve the board reads yet, if it
+    cannot: RankIndex missing (a table from before its second definition) or still filling."""
+    for index in table.get("GlobalSecondaryIndexes", []):
+        if index.get("IndexName") == RANK_INDEX:
+            status = index.get("IndexStatus", "ACTIVE")
+            if status != "ACTIVE" or index.get("Backfilling"):
+                return f"index {RANK_INDEX} is {status} (filling from the table); wait for ACTIVE"
+            return None
+    return (
+        f"index {RANK_INDEX} is missing (a table from before it: leaderboard create-tables adds "
+        "it; docs/decisions/0025-metadata-in-the-index.md)"
+    )
+
+
 class Tables:
     """Both tables as a whole: creating them (operators and the embedded backend only) and the
     readiness check (the service)."""
@@ -140,7 +170,7 @@ class Tables:
 
         async def describe(name: str) -> None:
             try:
-                await self._dynamo.call(
+                answer = await self._dynamo.call(
                     "the readiness check", lambda: self._client.describe_table(TableName=name)
                 )
             except (Unavailable, StoreRejected) as exc:
@@ -150,6 +180,10 @@ class Tables:
                 raise Unavailable(
                     f"table {name}: {not_ready_cause(exc.__cause__)}", retry_after=retry_after
                 ) from exc
+            if name == self._names.scores:
+                missing = index_not_ready(answer.get("Table", {}))
+                if missing is not None:
+                    raise Unavailable(f"table {name}: {missing}", retry_after=5)
 
         # Both answers, then the first failure in table order: the same cause every time, so
         # the readiness log is not told of a new one whenever the other table fails first.
@@ -181,6 +215,10 @@ class Tables:
                     await self._client.update_table(TableName=name, DeletionProtectionEnabled=True)
                     report.protected.append(name)
                     changed = True
+                # Last: adding an index leaves the table UPDATING, which refuses other updates.
+                if name == self._names.scores and await self._add_rank_index(name):
+                    report.index_added.append(f"{name} ({RANK_INDEX})")
+                    changed = True
                 if not changed:
                     report.unchanged.append(name)
                 continue
@@ -195,6 +233,21 @@ class Tables:
         if self._names.scores in report.created:
             await self._enable_ttl(self._names.scores)
         return report
+
+    async def _add_rank_index(self, name: str) -> bool:
+        """Add RankIndex to a Scores table from before its second definition (decision 0025);
+        DynamoDB fills it from the table in the background. ``False``: it is there already."""
+        described = await self._client.describe_table(TableName=name)
+        indexes = described["Table"].get("GlobalSecondaryIndexes", [])
+        if any(index.get("IndexName") == RANK_INDEX for index in indexes):
+            return False
+        spec = scores_table_spec(name)
+        await self._client.update_table(
+            TableName=name,
+            AttributeDefinitions=spec["AttributeDefinitions"],
+            GlobalSecondaryIndexUpdates=[{"Create": cast("Any", rank_index_spec())}],
+        )
+        return True
 
     async def _table_names(self) -> set[str]:
         """Every table of the account in the region: ListTables answers at most 100 names a

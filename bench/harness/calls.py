@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from app.bootstrap import LAYOUT, open_runtime
+from app.domain.models import MAX_METADATA_BYTES
 from bench.harness import cost
 from bench.harness.service import (
     bench_client,
@@ -47,6 +48,7 @@ BEFORE: dict[str, Before] = {
     "new player, first time the task sees its boards": Before(30, 5),
     "new player": Before(30, 4, "24 write units by the rules"),
     "new player, rankDelta false": Before(12, 3),
+    "new player, 256 B of metadata": Before(None),
     "improvement, same slot": Before(48, None, "an improvement"),
     "improvement, another slot of the bucket": Before(48, None, "an improvement"),
     "improvement, crossing buckets": Before(48, None, "an improvement"),
@@ -209,6 +211,10 @@ def _crossing_improvement(score: int) -> int:
     return better
 
 
+LARGEST_METADATA = {"replay": "r" * (MAX_METADATA_BYTES - len('{"replay":""}'))}
+"""An entry's metadata at its bound: 256 bytes as compact JSON."""
+
+
 async def run_calls(endpoint: str, *, latency_s: float = 0.03) -> list[Scenario]:
     """Every scenario of the calls table, in one fresh pair of tables on ``endpoint``."""
     tables = run_tables("bench-calls")
@@ -242,6 +248,10 @@ async def run_calls(endpoint: str, *, latency_s: float = 0.03) -> list[Scenario]
         await drive.measure(
             "new player, rankDelta false",
             lambda: drive.post(body("p-quiet", base - 3, rankDelta=False)),
+        )
+        await drive.measure(
+            "new player, 256 B of metadata",
+            lambda: drive.post(body("p-shown", base - 5, metadata=LARGEST_METADATA)),
         )
         # The same score reached earlier ranks ahead: an improvement that stays in its slot.
         await drive.measure(

@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.store.tables import RANK_INDEX_PROJECTED
+
 Item = Mapping[str, Any]
 """An item in DynamoDB's wire form: attribute name to ``{"S": ...}``, ``{"N": ...}`` and so on."""
 
@@ -32,8 +34,9 @@ READ_BLOCK = 4_096
 WRITE_BLOCK = 1_024
 INDEX_KEYS = ("leaderboardId", "rankKey")
 """RankIndex's keys; an item without ``rankKey`` is not on the index (a sparse index)."""
-INDEX_PROJECTED = ("playerId", "displayName", "country", "lastPlayedAt")
-"""What a RankIndex entry holds besides its keys: the table's key and the INCLUDE projection."""
+INDEX_PROJECTED = ("playerId", *RANK_INDEX_PROJECTED)
+"""What a RankIndex entry holds besides its keys: the table's key and the service's own INCLUDE
+projection."""
 
 
 def number_size(text: str) -> int:

@@ -36,6 +36,11 @@ def test_write_units_standard_transactional_and_index() -> None:
     assert units.item_write_units(None, row, transactional=True) == units.WriteUnits(2, 1)
     assert units.item_write_units(row, moved, transactional=True) == units.WriteUnits(2, 2)
     assert units.item_write_units(row, dict(row), transactional=True) == units.WriteUnits(2, 0)
+    # lastPlayedAt is the row's alone: a play that moves nothing writes no index entry.
+    played = {**row, "lastPlayedAt": {"S": "2026-12-02T00:00:00.000Z"}}
+    assert units.item_write_units(row, played, transactional=True) == units.WriteUnits(2, 0)
+    shown = {**row, "metadata": {"S": '{"car":"mk2"}'}}
+    assert units.item_write_units(row, shown, transactional=True) == units.WriteUnits(2, 1)
     assert units.item_write_units(row, big, transactional=True).table == 4  # 2 KB, in a transaction
     assert units.item_write_units(None, None, transactional=True, checked_only=True).table == 2
     counter = {"playerId": {"S": "hist#b#c0"}, "leaderboardId": {"S": "0039"}, "n": {"N": "1"}}

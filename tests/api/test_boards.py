@@ -94,6 +94,7 @@ async def test_entries_carry_decoded_score_time_and_profile(service: Service) ->
             "country": "GB",
             "score": 8750,
             "achievedAt": iso_ms(achieved),
+            "metadata": None,
         }
     ]
     assert page["nextCursor"] is None
@@ -126,7 +127,7 @@ async def test_better_score_replaces_worse_changes_only_last_played(service: Ser
     assert await counter_total(service.runtime, "trivia#classic#alltime") == (1, 1)
     standing = await service.runtime.stores.standings.read_standing("trivia#classic#alltime", "bo")
     assert standing is not None
-    assert standing.entry.last_played_at_ms is not None
+    assert standing.last_played_at_ms is not None
     assert standing.version == 5
 
 

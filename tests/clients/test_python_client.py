@@ -327,6 +327,12 @@ def test_the_example_game_server_posts_and_prints_the_top(
     for player_id in players:
         assert f"posted {player_id} " in finished.stdout
     assert "top of pyclient#example#alltime (4 players)" in finished.stdout
+    assert {line.rsplit(" ", 1)[-1] for line in finished.stdout.splitlines()[-4:]} == {
+        "(owl)",
+        "(fox)",
+        "(penguin)",
+        "(moth)",
+    }
     on_board = [e["playerId"] for e in connect(KEY).walk_board("pyclient", "example")]
     assert sorted(on_board) == players
 

@@ -74,7 +74,7 @@ def test_the_example_game_server_posts_a_round_and_reads_the_top(
             "posted grace: best 9120 on trivia#ts#alltime",
             "posted alan: best 7300 on trivia#ts#alltime",
         ]
-        assert lines[3:6] == ["1. Grace 9120", "2. Ada 8750", "3. Alan 7300"]
+        assert lines[3:6] == ["1. Grace 9120 (fox)", "2. Ada 8750 (owl)", "3. Alan 7300 (cat)"]
         assert lines[6] == "ada is rank 2"
         # Run again: the same players, new submissions, the same board.
         assert _game_server(built, base_url)[3:6] == lines[3:6]

@@ -4,16 +4,28 @@ point-in-time recovery, deletion protection, retention on stack delete, and TTL 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.store.tables import (
+    PREVIOUS_RANK_INDEX,
     RANK_INDEX,
     RANK_INDEX_PROJECTED,
     TTL_ATTRIBUTE,
+    rank_index_spec,
     scores_table_spec,
     snapshots_table_spec,
 )
-from tests.infra.synthesis import Match, Synthesized
+from tests.infra.synthesis import (
+    Match,
+    Synthesized,
+    listify,
+    ref_target,
+    statements_of_role,
+    synthesize,
+)
 
 SCORES = "leaderboard-scores"
 SNAPSHOTS = "leaderboard-snapshots"
@@ -117,3 +129,37 @@ def test_rank_index_is_sparse_on_rank_key_with_the_projected_attributes(
             ],
         },
     )
+
+
+@pytest.fixture(scope="module")
+def migrating(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    return synthesize(
+        Path(tmp_path_factory.mktemp("cdk.out.migrating")), keepPreviousRankIndex="true"
+    )
+
+
+def test_a_stack_moving_to_the_second_rank_index_keeps_the_first_until_told(
+    synthesized: Synthesized, migrating: Synthesized
+) -> None:
+    """The first of decision 0025's two deployments: the first definition stays, unchanged (one
+    index added in the update, none altered), and the tasks may read both while old ones drain."""
+    indexes = table_named(migrating, SCORES)["Properties"]["GlobalSecondaryIndexes"]
+    assert indexes == [rank_index_spec(previous=True), rank_index_spec()]
+    assert indexes[0]["IndexName"] == PREVIOUS_RANK_INDEX
+    assert "lastPlayedAt" in indexes[0]["Projection"]["NonKeyAttributes"]
+    assert "lastPlayedAt" not in indexes[1]["Projection"]["NonKeyAttributes"]
+
+    def index_grants(stack: Synthesized) -> set[str]:
+        role = ref_target(stack.task_definition()["TaskRoleArn"])
+        statements = list(statements_of_role(stack, role))
+        return {
+            str(part).removeprefix("/index/")
+            for statement in statements
+            for resource in listify(statement["Resource"])
+            if isinstance(resource, dict) and "Fn::Join" in resource
+            for part in resource["Fn::Join"][1]
+            if isinstance(part, str) and part.startswith("/index/")
+        }
+
+    assert index_grants(migrating) == {PREVIOUS_RANK_INDEX, RANK_INDEX}
+    assert index_grants(synthesized) == {RANK_INDEX}

@@ -108,7 +108,7 @@ async def put_player(runtime: Runtime, board: Board, player: str, score: int) ->
             board_id=board.board_id,
             standing=Standing(
                 board.board_id,
-                Entry(key, NAME, "NZ", key.achieved_at_ms),
+                Entry(key, NAME, "NZ"),
                 version=1,
             ),
             expected_version=None,

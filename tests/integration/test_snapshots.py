@@ -68,7 +68,7 @@ async def put_player(
             board_id=board.board_id,
             standing=Standing(
                 board.board_id,
-                Entry(key, display_name, country, achieved_ms),
+                Entry(key, display_name, country),
                 version=1,
                 expires_at=expires_s,
             ),

@@ -38,7 +38,7 @@ from app.store.requests import RequestItems
 from app.store.snapshots import SnapshotItems
 from app.store.standings import ErasureMarkItems, StandingItems
 from app.store.submissions import SubmissionItems
-from app.store.tables import TableNames, table_specs
+from app.store.tables import RANK_INDEX, TableNames, table_specs
 from tests.dynamo_rules import item_size, refusal, reserved_words, shapes_of
 
 if TYPE_CHECKING:
@@ -356,7 +356,7 @@ def test_a_table_query_may_not_filter_on_the_tables_keys() -> None:
 def test_an_index_query_may_not_filter_on_the_indexs_keys_but_may_on_the_tables() -> None:
     board = {
         "TableName": "Scores",
-        "IndexName": "RankIndex",
+        "IndexName": RANK_INDEX,
         "KeyConditionExpression": "leaderboardId = :b",
     }
     values = {":b": {"S": "b"}, ":x": {"S": "x"}}
@@ -381,7 +381,7 @@ def test_an_index_query_may_not_filter_on_the_indexs_keys_but_may_on_the_tables(
 def between(low: dict[str, str], high: dict[str, str]) -> dict[str, Any]:
     return {
         "TableName": "Scores",
-        "IndexName": "RankIndex",
+        "IndexName": RANK_INDEX,
         "KeyConditionExpression": "leaderboardId = :b AND rankKey BETWEEN :lo AND :hi",
         "ExpressionAttributeValues": {":b": {"S": "b"}, ":lo": low, ":hi": high},
     }
@@ -579,7 +579,7 @@ def test_an_empty_string_index_key_on_a_written_item_is_refused() -> None:
     message = (
         "One or more parameter values are not valid. A value specified for a secondary index key "
         "is not supported. The AttributeValue for a key attribute cannot contain an empty string "
-        "value. IndexName: RankIndex, IndexKey: rankKey"
+        f"value. IndexName: {RANK_INDEX}, IndexKey: rankKey"
     )
     expect("PutItem", put(row_with(rankKey={"S": ""})), message)
     expect(
@@ -827,11 +827,21 @@ class RecordingClient:
 
 BOARD = "trivia#classic#day-2024-05-01"
 LATER_BOARD = "trivia#classic#all"
+THIRD_BOARD = "trivia#classic#week-2024-W18"
+FOURTH_BOARD = "trivia#sprint#all"
 
 
 def standing(player: str, board: str, *, version: int, tie_mark: int | None = None) -> Standing:
-    entry = Entry(RankKey(1200, 1_714_550_400_000, player), "Ada", "GB", 1_714_550_400_000)
-    return Standing(board, entry, version, expires_at=1_717_000_000, tie_mark=tie_mark)
+    entry = Entry(RankKey(1200, 1_714_550_400_000, player), "Ada", "GB", '{"car":"mk2"}')
+    return Standing(
+        board,
+        entry,
+        version,
+        expires_at=1_717_000_000,
+        tie_mark=tie_mark,
+        last_played_at_ms=1_714_550_400_000,
+        context_json="{}",
+    )
 
 
 async def every_request_the_adapter_makes(client: RecordingClient) -> None:
@@ -844,10 +854,16 @@ async def every_request_the_adapter_makes(client: RecordingClient) -> None:
     tie = TiePlace.of(rank_key, 3)
     deltas = (CounterDelta(12, 34, 1, tie), CounterDelta(11, 7, -1))
     write = StandingWrite(
-        BOARD, standing("player-1", BOARD, version=2, tie_mark=3), 1, deltas, "{}", 1_717_000_000
+        BOARD, standing("player-1", BOARD, version=2, tie_mark=3), 1, deltas, 1_717_000_000
     )
     new_row = StandingWrite(
         LATER_BOARD, standing("player-1", LATER_BOARD, version=1), None, deltas[1:]
+    )
+    unmoved = StandingWrite(
+        THIRD_BOARD, standing("player-1", THIRD_BOARD, version=4), 3, (), 1_717_000_000, moved=False
+    )
+    legacy = StandingWrite(
+        FOURTH_BOARD, standing("player-1", FOURTH_BOARD, version=1), 0, (), None, moved=False
     )
 
     submissions = SubmissionItems(dynamo, table=scores, counters=counters)
@@ -860,7 +876,14 @@ async def every_request_the_adapter_makes(client: RecordingClient) -> None:
     )
     await submissions.read_grains([(BOARD, 12, 34), (BOARD, 12, 35)])
     await submissions.commit_submission(
-        SubmissionWrite("idem#client#k1", "h", "{}", 1_717_000_000, "player-1", (write, new_row)),
+        SubmissionWrite(
+            "idem#client#k1",
+            "h",
+            "{}",
+            1_717_000_000,
+            "player-1",
+            (write, new_row, unmoved, legacy),
+        ),
         token="t",
         now_ms=1_714_550_400_000,
     )

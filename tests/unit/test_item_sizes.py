@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 
 from app.domain.keys import RankKey
-from app.domain.models import Entry, Standing, StandingWrite
+from app.domain.models import MAX_METADATA_BYTES, Entry, Standing, StandingWrite
 from app.services.ports import Snapshot, SnapshotEntry, SnapshotFit
 from app.settings import Settings
 from app.store.client import Dynamo
@@ -162,13 +162,19 @@ def test_the_largest_context_bound_leaves_a_row_with_every_field_at_its_largest_
         board_id=board_id,
         standing=Standing(
             board_id,
-            Entry(RankKey(10**12 - 1, largest_ms, player), "\U00020000" * 64, "NZ", largest_ms),
+            Entry(
+                RankKey(10**12 - 1, largest_ms, player),
+                "\U00020000" * 64,
+                "NZ",
+                "x" * MAX_METADATA_BYTES,
+            ),
             version=10**38 - 1,
             expires_at=10**11 - 1,
             tie_mark=99,
+            last_played_at_ms=largest_ms,
+            context_json="x" * bound,
         ),
         expected_version=None,
-        context_json="x" * bound,
     )
     row = item_size(row_put("scores", write)["Put"]["Item"])
     assert row - bound < 1024  # every other attribute, as the setting's comment says

@@ -72,10 +72,20 @@ def test_an_improvement_leaves_where_the_row_is_counted_and_enters_the_new_place
 
 
 def test_a_worse_score_changes_only_when_the_player_last_played() -> None:
-    entry = Entry(_plan(None, 500, NOW - 10).key, "Ada", None, NOW - 60_000)
-    standing = Standing(BOARD.board_id, entry, version=2, tie_mark=0)
+    entry = Entry(_plan(None, 500, NOW - 10).key, "Ada", None, '{"car":"mk2"}')
+    standing = Standing(
+        BOARD.board_id,
+        entry,
+        version=2,
+        tie_mark=0,
+        last_played_at_ms=NOW - 60_000,
+        context_json='{"round":1}',
+    )
     worse = _plan(standing, 100, NOW - 5)
     assert worse.write.counters == ()
-    assert worse.write.standing.entry == Entry(entry.key, "Ada", None, NOW)
-    assert worse.write.standing.tie_mark == 0
-    assert (worse.outcome.improved, worse.write.context_json) == (False, None)
+    assert not worse.write.moved  # no put of the row: the index entry stays as it is
+    assert worse.write.standing.entry == entry  # its metadata included
+    assert worse.write.standing.last_played_at_ms == NOW
+    assert worse.write.standing.context_json == '{"round":1}'
+    assert (worse.write.standing.version, worse.write.standing.tie_mark) == (3, 0)
+    assert worse.outcome.improved is False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import ConfigDict, Field
@@ -24,6 +25,9 @@ class EntryOut(CamelModel):
     country: str | None
     score: int
     achieved_at: str
+    metadata: dict[str, Any] | None = Field(
+        description="what the submission that set the entry sent as its metadata; null if none"
+    )
 
     @classmethod
     def of(cls, entry: Entry, rank: int | None, **more: Any) -> Self:
@@ -35,6 +39,7 @@ class EntryOut(CamelModel):
             country=entry.country,
             score=entry.score,
             achieved_at=iso_ms(entry.key.achieved_at_ms),
+            metadata=None if entry.metadata_json is None else json.loads(entry.metadata_json),
             **more,
         )
 
@@ -128,10 +133,16 @@ def rank_out(rank: Rank) -> ExactRankOut | EstimatedRankOut:
     )
 
 
+class PlayerEntryOut(EntryOut):
+    context: dict[str, Any] | None = Field(
+        description="what the submission that set the entry sent as its context; null if none"
+    )
+
+
 class PlayerRankOut(CamelModel):
     leaderboard_id: str
     score_format: ScoreFormatName = SCORE_FORMAT
-    entry: EntryOut
+    entry: PlayerEntryOut
     rank: RankOut
 
 

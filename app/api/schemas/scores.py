@@ -48,6 +48,13 @@ class ScoreSubmission(CamelModel):
         description="free-form, kept, never indexed; as compact JSON at most the service's "
         "LEADERBOARD_MAX_CONTEXT_BYTES (16 KiB by default), or 422",
     )
+    metadata: dict[str, Any] | None = Field(
+        default=None,
+        description="what a game shows beside the entry (a car, a character, a replay id): "
+        "returned with the entry by every read of the board while this round's result is the "
+        "player's entry there; as compact JSON at most 256 bytes, or 422",
+        examples=[{"car": "mk2", "replay": "r-2931"}],
+    )
     rank_delta: StrictBool = True
 
 

@@ -74,6 +74,9 @@ class TablesReport:
     """Existing tables whose deletion protection it turned on."""
     ttl_enabled: list[str] = field(default_factory=list)
     """Existing tables whose TTL it turned on (a table it creates gets it as it is created)."""
+    index_added: list[str] = field(default_factory=list)
+    """Existing tables it added RankIndex to, each with the index's name (DynamoDB fills it in
+    the background)."""
     unchanged: list[str] = field(default_factory=list)
     """Existing tables it left as they were."""
 

@@ -12,6 +12,7 @@ import uuid
 from leaderboard_client import LeaderboardClient, LeaderboardError
 
 PLAYERS = {"ada": "Ada L.", "grace": "Grace H.", "linus": "Linus T.", "margaret": "Margaret H."}
+CHARACTERS = {"ada": "owl", "grace": "fox", "linus": "penguin", "margaret": "moth"}
 
 
 def main() -> int:
@@ -27,7 +28,13 @@ def main() -> int:
                 # One call per result: the client makes its Idempotency-Key and keeps it across
                 # retries, so a result lost on the way is never counted twice.
                 done = client.submit_score(
-                    player_id, score, game, variant, display_name=name, context={"round": round_id}
+                    player_id,
+                    score,
+                    game,
+                    variant,
+                    display_name=name,
+                    context={"round": round_id},  # kept with the entry, returned to the player
+                    metadata={"character": CHARACTERS[player_id]},  # shown by every read
                 )
                 alltime = next(b for b in done.boards if b["period"] == "alltime")
                 rank = alltime.get("rankAfter")
@@ -38,7 +45,8 @@ def main() -> int:
         return 1
     print(f"top of {page['leaderboardId']} ({page['playerCount']} players):")  # noqa: T201
     for entry in page["entries"]:
-        print(f"  {entry['rank']:>3}  {entry['playerId']:<12} {entry['score']}")  # noqa: T201
+        character = (entry["metadata"] or {}).get("character", "-")
+        print(f"  {entry['rank']:>3}  {entry['playerId']:<12} {entry['score']} ({character})")  # noqa: T201
     return 0
 
 

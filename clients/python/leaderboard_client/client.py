@@ -275,6 +275,7 @@ class _Core:
         display_name: str | None,
         country: str | None,
         context: Mapping[str, Any] | None,
+        metadata: Mapping[str, Any] | None,
         rank_delta: bool,
         idempotency_key: str | None,
     ) -> _Request:
@@ -293,6 +294,8 @@ class _Core:
             body["country"] = country
         if context is not None:
             body["context"] = dict(context)
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
         # One key per submission, made here once: every retry below sends the same one, so the
         # service applies the submission at most once and a retry learns what the first one did.
         key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
@@ -376,6 +379,7 @@ class LeaderboardClient:
         display_name: str | None = None,
         country: str | None = None,
         context: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
         rank_delta: bool = True,
         idempotency_key: str | None = None,
     ) -> Submission:
@@ -390,6 +394,7 @@ class LeaderboardClient:
             display_name=display_name,
             country=country,
             context=context,
+            metadata=metadata,
             rank_delta=rank_delta,
             idempotency_key=idempotency_key,
         )
@@ -515,6 +520,7 @@ class AsyncLeaderboardClient:
         display_name: str | None = None,
         country: str | None = None,
         context: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
         rank_delta: bool = True,
         idempotency_key: str | None = None,
     ) -> Submission:
@@ -528,6 +534,7 @@ class AsyncLeaderboardClient:
             display_name=display_name,
             country=country,
             context=context,
+            metadata=metadata,
             rank_delta=rank_delta,
             idempotency_key=idempotency_key,
         )

@@ -14,6 +14,7 @@ class AroundEntryOut(TypedDict):
     achievedAt: str
     country: str | None
     displayName: str | None
+    metadata: dict[str, Any] | None
     playerId: str
     rank: int | None
     rankRange: NotRequired[tuple[int, int] | None]
@@ -85,6 +86,7 @@ class EntryOut(TypedDict):
     achievedAt: str
     country: str | None
     displayName: str | None
+    metadata: dict[str, Any] | None
     playerId: str
     rank: int | None
     score: int
@@ -124,8 +126,19 @@ class Health(TypedDict):
     status: str
 
 
+class PlayerEntryOut(TypedDict):
+    achievedAt: str
+    context: dict[str, Any] | None
+    country: str | None
+    displayName: str | None
+    metadata: dict[str, Any] | None
+    playerId: str
+    rank: int | None
+    score: int
+
+
 class PlayerRankOut(TypedDict):
-    entry: EntryOut
+    entry: PlayerEntryOut
     leaderboardId: str
     rank: ExactRankOut | EstimatedRankOut
     scoreFormat: Literal["integer", "duration_ms"]
@@ -160,6 +173,7 @@ class ScoreSubmission(TypedDict):
     country: NotRequired[str | None]
     displayName: NotRequired[str | None]
     game: str
+    metadata: NotRequired[dict[str, Any] | None]
     playerId: str
     rankDelta: NotRequired[bool]
     score: int

@@ -10,9 +10,9 @@ const client = new LeaderboardClient({
 const game = "trivia";
 const variant = process.env.LEADERBOARD_VARIANT ?? "classic";
 const round = [
-  { playerId: "ada", score: 8750, displayName: "Ada" },
-  { playerId: "grace", score: 9120, displayName: "Grace" },
-  { playerId: "alan", score: 7300, displayName: "Alan" },
+  { playerId: "ada", score: 8750, displayName: "Ada", metadata: { character: "owl" } },
+  { playerId: "grace", score: 9120, displayName: "Grace", metadata: { character: "fox" } },
+  { playerId: "alan", score: 7300, displayName: "Alan", metadata: { character: "cat" } },
 ];
 
 for (const result of round) {
@@ -23,7 +23,9 @@ for (const result of round) {
 
 const page = await client.topOfBoard(game, variant, "alltime", { limit: 10 });
 for (const entry of page.entries) {
-  console.log(`${entry.rank}. ${entry.displayName ?? entry.playerId} ${entry.score}`);
+  // metadata: what the round that set the entry sent, shown beside it.
+  const character = entry.metadata?.character ?? "-";
+  console.log(`${entry.rank}. ${entry.displayName ?? entry.playerId} ${entry.score} (${character})`);
 }
 const { rank } = await client.playerRank(game, variant, "alltime", "ada");
 console.log(isExact(rank) ? `ada is rank ${rank.rank}` : `ada is within ${rank.rankRange.join("-")}`);

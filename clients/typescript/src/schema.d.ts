@@ -304,6 +304,10 @@ export interface components {
             achievedAt: string;
             country: string | null;
             displayName: string | null;
+            /** @description what the submission that set the entry sent as its metadata; null if none */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
             playerId: string;
             rank: number | null;
             rankRange?: [
@@ -447,6 +451,10 @@ export interface components {
             achievedAt: string;
             country: string | null;
             displayName: string | null;
+            /** @description what the submission that set the entry sent as its metadata; null if none */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
             playerId: string;
             rank: number | null;
             score: number;
@@ -514,9 +522,26 @@ export interface components {
         Health: {
             status: string;
         };
+        /** PlayerEntryOut */
+        PlayerEntryOut: {
+            achievedAt: string;
+            /** @description what the submission that set the entry sent as its context; null if none */
+            context: {
+                [key: string]: unknown;
+            } | null;
+            country: string | null;
+            displayName: string | null;
+            /** @description what the submission that set the entry sent as its metadata; null if none */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+            playerId: string;
+            rank: number | null;
+            score: number;
+        };
         /** PlayerRankOut */
         PlayerRankOut: {
-            entry: components["schemas"]["EntryOut"];
+            entry: components["schemas"]["PlayerEntryOut"];
             leaderboardId: string;
             rank: components["schemas"]["ExactRankOut"] | components["schemas"]["EstimatedRankOut"];
             /**
@@ -589,6 +614,17 @@ export interface components {
              * @example trivia
              */
             game: string;
+            /**
+             * @description what a game shows beside the entry (a car, a character, a replay id): returned with the entry by every read of the board while this round's result is the player's entry there; as compact JSON at most 256 bytes, or 422
+             * @default null
+             * @example {
+             *       "car": "mk2",
+             *       "replay": "r-2931"
+             *     }
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
             /** @example player_123 */
             playerId: string;
             /** @default true */
