@@ -11,7 +11,15 @@ import pytest
 import structlog
 
 from app.local.embedded import free_port
-from app.store.tables import TableNames
+from app.store.tables import (
+    PREVIOUS_RANK_INDEX,
+    RANK_INDEX,
+    TableNames,
+    index_not_ready,
+    rank_index_spec,
+    scores_table_spec,
+    snapshots_table_spec,
+)
 from tests.conftest import Service, make_settings, serve
 from tests.faults import _PREFIX, dynamo_response, fail_first, install
 
@@ -118,3 +126,56 @@ async def test_no_credentials_in_production_is_logged_once(
     (cause,) = not_ready(logs)
     assert "no AWS credentials found" in cause
     assert_hidden(answers, "credentials")
+
+
+async def test_a_table_from_before_rank_index_v2_is_not_ready_until_create_tables_adds_it(
+    dynamo_endpoint: str, table_names: TableNames
+) -> None:
+    """A Scores table with only the first RankIndex (decision 0025): not ready, saying which index
+    is missing and what adds it; ``create-tables`` adds it, and then the service is ready."""
+    settings = make_settings(dynamo_endpoint, table_names)
+    async with serve(settings) as running:
+        client = running.runtime.client
+        earlier = scores_table_spec(table_names.scores)
+        earlier["GlobalSecondaryIndexes"] = [rank_index_spec(previous=True)]
+        await client.create_table(**earlier)
+        await client.create_table(**snapshots_table_spec(table_names.snapshots))
+        try:
+            with structlog.testing.capture_logs() as logs:
+                answers = await probe(running)
+                (cause,) = not_ready(logs)
+            assert f"index {RANK_INDEX} is missing" in cause
+            assert "leaderboard create-tables adds it" in cause
+            assert_hidden(answers, RANK_INDEX)
+            report = await running.runtime.table_admin.create_tables()
+            assert report.index_added == [f"{table_names.scores} ({RANK_INDEX})"]
+            assert (await running.http.get("/readyz")).status_code == 200
+            described = await client.describe_table(TableName=table_names.scores)
+            names = {i["IndexName"] for i in described["Table"]["GlobalSecondaryIndexes"]}
+            assert names == {PREVIOUS_RANK_INDEX, RANK_INDEX}  # the first is the operator's to drop
+            again = await running.runtime.table_admin.create_tables()
+            assert again.index_added == []
+        finally:
+            for name in (table_names.scores, table_names.snapshots):
+                await client.delete_table(TableName=name)
+
+
+@pytest.mark.parametrize(
+    ("index", "says"),
+    [
+        ({"IndexName": RANK_INDEX, "IndexStatus": "ACTIVE"}, None),
+        ({"IndexName": RANK_INDEX}, None),
+        (
+            {"IndexName": RANK_INDEX, "IndexStatus": "CREATING", "Backfilling": True},
+            f"index {RANK_INDEX} is CREATING (filling from the table)",
+        ),
+        (
+            {"IndexName": RANK_INDEX, "IndexStatus": "ACTIVE", "Backfilling": True},
+            f"index {RANK_INDEX} is ACTIVE (filling from the table)",
+        ),
+        ({"IndexName": PREVIOUS_RANK_INDEX, "IndexStatus": "ACTIVE"}, f"{RANK_INDEX} is missing"),
+    ],
+)
+def test_the_rank_index_must_be_there_and_filled(index: dict[str, Any], says: str | None) -> None:
+    found = index_not_ready({"GlobalSecondaryIndexes": [index]})
+    assert found is None if says is None else (found is not None and says in found)
