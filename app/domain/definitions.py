@@ -41,8 +41,9 @@ WHAT_CHANGES = (
     "The rank key decides: a submission changes the player's entry on a board when it changes "
     "their rank key (for `best`, a better score, or the same score reached earlier; for "
     "`latest`, a later `achievedAt`, whatever the score; for `sum`, any increment but 0), and "
-    "`improved` says whether it did; a submission that changes nothing updates only "
-    "`lastPlayedAt`."
+    "`improved` says whether it did; a submission that changes nothing updates only the row's "
+    "`version` and `lastPlayedAt`, which RankIndex does not hold, so it writes no index entry and "
+    "the entry keeps its `metadata` and `context`."
 )
 """The rule for what a submission changes, stated once: the API's description of ``improved``
 says it, and the README and docs/boards.md quote it (a test holds them to it)."""

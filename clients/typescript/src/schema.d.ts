@@ -396,7 +396,7 @@ export interface components {
         BoardOutcomeOut: {
             /** @description the player's value on the board after this submission */
             best: number;
-            /** @description The rank key decides: a submission changes the player's entry on a board when it changes their rank key (for `best`, a better score, or the same score reached earlier; for `latest`, a later `achievedAt`, whatever the score; for `sum`, any increment but 0), and `improved` says whether it did; a submission that changes nothing updates only `lastPlayedAt`. */
+            /** @description The rank key decides: a submission changes the player's entry on a board when it changes their rank key (for `best`, a better score, or the same score reached earlier; for `latest`, a later `achievedAt`, whatever the score; for `sum`, any increment but 0), and `improved` says whether it did; a submission that changes nothing updates only the row's `version` and `lastPlayedAt`, which RankIndex does not hold, so it writes no index entry and the entry keeps its `metadata` and `context`. */
             improved: boolean;
             leaderboardId: string;
             period: string;
