@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
@@ -33,6 +33,7 @@ from app.domain.definitions import BoardDefinition, move
 from app.domain.keys import RankKey
 from app.domain.models import Entry, Standing, StandingWrite
 from app.domain.periods import Board
+from app.domain.storage_keys import coarse_pk
 from app.domain.submission import Submission, plan_board_write
 from app.domain.ties import SlotTies
 from app.store.counters import CounterItems
@@ -118,10 +119,6 @@ def _counters() -> CounterItems:
     return CounterItems(cast("Any", None), table=TABLE, shards=COUNTER_SHARDS, locks=ItemLocks())
 
 
-def _entry_item(write_put: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    return None if write_put is None else dict(write_put["Put"]["Item"])
-
-
 def submission_charges(
     player: str, score: int, *, previous: int | None, ties: SlotTies | None
 ) -> list[Charge]:
@@ -132,7 +129,7 @@ def submission_charges(
     before_item = None
     if old_key is not None:
         standing = Standing(BOARD.board_id, Entry(old_key, "Player One", "GB"), version=3)
-        before_item = _entry_item(row_put(TABLE, StandingWrite(BOARD.board_id, standing, None)))
+        before_item = row_put(TABLE, StandingWrite(BOARD.board_id, standing, None))["Put"]["Item"]
     moved = move(definition, old_key, score=score, achieved_at_ms=NOW_MS, player_id=player)
     planned = plan_board_write(
         BOARD,
@@ -169,16 +166,20 @@ def submission_charges(
     charges.append(Charge(player, written.table, "row", shared=False))
     if written.index:
         charges.append(Charge(f"RankIndex {BOARD.board_id}", written.index, "index entry"))
+    coarse_shards = {coarse_pk(BOARD.board_id, shard) for shard in range(COUNTER_SHARDS)}
     for update in (
         _counters().changes(BOARD.board_id, planned.write.counters, expires_at=None).updates
     ):
         key = update["Update"]["Key"]
         item = {**key, "n": {"N": "1000"}}
         partition = key["playerId"]["S"]
-        coarse = partition.rsplit("#", 1)[-1].startswith("c")
+        coarse = partition in coarse_shards
         charges.append(
             Charge(
-                partition.rsplit("#", 1)[0] + "#c<shard>" if coarse else partition,
+                # One name for the shards taken in turns: each takes ``1 / spread`` of the load.
+                f"{coarse_pk(BOARD.board_id, 0)} (any of {COUNTER_SHARDS})"
+                if coarse
+                else partition,
                 units.item_write_units(item, item, transactional=True).table,
                 "counter " + key["leaderboardId"]["S"],
                 spread=COUNTER_SHARDS if coarse else 1,

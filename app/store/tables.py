@@ -137,19 +137,25 @@ def not_ready_cause(error: BaseException | None) -> str:  # noqa: PLR0911 - a re
     return f"DynamoDB did not answer: {error!r}"
 
 
+def _rank_index_of(table: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """RankIndex as ``DescribeTable`` describes it on the Scores table, if the table has it."""
+    indexes = table.get("GlobalSecondaryIndexes", [])
+    return next((index for index in indexes if index.get("IndexName") == RANK_INDEX), None)
+
+
 def index_not_ready(table: Mapping[str, Any]) -> str | None:
     """Why the Scores table, as ``DescribeTable`` gives it, cannot serve the board reads yet, if it
     cannot: RankIndex missing (a table from before its second definition) or still filling."""
-    for index in table.get("GlobalSecondaryIndexes", []):
-        if index.get("IndexName") == RANK_INDEX:
-            status = index.get("IndexStatus", "ACTIVE")
-            if status != "ACTIVE" or index.get("Backfilling"):
-                return f"index {RANK_INDEX} is {status} (filling from the table); wait for ACTIVE"
-            return None
-    return (
-        f"index {RANK_INDEX} is missing (a table from before it: leaderboard create-tables adds "
-        "it; docs/decisions/0025-metadata-in-the-index.md)"
-    )
+    index = _rank_index_of(table)
+    if index is None:
+        return (
+            f"index {RANK_INDEX} is missing (a table from before it: leaderboard create-tables "
+            "adds it; docs/decisions/0025-metadata-in-the-index.md)"
+        )
+    status = index.get("IndexStatus", "ACTIVE")
+    if status != "ACTIVE" or index.get("Backfilling"):
+        return f"index {RANK_INDEX} is {status} (filling from the table); wait for ACTIVE"
+    return None
 
 
 class Tables:
@@ -238,8 +244,7 @@ class Tables:
         """Add RankIndex to a Scores table from before its second definition (decision 0025);
         DynamoDB fills it from the table in the background. ``False``: it is there already."""
         described = await self._client.describe_table(TableName=name)
-        indexes = described["Table"].get("GlobalSecondaryIndexes", [])
-        if any(index.get("IndexName") == RANK_INDEX for index in indexes):
+        if _rank_index_of(described["Table"]) is not None:
             return False
         spec = scores_table_spec(name)
         await self._client.update_table(
