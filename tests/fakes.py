@@ -19,6 +19,7 @@ from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing
 from app.domain.seed_file import SeedRow
+from app.domain.shards import is_shard_partition
 from app.domain.ties import LEVEL_A, SlotTies, TieCounts, mark_of, tie_counts
 from app.errors import (
     ConditionFailed,
@@ -296,7 +297,7 @@ class MemoryBoards:
         changes = _Changes()
         for bucket, delta in coarse.items():
             if delta:
-                shard = self._turn % self.shards
+                shard = self._turn % (1 if is_shard_partition(board_id) else self.shards)
                 self._turn += 1
                 changes.coarse[(board_id, shard, bucket)] = delta
         changes.fine = {(board_id, b, s): d for (b, s), d in fine.items() if d}
@@ -714,9 +715,8 @@ class MemoryCounters:
     def __init__(self, table: MemoryBoards) -> None:
         self._t = table
 
-    @property
-    def counter_shards(self) -> int:
-        return self._t.shards
+    def coarse_shards(self, board_id: str) -> int:
+        return 1 if is_shard_partition(board_id) else self._t.shards
 
     async def coarse_counts(self, board_id: str, *, consistent: bool = False) -> Mapping[int, int]:
         self._t.called("coarse_counts")
@@ -761,8 +761,9 @@ class MemoryCounters:
         t = self._t
         t.called("set_counter")
         if isinstance(item, CoarseItem):
-            if not 0 <= item.shard < t.shards:
-                raise ValueError(f"no counter shard {item.shard} (shards: {t.shards})")
+            shards = self.coarse_shards(board_id)
+            if not 0 <= item.shard < shards:
+                raise ValueError(f"no counter shard {item.shard} (shards: {shards})")
             _set(t.coarse, (board_id, item.shard, item.bucket), n=n, expected=expected)
         elif isinstance(item, FineItem):
             _set(t.fine, (board_id, item.bucket, item.slot), n=n, expected=expected)

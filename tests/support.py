@@ -103,7 +103,7 @@ async def put_row(runtime: Runtime, write: StandingWrite) -> None:
     counters = CounterItems(
         Dynamo(runtime.client, in_flight=asyncio.Semaphore(4)),
         table=runtime.tables.scores,
-        shards=runtime.stores.counters.counter_shards,
+        shards=runtime.stores.counters.coarse_shards(write.board_id),
         locks=ItemLocks(),
     )
     planned = counters.changes(write.board_id, write.counters, expires_at=write.expires_at)

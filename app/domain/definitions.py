@@ -15,6 +15,7 @@ from typing import assert_never
 
 from app.domain.keys import SCORE_CEILING, Order, RankKey
 from app.domain.periods import PeriodKind
+from app.domain.shards import check_shards
 
 
 class Operator(enum.StrEnum):
@@ -60,8 +61,11 @@ class BoardDefinition:
     retention_days: int = 30
     score_format: ScoreFormat = ScoreFormat.INTEGER
     """How the scores read (display only: changing it reorders nothing)."""
+    shards: int = 1
+    """How many index partitions each period board is spread over (``app.domain.shards``)."""
 
     def __post_init__(self) -> None:
+        check_shards(self.shards)
         if not self.periods:
             raise ValueError("a definition needs at least one period")
         if len(set(self.periods)) != len(self.periods):

@@ -284,7 +284,7 @@ async def rebuild_counters(
     )
     wanted: dict[CounterItem, int] = {}
     for bucket in set(count.coarse) | stored.coarse_buckets:
-        for shard in range(counters.counter_shards):
+        for shard in range(counters.coarse_shards(board_id)):
             wanted[CoarseItem(shard, bucket)] = count.coarse.get(bucket, 0) if shard == 0 else 0
     for bucket, slot in set(count.fine) | set(stored.fine):
         wanted[FineItem(bucket, slot)] = count.fine.get((bucket, slot), 0)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.domain.models import CounterDelta
+from app.domain.shards import is_shard_partition
 from app.domain.storage_keys import coarse_pk, fine_pk, tie_pk
 from app.errors import CountsIncomplete
 from app.services.ports import (
@@ -79,9 +80,11 @@ class CounterItems(TieItems):
         self._shards = shards
         self._locks = locks
 
-    @property
-    def counter_shards(self) -> int:
-        return self._shards
+    def coarse_shards(self, board_id: str) -> int:
+        """How many coarse shards ``board_id``'s counters are spread over: the setting for a whole
+        board; one for each shard of a sharded board, which takes a share of the board's writes
+        already (``app.domain.shards``)."""
+        return 1 if is_shard_partition(board_id) else self._shards
 
     # ---- changes inside a row's transaction -------------------------------------------------
 
@@ -100,7 +103,10 @@ class CounterItems(TieItems):
         keys: list[tuple[str, str, int]] = []
         for bucket, delta in coarse.items():
             if delta:
-                shards = [f"{coarse_pk(board_id, k)}|{bucket:04d}" for k in range(self._shards)]
+                shards = [
+                    f"{coarse_pk(board_id, k)}|{bucket:04d}"
+                    for k in range(self.coarse_shards(board_id))
+                ]
                 chosen = self._locks.pick_free(shards)
                 planned.shard_choices[chosen] = shards
                 pk, sk = chosen.split("|")
@@ -188,7 +194,7 @@ class CounterItems(TieItems):
         shards = await asyncio.gather(
             *(
                 self._partition(coarse_pk(board_id, shard), consistent=consistent)
-                for shard in range(self._shards)
+                for shard in range(self.coarse_shards(board_id))
             )
         )
         if any(INCOMPLETE in shard for shard in shards):
@@ -239,7 +245,7 @@ class CounterItems(TieItems):
             counts.pop(INCOMPLETE, None)  # the mark is no counter
             return counts
 
-        shards = list(range(self._shards))
+        shards = list(range(self.coarse_shards(board_id)))
         fine_buckets = list(buckets)
         found = await asyncio.gather(
             *(read(coarse_pk(board_id, shard)) for shard in shards),
@@ -261,8 +267,9 @@ class CounterItems(TieItems):
 
     def _key(self, board_id: str, item: CounterItem) -> dict[str, AttributeValueTypeDef]:
         if isinstance(item, CoarseItem):
-            if not 0 <= item.shard < self._shards:
-                raise ValueError(f"no counter shard {item.shard} (shards: {self._shards})")
+            shards = self.coarse_shards(board_id)
+            if not 0 <= item.shard < shards:
+                raise ValueError(f"no counter shard {item.shard} (shards: {shards})")
             return key(coarse_pk(board_id, item.shard), f"{item.bucket:04d}")
         if isinstance(item, FineItem):
             return key(fine_pk(board_id, item.bucket), f"{item.slot:04d}")

@@ -1,5 +1,5 @@
 """Board definitions (the ``DefinitionStore`` port): ``definition#<game>`` / ``<variant>``, with
-``order``, ``operator``, ``periods`` (a list), ``retentionDays`` and ``definedAt``. Keyed by game,
+``order``, ``operator``, ``periods`` (a list), ``retentionDays``, ``scoreFormat``, ``shards`` and ``definedAt``. Keyed by game,
 so a game's variants are one Query; the partition key holds ``#``, which no player id can."""
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class DefinitionItems:
             "periods": {"L": [s(p.value) for p in definition.periods]},
             "retentionDays": n(definition.retention_days),
             "scoreFormat": s(definition.score_format.value),
+            "shards": n(definition.shards),
             "definedAt": s(defined_at),
         }
         await self._dynamo.put_item(
@@ -71,6 +72,7 @@ def _stored(game: str, item: Item) -> StoredDefinition:
             periods=periods,
             retention_days=get_n(item, "retentionDays") or 30,
             score_format=ScoreFormat(get_s(item, "scoreFormat") or ScoreFormat.INTEGER),
+            shards=get_n(item, "shards") or 1,
         ),
         defined_at=get_s(item, "definedAt") or "",
     )

@@ -185,7 +185,7 @@ async def test_the_fake_answers_a_run_as_the_adapters_do(runtime: Runtime) -> No
         stores.ranks,
         stores.snapshots,
     )
-    table = MemoryBoards(shards=stores.counters.counter_shards)
+    table = MemoryBoards(shards=stores.counters.coarse_shards("game#variant#alltime"))
     fake = Ports(
         table.submissions,
         table.standings,

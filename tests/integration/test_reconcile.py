@@ -185,9 +185,8 @@ class _WritesAfterTheRead:
         self._counters = runtime.stores.counters
         self._updates = updates
 
-    @property
-    def counter_shards(self) -> int:
-        return self._counters.counter_shards
+    def coarse_shards(self, board_id: str) -> int:
+        return self._counters.coarse_shards(board_id)
 
     async def coarse_counts(self, board_id: str, *, consistent: bool = False) -> Mapping[int, int]:
         return await self._counters.coarse_counts(board_id, consistent=consistent)

@@ -389,7 +389,7 @@ async def test_a_board_known_to_have_no_counters_is_counted_without_reading_them
     # Read as the default policy reads them, the same counters need nothing rewritten.
     again = await _seed_spread(ops, settings, 30, counters_absent=False)
     assert (again.counters_rebuilt, again.counter_conflicts) == (0, 0)
-    shards = runtime.stores.counters.counter_shards
+    shards = runtime.stores.counters.coarse_shards(BOARD.board_id)
     assert len(read) == shards + LAYOUT.coarse  # the default reads every shard and fine partition
 
 
@@ -401,7 +401,7 @@ async def test_a_counter_that_was_there_after_all_sends_seeding_back_to_reading_
     read = _counter_reads(runtime)
     report = await _seed_spread(ops, settings, 10, counters_absent=True)
     # Its slot's counter was refused as not absent, so the counters were read whole and rebuilt.
-    shards = runtime.stores.counters.counter_shards
+    shards = runtime.stores.counters.coarse_shards(BOARD.board_id)
     assert len(read) == shards + LAYOUT.coarse
     assert report.counter_conflicts == 0
     assert report.player_count == 11

@@ -137,8 +137,9 @@ class CounterStore(Protocol):
     """A board's histogram counters, read whole and set one by one (the reconciler's and the
     seeder's view; submissions change them inside ``commit_submission``)."""
 
-    @property
-    def counter_shards(self) -> int: ...
+    def coarse_shards(self, board_id: str) -> int:
+        """How many coarse shards the board's (or a board shard's) counters are spread over."""
+        ...
 
     async def coarse_counts(self, board_id: str, *, consistent: bool = False) -> Mapping[int, int]:
         """Players per coarse bucket (summed over shards): the player count is their sum.
