@@ -160,9 +160,9 @@ class Settings(BaseSettings):
         default=None,
         ge=0,
         le=900,
-        description="how long a change of a variant's order or operator holds its boards before "
-        "it checks that they are empty: the submissions that read the old definition are done "
-        "or cut off by then (unset: the request deadline plus the lease cache's time)",
+        description="how long a change of a variant's order, operator or shards holds its boards "
+        "before it checks that they are empty: the submissions that read the old definition are "
+        "done or cut off by then (unset: the request deadline plus the lease cache's time)",
     )
     lease_cache_seconds: float = Field(
         default=1.0,

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 import structlog
 
 from app.bootstrap import open_runtime
+from app.domain.shards import partition_ids
 from app.local.embedded import EmbeddedDynamo
 from app.logging import configure_logging
+from app.services.boards import merged_page
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, Service, make_settings, serve
 from tests.faults import InFlightItems, install
@@ -61,9 +63,10 @@ async def run_level(
     *,
     rules: tuple[str, str] = ("desc", "best"),
     rounds: int = 1,
+    shards: int = 1,
 ) -> LevelResult:
     """``players`` new players, each submitting ``rounds`` rounds (all at once, each with its own
-    Idempotency-Key), onto a board of ``rules`` (order, operator)."""
+    Idempotency-Key), onto a board of ``rules`` (order, operator) spread over ``shards``."""
     run = uuid.uuid4().hex[:8]
     tables = TableNames(f"burst-{run}", f"burst-snap-{run}")
     # The embedded backend serves one call at a time and slows as the table grows, so a burst
@@ -90,7 +93,12 @@ async def run_level(
             order, operator = rules
             defined = await services[0].http.put(
                 "/v1/games/trivia/variants/classic",
-                json={"order": order, "operator": operator, "periods": ["alltime"]},
+                json={
+                    "order": order,
+                    "operator": operator,
+                    "periods": ["alltime"],
+                    "shards": shards,
+                },
                 headers={"Authorization": f"Bearer {ADMIN_KEY}"},
             )
             defined.raise_for_status()
@@ -124,8 +132,11 @@ async def run_level(
             result.attempts = sum(f.seen["TransactWriteItems"] for f in faults)
             result.most_attempts = max(conflicts.sent.values(), default=0)
             print(f"  {in_flight} in flight: {result.succeeded} succeeded, {dict(result.failures)}")
-        result.counters = await counter_total(runtime, BOARD)
-        page = await runtime.stores.index.query_board(BOARD, limit=players + 1, start=None)
+        totals = [await counter_total(runtime, pid) for pid in partition_ids(BOARD, shards)]
+        result.counters = (sum(c for c, _ in totals), sum(f for _, f in totals))
+        page = await merged_page(
+            runtime.stores.index, BOARD, shards=shards, limit=players + 1, start=None
+        )
         result.board_count = len(page.entries)
         result.board = {e.player_id: e.score for e in page.entries}
         for name in (tables.scores, tables.snapshots):

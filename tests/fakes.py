@@ -19,7 +19,7 @@ from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing
 from app.domain.seed_file import SeedRow
-from app.domain.shards import is_shard_partition
+from app.domain.shards import board_of_partition, player_partition
 from app.domain.ties import LEVEL_A, SlotTies, TieCounts, mark_of, tie_counts
 from app.errors import (
     ConditionFailed,
@@ -278,8 +278,9 @@ class MemoryBoards:
         return sorted(found, key=lambda pair: pair[0])
 
     def lease_live(self, board_id: str, now_s: int) -> bool:
-        """``no_live_lease``: the lease's item exists and ``expiresAt > now``."""
-        lease = self.leases.get(board_id)
+        """``no_live_lease``: the lease's item (a shard's is its board's) exists and
+        ``expiresAt > now``."""
+        lease = self.leases.get(board_of_partition(board_id))
         return lease is not None and lease.expires_at > now_s
 
     def plan(self, board_id: str, deltas: Sequence[CounterDelta]) -> _Changes:
@@ -297,7 +298,7 @@ class MemoryBoards:
         changes = _Changes()
         for bucket, delta in coarse.items():
             if delta:
-                shard = self._turn % (1 if is_shard_partition(board_id) else self.shards)
+                shard = self._turn % self.shards
                 self._turn += 1
                 changes.coarse[(board_id, shard, bucket)] = delta
         changes.fine = {(board_id, b, s): d for (b, s), d in fine.items() if d}
@@ -571,10 +572,15 @@ class MemoryStandings:
         )
         return _seeded(old, writer)
 
-    async def standings_on_board(self, board_id: str, player_ids: Sequence[str]) -> list[Standing]:
+    async def standings_on_board(
+        self, board_id: str, player_ids: Sequence[str], *, shards: int = 1
+    ) -> list[Standing]:
         self._t.called("standings_on_board")
         _batch(player_ids, "reading the group's rows")
-        found = (self._t.standing(board_id, player) for player in player_ids)
+        found = (
+            self._t.standing(player_partition(board_id, player, shards), player)
+            for player in player_ids
+        )
         return [standing for standing in found if standing is not None]
 
     async def rekey(self, board_id: str, key: RankKey, new: RankKey) -> bool:
@@ -599,10 +605,16 @@ class MemoryStandings:
         row.standing = replace(row.standing, version=row.standing.version + 1, tie_mark=mark)
         return True
 
-    async def players_on_board(self, board_id: str, player_ids: Sequence[str]) -> set[str]:
+    async def players_on_board(
+        self, board_id: str, player_ids: Sequence[str], *, shards: int = 1
+    ) -> set[str]:
         self._t.called("players_on_board")
         _batch(player_ids, "checking the snapshot's players")
-        return {player for player in player_ids if (player, board_id) in self._t.rows}
+        return {
+            player
+            for player in player_ids
+            if (player, player_partition(board_id, player, shards)) in self._t.rows
+        }
 
 
 def _seed_replaces(operator: Operator, old: Row, encoded: str, row: SeedRow) -> bool:
@@ -716,7 +728,7 @@ class MemoryCounters:
         self._t = table
 
     def coarse_shards(self, board_id: str) -> int:
-        return 1 if is_shard_partition(board_id) else self._t.shards
+        return self._t.shards
 
     async def coarse_counts(self, board_id: str, *, consistent: bool = False) -> Mapping[int, int]:
         self._t.called("coarse_counts")

@@ -175,9 +175,10 @@ async def reconciled(
     clock: Callable[[], float] = time.time,
     tie_group: int | None = None,
     standings: StandingStore | None = None,
+    shards: int = 1,
 ) -> ReconcileReport:
     """``reconcile_board`` on the runtime's own stores (or the ``index``/``counters`` given), with
-    no gap between its passes unless one is asked for."""
+    no gap between its passes unless one is asked for; ``shards``: the board's definition's."""
     return await reconcile_board(
         index=index or runtime.stores.index,
         counters=counters or runtime.stores.counters,
@@ -190,4 +191,5 @@ async def reconciled(
         clock=clock,
         tie_group=tie_group,
         standings=standings,
+        shards=shards,
     )

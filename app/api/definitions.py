@@ -122,6 +122,7 @@ async def get_variants(leaderboard: LeaderboardDep, game: GameDep) -> VariantsOu
             periods=[p.value for p in default.periods],
             retention_days=default.retention_days,
             score_format=default.score_format.value,
+            shards=default.shards,
         )
         if rules.allows_undefined
         else None,

@@ -28,7 +28,8 @@ class RequestContext:
     response is answered 503 with ``Retry-After`` (a submission cut short this way is completed
     exactly once by a retry with the same Idempotency-Key). Operator paths (seeding, reconciling)
     are exempt: they take as long as the board does, and a seeder cut short leaves rows uncounted;
-    so is a definition's ``PUT``, which a change of order or operator holds for its grace period.
+    so is a definition's ``PUT``, which a change of order, operator or shards holds for its grace
+    period.
     """
 
     def __init__(

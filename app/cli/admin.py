@@ -85,13 +85,13 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
                 d.definition.operator.value,
                 ",".join(p.value for p in d.definition.periods),
                 str(d.definition.retention_days),
+                str(d.definition.shards),
                 d.defined_at,
             ]
             for d in listed
         ]
-        print(
-            _table(["VARIANT", "ORDER", "OPERATOR", "PERIODS", "RETENTION DAYS", "DEFINED"], rows)
-        )
+        header = ["VARIANT", "ORDER", "OPERATOR", "PERIODS", "RETENTION DAYS", "SHARDS", "DEFINED"]
+        print(_table(header, rows))
         default = rules.default
         print(
             f"undefined variants of {game}: "
@@ -113,6 +113,7 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
             "order": args.order,
             "operator": args.operator,
             "scoreFormat": args.score_format,
+            "shards": args.shards,
         }
         if args.periods is not None:
             fields["periods"] = [p.strip() for p in args.periods.split(",")]

@@ -7,6 +7,7 @@ import argparse
 from app import __version__
 from app.domain.definitions import BoardDefinition, Operator, ScoreFormat
 from app.domain.keys import Order
+from app.domain.shards import SHARD_COUNTS
 
 BOARD_HELP = (
     "a board: GAME#VARIANT#PERIOD, PERIOD being alltime, day, week or month (the current ones), "
@@ -60,7 +61,7 @@ def _add_boards_commands(
     define = boards_command(
         "define",
         "define (or redefine) a variant's boards; an option left out takes its default, not the "
-        "stored value. The order and operator of boards that hold entries cannot change",
+        "stored value. The order, operator and shards of boards that hold entries cannot change",
     )
     define.add_argument("game", metavar="GAME", help="the game id, as submissions name it")
     define.add_argument("variant", metavar="VARIANT", help="the variant id")
@@ -94,6 +95,15 @@ def _add_boards_commands(
         default=BoardDefinition().score_format.value,
         help="how the scores read: integer (points, a count) or duration_ms (a time in "
         "milliseconds, shown m:ss.fff)",
+    )
+    define.add_argument(
+        "--shards",
+        type=int,
+        choices=SHARD_COUNTS,
+        default=BoardDefinition().shards,
+        help="how many index partitions each period board is spread over, by a stable hash of "
+        "the player id: more than 1 for a board that must take more than one partition's "
+        "writes (a live show's round; docs/scale.md)",
     )
     boards_list = boards_command("list", "every defined variant of a game")
     boards_list.add_argument("game", metavar="GAME", help="the game id")

@@ -92,10 +92,17 @@ class BoardDefinition:
             case unknown:
                 assert_never(unknown)
 
-    def ranks_like(self, other: BoardDefinition) -> bool:
-        """Whether boards of this definition order their entries as ``other``'s do: changing the
-        order or the operator of boards that hold entries would reorder their history."""
-        return (self.order, self.operator) == (other.order, other.operator)
+    def fixed_changes(self, other: BoardDefinition) -> tuple[str, ...]:
+        """The fields, as the contract names them, in which this definition differs from
+        ``other``'s and which boards holding entries cannot take: ``order`` and ``operator`` (they
+        would reorder the boards' history) and ``shards`` (each entry would be left on a partition
+        the boards no longer read). Empty: the boards may take this definition as they are."""
+        fixed = (
+            ("order", self.order is other.order),
+            ("operator", self.operator is other.operator),
+            ("shards", self.shards == other.shards),
+        )
+        return tuple(name for name, same in fixed if not same)
 
 
 class TotalTooLarge(ValueError):

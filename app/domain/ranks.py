@@ -11,10 +11,11 @@ always holds the true rank is given instead (docs/ranking.md).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey, key_just_below, score_prefix
+from app.domain.shards import partition_ids, player_partition
 from app.domain.ties import TieCounts, TiePlace
 
 
@@ -93,6 +94,9 @@ class RankQuery:
     strong: bool = False
     """The player's own place can have moved back a moment ago (``BoardDefinition.places_fall``):
     the counters are read strongly, so they never count the player at a place they left."""
+    shards: int = 1
+    """The board's shards (``app.domain.shards``): above 1, ``board_id`` is the whole board's,
+    and the rank is read on each of its partitions (``shard_queries``)."""
 
 
 @dataclass(frozen=True)
@@ -308,3 +312,41 @@ def _rank_in_chunk(
         bucket_size=chunk_size,
         player_count=player_count,
     )
+
+
+def shard_queries(query: RankQuery) -> list[RankQuery]:
+    """The rank of a key on a sharded board, as one query per partition: on the player's own
+    partition, the query itself; on every other, the same key ranked where the player is not and
+    never will be (their partition is fixed by their id), so its counts are the players ahead of
+    the key there. ``combine_shards`` adds them up. An unsharded board's query is itself."""
+    if query.shards == 1:
+        return [query]
+    own = player_partition(query.board_id, query.key.player_id, query.shards)
+    return [
+        replace(query, board_id=pid, shards=1)
+        if pid == own
+        else RankQuery(pid, query.key, on_board=False, strong=query.strong)
+        for pid in partition_ids(query.board_id, query.shards)
+    ]
+
+
+def combine_shards(parts: Sequence[Rank], player_count: int) -> Rank:
+    """One rank from each partition's: 1 plus the players ahead on every partition, exact when
+    every part is; otherwise the range from the sums of the parts' lower and upper bounds, which
+    holds the true rank because each part's does. ``player_count``: the board's, every
+    partition's counters summed (the player included)."""
+    if all(isinstance(part, ExactRank) for part in parts):
+        rank = 1 + sum(part.rank - 1 for part in parts if isinstance(part, ExactRank))
+        return ExactRank(rank, top_percent(rank, max(player_count, rank)))
+    lo = 1 + sum(_bounds(part)[0] - 1 for part in parts)
+    hi = 1 + sum(_bounds(part)[1] - 1 for part in parts)
+    count = max(player_count, hi)
+    return EstimatedRank(
+        rank_range=(lo, hi),
+        top_percent_range=(top_percent(lo, count), top_percent(hi, count)),
+        rank_estimate=(lo + hi) // 2,
+    )
+
+
+def _bounds(rank: Rank) -> tuple[int, int]:
+    return (rank.rank, rank.rank) if isinstance(rank, ExactRank) else rank.rank_range

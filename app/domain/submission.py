@@ -59,11 +59,15 @@ def plan_board_write(
     layout: BucketLayout,
     now_ms: int,
     retention: timedelta,
+    partition: str | None = None,
 ) -> PlannedWrite:
     """What a submission writes on one board, and what it answers for it: the player's row (``standing``,
     ``None`` where they have none) moved as ``moved`` says, the counters it leaves and enters, in
-    the tie counters too where the slot it lands in is crowded (``ties``: its grain and cuts)."""
+    the tie counters too where the slot it lands in is crowded (``ties``: its grain and cuts).
+    ``partition``: where the row is, on a sharded board (``app.domain.shards``); the board itself
+    otherwise."""
     sub = submission
+    row_id = board.board_id if partition is None else partition
     previous = None if standing is None else standing.entry.key
     expires_s = board_expiry_s(board, retention)
     counters: tuple[CounterDelta, ...] = ()
@@ -92,7 +96,7 @@ def plan_board_write(
             last_played = max(now_ms, standing.last_played_at_ms or 0)
         # Metadata and context describe the round that set the entry: they go with it.
         row = Standing(
-            board.board_id,
+            row_id,
             Entry(moved.key, display_name, country, sub.metadata_json),
             version=1 if standing is None else standing.version + 1,
             expires_at=expires_s,
@@ -101,7 +105,7 @@ def plan_board_write(
             context_json=sub.context_json,
         )
     write = StandingWrite(
-        board_id=board.board_id,
+        board_id=row_id,
         standing=row,
         expected_version=None if standing is None else standing.version,
         counters=counters,

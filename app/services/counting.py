@@ -10,6 +10,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from app.domain.buckets import BucketLayout
+from app.domain.shards import board_of_partition
 from app.errors import Unavailable
 from app.services.ports import BoardIndex, IndexedKey
 from app.services.progress import Progress
@@ -116,8 +117,10 @@ async def settled_count(
         if previous is not None and count.missing == 0 and count.agrees_with(previous):
             return count
         previous = count
+    board = board_of_partition(board_id)
+    where = board if board == board_id else f"{board} (its partition {board_id})"
     raise Unavailable(
-        f"the index of board {board_id} did not settle after {max(2, attempts)} passes; "
+        f"the index of board {where} did not settle after {max(2, attempts)} passes; "
         "its counters were not rebuilt: run `leaderboard reconcile --apply` once it is quiet",
         retry_after=5,
     )

@@ -17,6 +17,7 @@ from app import telemetry
 from app.domain.buckets import BucketLayout
 from app.domain.keys import is_valid_id
 from app.domain.models import CounterDelta, Standing
+from app.domain.shards import board_of_partition
 from app.domain.ties import TiePlace
 from app.errors import (
     BoardBeingSeeded,
@@ -88,7 +89,9 @@ async def erase_player(
 
     - each standing is deleted in one transaction with the decrements of its counters (a coarse
       shard and the fine item of its score), conditioned on the row as read and on no seeding
-      lease holding the board; a cancelled transaction is re-read and retried, bounded;
+      lease holding the board; a cancelled transaction is re-read and retried, bounded. On a
+      sharded board the row, and so its counters, are its partition's (``app.domain.shards``);
+      the lease, and what an error names, are the board's;
     - each snapshot the player is in keeps their place (``rank`` and ``score``, so the others'
       ranks stay true) with ``playerId``, ``displayName``, ``country`` and ``achievedAt`` set to
       null; then the membership row goes;
@@ -211,6 +214,10 @@ class _Eraser:
         await wait_before(attempt, base_s=_BACKOFF_BASE_S, cap_s=_BACKOFF_CAP_S)
 
     async def _erase_standing(self, row: Standing) -> bool:
+        # The row's sort key is its board's id, or on a sharded board one partition's: its
+        # counters are that partition's (as the row's transaction fixes them), while the lease
+        # that holds it, and what is said of it, are the board's.
+        board_id = board_of_partition(row.board_id)
         current: Standing | None = row
         maybe_ours = False
         for attempt in range(self._attempts):
@@ -231,7 +238,7 @@ class _Eraser:
                 )
             except LeaseHeld:
                 raise BoardBeingSeeded(
-                    f"board {row.board_id} is being seeded; erase the player again when it "
+                    f"board {board_id} is being seeded; erase the player again when it "
                     "is done (what was erased stays erased)",
                     retry_after=30,
                 ) from None
@@ -239,7 +246,7 @@ class _Eraser:
                 telemetry.transaction_cancelled("erasure", cancelled.kind)
                 log.info(
                     "erasure_transaction_cancelled",
-                    board=row.board_id,
+                    board=board_id,
                     attempt=attempt + 1,
                     reason=cancelled.kind,
                 )
@@ -247,11 +254,11 @@ class _Eraser:
                 # Not contention, but an erasure has no client to retry it: wait, and try again.
                 maybe_ours = True
                 telemetry.transaction_cancelled("erasure", "throttled")
-                log.info("erasure_throttled", board=row.board_id, attempt=attempt + 1)
+                log.info("erasure_throttled", board=board_id, attempt=attempt + 1)
             else:
                 return True
         raise Unavailable(
-            f"board {row.board_id} is too contended to erase the player now; run it again",
+            f"board {board_id} is too contended to erase the player now; run it again",
             retry_after=1,
         )
 

@@ -2,6 +2,8 @@
 (``leaderboard reconcile --live --apply``): each registered board still taking submissions (all-time
 boards, and period boards not yet closed) is reconciled in turn, tie counters included, and the run
 reports what drifted and what it left, for the alarm that pages when drift is found twice in a row.
+A sharded board is reconciled partition by partition and reported as one board (its definition
+says how many partitions it has).
 
 A board a seeding lease holds is left to its seeder; a board that fails, whatever the error, is
 reported and left for the next run; the others go on.
@@ -16,6 +18,7 @@ from datetime import datetime, timedelta
 import structlog
 
 from app.domain.buckets import BucketLayout
+from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board, board_is_expired
 from app.errors import BoardBeingSeeded, LeaderboardError
 from app.services.definitions import Definitions
@@ -86,22 +89,22 @@ async def reconcile_live_boards(
 ) -> LiveReconcileReport:
     """Reconcile every live registered board (see the module docstring)."""
     report = LiveReconcileReport()
-    live: list[tuple[Board, timedelta]] = []
+    live: list[tuple[Board, BoardDefinition]] = []
     for registered in await ports.registry.registered_boards():
         try:
             board = Board.from_id(registered.board_id)
-            retention = (await definitions.of(board.game, board.variant)).definition.retention
+            definition = (await definitions.of(board.game, board.variant)).definition
         except ValueError:
             log.warning("registry_row_not_a_board", board=registered.board_id)
             continue
         except LeaderboardError as exc:
             report.failed[registered.board_id] = exc.detail
             continue
-        if is_live(board, now=now, settle=settle, retention=retention):
-            live.append((board, retention))
+        if is_live(board, now=now, settle=settle, retention=definition.retention):
+            live.append((board, definition))
     gate = asyncio.Semaphore(BOARDS_AT_ONCE)
 
-    async def one(board: Board, retention: timedelta) -> None:
+    async def one(board: Board, definition: BoardDefinition) -> None:
         async with gate:
             try:
                 for _ in range(RUNS_PER_BOARD):
@@ -111,8 +114,9 @@ async def reconcile_live_boards(
                         leases=ports.leases,
                         board=board,
                         layout=layout,
-                        retention=retention,
+                        retention=definition.retention,
                         apply=apply,
+                        shards=definition.shards,
                         tie_group=tie_group,
                         standings=ports.standings,
                         pass_gap_s=pass_gap_s,
@@ -127,7 +131,7 @@ async def reconcile_live_boards(
             else:
                 report.boards.append(found)
 
-    await asyncio.gather(*(one(board, retention) for board, retention in live))
+    await asyncio.gather(*(one(board, definition) for board, definition in live))
     report.boards.sort(key=lambda r: r.board_id)
     log.info(
         "reconciled_live_boards",

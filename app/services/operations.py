@@ -82,6 +82,7 @@ class Operations:
             board_id=board.board_id,
             order=definition.order,
             apply=apply,
+            shards=definition.shards,
         )
 
     async def reconcile(
@@ -101,6 +102,7 @@ class Operations:
             layout=self._policies.layout,
             retention=definition.retention,
             apply=apply,
+            shards=definition.shards,
             tie_group=self._policies.tie_group,
             standings=self._stores.standings,
             pass_gap_s=self._policies.pass_gap_s,
@@ -135,6 +137,7 @@ class Operations:
             now=now,
             retention=definition.retention,
             top_n=top,
+            shards=definition.shards,
         )
 
     async def snapshot_closed_periods(self, *, now: datetime, top: int) -> ClosedPeriodsReport:

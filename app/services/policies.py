@@ -72,13 +72,13 @@ class SeedPolicy:
 
 
 RANKING_CHANGE_HOLDER = "definition:"
-"""How the leases of a change of order or operator name their holder (a submission's 409 says
-why the board is held)."""
+"""How the leases of a change of order, operator or shards name their holder (a submission's 409
+says why the board is held)."""
 
 
 @dataclass(frozen=True)
 class RedefinePolicy:
-    """How a change of a variant's order or operator keeps the submissions under the old
+    """How a change of a variant's order, operator or shards keeps the submissions under the old
     definition out (``app.services.definitions.define_boards``)."""
 
     grace_s: float

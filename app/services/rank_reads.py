@@ -14,11 +14,13 @@ from app.domain.buckets import BucketLayout
 from app.domain.ranks import (
     Rank,
     RankQuery,
+    combine_shards,
     excluded_player,
     fine_spans,
     plan_rank,
     rank_from_reads,
     reads_strongly,
+    shard_queries,
     span_of,
 )
 from app.domain.ties import TieCounts
@@ -34,7 +36,30 @@ async def rank_many(
     reader: RankReader, layout: BucketLayout, queries: Sequence[RankQuery], *, cap: int
 ) -> list[Rank]:
     """The rank of every query, with each board's coarse counters read once, and each bucket's
-    fine counters once over the slots the queries on it need (two reads where those are apart)."""
+    fine counters once over the slots the queries on it need (two reads where those are apart).
+    A query on a sharded board reads each of its partitions (``shard_queries``), all in the same
+    round trip, and its rank is their sum (``combine_shards``)."""
+    asked = [shard_queries(query) for query in queries]
+    parts = await _rank_parts(reader, layout, [q for qs in asked for q in qs], cap=cap)
+    ranks: list[Rank] = []
+    found = iter(parts)
+    for query, shard_qs in zip(queries, asked, strict=True):
+        mine = [next(found) for _ in shard_qs]
+        if query.shards == 1:
+            rank = mine[0][0]
+        else:
+            count = sum(counted for _, counted in mine) + (0 if query.on_board else 1)
+            rank = combine_shards([r for r, _ in mine], count)
+        telemetry.rank_answered(rank.kind)
+        ranks.append(rank)
+    return ranks
+
+
+async def _rank_parts(
+    reader: RankReader, layout: BucketLayout, queries: Sequence[RankQuery], *, cap: int
+) -> list[tuple[Rank, int]]:
+    """Each query's rank on its own board (or partition), with the players its coarse counters
+    count there."""
     plans = [plan_rank(layout, query) for query in queries]
     boards = sorted({p.query.board_id for p in plans})
     spans = fine_spans(plans)
@@ -73,13 +98,15 @@ async def rank_many(
     )
     coarse = dict(zip(boards, coarse_found, strict=True))
     fine = dict(zip(spans, fine_found, strict=True))
-    ranks = [
-        rank_from_reads(layout, p, coarse[p.query.board_id], fine[span_of(p, spans)], count, tie)
+    return [
+        (
+            rank_from_reads(
+                layout, p, coarse[p.query.board_id], fine[span_of(p, spans)], count, tie
+            ),
+            sum(coarse[p.query.board_id].values()),
+        )
         for p, count, tie in zip(plans, counted, ties, strict=True)
     ]
-    for rank in ranks:
-        telemetry.rank_answered(rank.kind)
-    return ranks
 
 
 async def _nothing_between() -> tuple[int, bool]:

@@ -96,6 +96,7 @@ class BoardReads:
             limit=limit,
             cursor=cursor,
             now=now,
+            shards=definition.shards,
         )
 
     async def rank(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Literal, TypeVar
@@ -19,9 +19,11 @@ import structlog
 from app.domain.buckets import BucketLayout
 from app.domain.counts import CounterCell, CounterDifference, compare_counts
 from app.domain.periods import Board, board_expiry_s
+from app.domain.shards import partition_ids
 from app.errors import BoardBeingSeeded, ConditionFailed, ItemBusy, Throttled
 from app.services.counting import BoardCount, count_board
 from app.services.fanout import all_or_none
+from app.services.partitions import each_partition, shared_progress
 from app.services.ports import (
     BoardIndex,
     CoarseItem,
@@ -31,6 +33,7 @@ from app.services.ports import (
     LeaseStore,
     StandingStore,
     StoredCounters,
+    StoredTies,
 )
 from app.services.progress import Progress
 from app.services.retries import persist
@@ -66,6 +69,11 @@ class ReconcileReport:
     every retry: left for the next run."""
     ties: list[TieReport] = field(default_factory=list)
     """Every crowded slot both passes agree on, and its tie counters (``app.services.ties``)."""
+    shards: list[ReconcileReport] = field(default_factory=list)
+    """A sharded board's partitions, each reconciled as a board of its own (its ``board_id``
+    the partition id), in shard order; the lists above are theirs one after another (a cell
+    may so appear once for each partition it differs on), the player count their sum. Empty
+    for an unsharded board."""
 
     @property
     def drift(self) -> int:
@@ -78,6 +86,22 @@ class ReconcileReport:
         return len(self.skipped) + len(self.unwritten)
 
 
+def _whole_board(board_id: str, applied: bool, parts: Sequence[ReconcileReport]) -> ReconcileReport:
+    """A sharded board's report from its partitions' (``ReconcileReport.shards``)."""
+    return ReconcileReport(
+        board_id=board_id,
+        applied=applied,
+        player_count=sum(p.player_count for p in parts),
+        differences=[d for p in parts for d in p.differences],
+        unsettled=[c for p in parts for c in p.unsettled],
+        repaired=[d for p in parts for d in p.repaired],
+        skipped=[d for p in parts for d in p.skipped],
+        unwritten=[d for p in parts for d in p.unwritten],
+        ties=[t for p in parts for t in p.ties],
+        shards=list(parts),
+    )
+
+
 async def reconcile_board(
     *,
     index: BoardIndex,
@@ -87,6 +111,7 @@ async def reconcile_board(
     layout: BucketLayout,
     retention: timedelta,
     apply: bool,
+    shards: int = 1,
     tie_group: int | None = None,
     standings: StandingStore | None = None,
     pass_gap_s: float = 1.0,
@@ -101,6 +126,10 @@ async def reconcile_board(
     pass as a disagreement instead of as a false difference. Refuses to apply (``BoardBeingSeeded``)
     while a seeding lease holds the board: the seeder rebuilds the counters itself.
 
+    A board of ``shards`` > 1 (its definition's) is reconciled partition by partition, each
+    against its own counters, all in the same passes (one gap between them); the report is the
+    board's, with each partition's in ``shards``.
+
     With ``tie_group`` (and ``standings``, whose rows it marks), every slot holding more than that
     gets its tie counters compared too, and with ``apply`` built or repaired, after the counters."""
     board_id = board.board_id
@@ -113,81 +142,119 @@ async def reconcile_board(
                 retry_after=max(1, int(lease.expires_at - clock()) + 1),
             )
     ties = tie_group if standings is not None else None
-    first = await count_board(index, board_id, layout=layout, progress=progress, tie_group=ties)
-    stored = await _read_counters(counters, board_id, layout=layout, progress=progress)
+    partitions = partition_ids(board_id, shards)
+    told = shared_progress(progress, len(partitions))
+    firsts = await each_partition(
+        partitions,
+        lambda i, pid: count_board(index, pid, layout=layout, progress=told[i], tie_group=ties),
+    )
+    stored = await _read_counters(counters, partitions, layout=layout, progress=progress)
     # The crowded slots' tie counters are read here too, between the passes: a submission that
     # lands after the read and before the writes either shows in the second pass (the slot is not
     # compared) or fails the write's condition on the value read (skipped), never overwritten.
-    stored_ties = {
-        (b, s): await counters.read_ties(board_id, b, s) for b, s in sorted(first.crowded)
-    }
+    stored_ties = await each_partition(
+        partitions, lambda i, pid: _read_ties(counters, pid, firsts[i].crowded)
+    )
     if pass_gap_s > 0:
         await asyncio.sleep(pass_gap_s)
-    second = await count_board(
-        index, board_id, layout=layout, progress=progress, size_hint=first.total, tie_group=ties
+    seconds = await each_partition(
+        partitions,
+        lambda i, pid: count_board(
+            index,
+            pid,
+            layout=layout,
+            progress=told[i],
+            size_hint=firsts[i].total,
+            tie_group=ties,
+        ),
     )
-    differences, unsettled = compare_counts(
-        first,
-        second,
-        stored_coarse={b: stored.coarse_total(b) for b in stored.coarse_buckets},
-        stored_fine=stored.fine,
-    )
-    report = ReconcileReport(
-        board_id=board_id,
-        applied=apply,
-        player_count=second.total,
-        differences=differences,
-        unsettled=unsettled,
-    )
-    if apply and differences:
-        expires_at = board_expiry_s(board, retention)
-        # The counters are known wrong: no rank is answered from them until they are repaired.
-        await persist(
-            lambda: counters.mark_incomplete(board_id, by="reconcile", expires_at=expires_at)
+    parts: list[ReconcileReport] = []
+    for pid, first, second, found in zip(partitions, firsts, seconds, stored, strict=True):
+        differences, unsettled = compare_counts(
+            first,
+            second,
+            stored_coarse={b: found.coarse_total(b) for b in found.coarse_buckets},
+            stored_fine=found.fine,
         )
-        writes = [
-            _repair(counters, board_id, difference, stored, expires_at)
-            for difference in differences
-        ]
-        results = await _bounded(writes, progress=progress)
-        for difference, result in zip(differences, results, strict=True):
-            getattr(report, result).append(difference)  # its list: repaired, skipped, unwritten
-    if apply and not (report.skipped or report.unwritten):
-        # Every counter agrees with the index: clear the mark of a repair, or of a seed that
-        # stopped part-way, unless a seeder took the board meanwhile (its own mark is its own).
-        lease = await leases.read_lease(board_id)
-        if lease is None or not lease.is_live(clock()):
-            await persist(lambda: counters.clear_incomplete(board_id))
-    if ties is not None and standings is not None:
-        agreed = {
-            slot: entries
-            for slot, entries in second.crowded.items()
-            if [e.key for e in first.crowded.get(slot, [])] == [e.key for e in entries]
-        }
-        report.ties.extend(
-            await reconcile_ties(
-                counters=counters,
-                standings=standings,
-                board_id=board_id,
-                crowded=agreed,  # every slot agreed on was crowded in the first pass: read
-                group=ties,
-                apply=apply,
-                expires_at=board_expiry_s(board, retention),
-                stored=stored_ties,
+        parts.append(
+            ReconcileReport(
+                board_id=pid,
+                applied=apply,
+                player_count=second.total,
+                differences=differences,
+                unsettled=unsettled,
             )
         )
+    expires_at = board_expiry_s(board, retention)
+    if apply and any(part.differences for part in parts):
+        # The counters are known wrong: no rank is answered from them until they are repaired.
+        await each_partition(
+            [part.board_id for part in parts if part.differences],
+            lambda _, pid: persist(
+                lambda: counters.mark_incomplete(pid, by="reconcile", expires_at=expires_at)
+            ),
+        )
+        repairs = [
+            (part, difference, found)
+            for part, found in zip(parts, stored, strict=True)
+            for difference in part.differences
+        ]
+        results = await _bounded(
+            [_repair(counters, part.board_id, d, found, expires_at) for part, d, found in repairs],
+            progress=progress,
+        )
+        for (part, difference, _), result in zip(repairs, results, strict=True):
+            getattr(part, result).append(difference)  # its list: repaired, skipped, unwritten
+    if apply:
+        # Every counter of a partition agrees with the index: clear the mark of a repair, or of
+        # a seed that stopped part-way, unless a seeder took the board meanwhile (its own mark
+        # is its own).
+        settled = [part.board_id for part in parts if not (part.skipped or part.unwritten)]
+        lease = await leases.read_lease(board_id) if settled else None
+        if settled and (lease is None or not lease.is_live(clock())):
+            await each_partition(
+                settled, lambda _, pid: persist(lambda: counters.clear_incomplete(pid))
+            )
+    if ties is not None and standings is not None:
+        for part, first, second, read in zip(parts, firsts, seconds, stored_ties, strict=True):
+            agreed = {
+                slot: entries
+                for slot, entries in second.crowded.items()
+                if [e.key for e in first.crowded.get(slot, [])] == [e.key for e in entries]
+            }
+            part.ties.extend(
+                await reconcile_ties(
+                    counters=counters,
+                    standings=standings,
+                    board_id=part.board_id,
+                    crowded=agreed,  # every slot agreed on was crowded in the first pass: read
+                    group=ties,
+                    apply=apply,
+                    expires_at=expires_at,
+                    stored=read,
+                )
+            )
+    report = parts[0] if shards == 1 else _whole_board(board_id, apply, parts)
     log.info(
         "reconciled",
         board=board_id,
+        shards=shards,
         applied=apply,
-        players=second.total,
-        differences=len(differences),
-        unsettled=len(unsettled),
+        players=report.player_count,
+        differences=len(report.differences),
+        unsettled=len(report.unsettled),
         repaired=len(report.repaired),
         skipped=len(report.skipped),
         unwritten=len(report.unwritten),
+        drifted_shards=[p.board_id for p in report.shards if p.drift],
     )
     return report
+
+
+async def _read_ties(
+    counters: CounterStore, partition: str, crowded: Mapping[tuple[int, int], object]
+) -> dict[tuple[int, int], StoredTies]:
+    return {(b, s): await counters.read_ties(partition, b, s) for b, s in sorted(crowded)}
 
 
 RepairResult = Literal["repaired", "skipped", "unwritten"]
@@ -256,35 +323,92 @@ class RebuildOutcome:
     while the lease holds): left as they were, for the reconciler."""
     unwritten: int = 0
     """Counter items DynamoDB kept turning away through every retry: left for the reconciler."""
+    left: frozenset[str] = frozenset()
+    """The partitions (a board's own id, unsharded) with a conflict or an unwritten item: their
+    counters are not the count, and their mark of counters part-written must stay."""
 
 
 async def rebuild_counters(
     *,
     counters: CounterStore,
     board: Board,
-    count: BoardCount,
+    counts: Mapping[str, BoardCount],
     layout: BucketLayout,
     retention: timedelta,
     progress: Progress | None = None,
     counters_absent: bool = False,
 ) -> RebuildOutcome:
-    """Make a board's counters exactly ``count``: each coarse bucket's count on shard 0 and the
-    other shards deleted, each fine slot's count, and every counter item that should be 0 deleted.
+    """Make each partition's counters exactly its count (``counts``: by partition id, the
+    board's own id for an unsharded board; ``app.domain.shards``): each coarse bucket's count on
+    shard 0 and the other shards deleted, each fine slot's count, and every counter item that
+    should be 0 deleted. The counters of every partition are read together, then written
+    together.
 
     Meant for a board nothing else writes (under a seeding lease); each write is still conditioned
     on the value read, so a stray concurrent write is reported, not overwritten. With
     ``counters_absent`` (``SeedPolicy.counters_absent``) nothing is read first: every item is
     taken to be absent and written on that condition; if one was there after all (a submission
-    just before the lease), the counters are read whole and rebuilt again, as by default."""
-    board_id = board.board_id
+    just before the lease), that partition's counters are read whole and rebuilt again, as by
+    default."""
+    partitions = list(counts)
     stored = (
-        StoredCounters(coarse={}, fine={})
+        [StoredCounters(coarse={}, fine={}) for _ in partitions]
         if counters_absent
-        else await _read_counters(counters, board_id, layout=layout, progress=progress)
+        else await _read_counters(counters, partitions, layout=layout, progress=progress)
     )
+    expires_at = board_expiry_s(board, retention)
+    changes = [
+        (partition, item, n, expected)
+        for partition, found in zip(partitions, stored, strict=True)
+        for item, n, expected in _rebuild(counters, partition, counts[partition], found)
+    ]
+    results = await _bounded(
+        [
+            _set(counters, partition, item, n=n, expected=expected, expires_at=expires_at)
+            for partition, item, n, expected in changes
+        ],
+        progress=progress,
+    )
+    conflicted = {
+        p for (p, *_), result in zip(changes, results, strict=True) if result == "skipped"
+    }
+    unwritten = {
+        p for (p, *_), result in zip(changes, results, strict=True) if result == "unwritten"
+    }
+    written = results.count("repaired")
+    outcome = RebuildOutcome(
+        written=written,
+        conflicts=results.count("skipped"),
+        unwritten=results.count("unwritten"),
+        left=frozenset(conflicted | unwritten),
+    )
+    if not (counters_absent and outcome.conflicts):
+        return outcome
+    log.warning("seeding_found_counters", board=board.board_id, conflicts=outcome.conflicts)
+    again = await rebuild_counters(
+        counters=counters,
+        board=board,
+        counts={p: counts[p] for p in partitions if p in conflicted},
+        layout=layout,
+        retention=retention,
+        progress=progress,
+    )
+    return RebuildOutcome(
+        written=written + again.written,
+        conflicts=again.conflicts,
+        unwritten=outcome.unwritten + again.unwritten,
+        left=again.left | unwritten,
+    )
+
+
+def _rebuild(
+    counters: CounterStore, partition: str, count: BoardCount, stored: StoredCounters
+) -> list[tuple[CounterItem, int, int | None]]:
+    """The writes that make one partition's counters ``count``: each item, its value, and the
+    value read (``None``: absent), where the two differ (``_needs_write``)."""
     wanted: dict[CounterItem, int] = {}
     for bucket in set(count.coarse) | stored.coarse_buckets:
-        for shard in range(counters.coarse_shards(board_id)):
+        for shard in range(counters.coarse_shards(partition)):
             wanted[CoarseItem(shard, bucket)] = count.coarse.get(bucket, 0) if shard == 0 else 0
     for bucket, slot in set(count.fine) | set(stored.fine):
         wanted[FineItem(bucket, slot)] = count.fine.get((bucket, slot), 0)
@@ -294,36 +418,7 @@ async def rebuild_counters(
             return stored.coarse.get((item.shard, item.bucket))
         return stored.fine.get((item.bucket, item.slot))
 
-    expires_at = board_expiry_s(board, retention)
-    changes = [(item, n, read(item)) for item, n in wanted.items() if _needs_write(read(item), n)]
-
-    results = await _bounded(
-        [
-            _set(counters, board_id, item, n=n, expected=expected, expires_at=expires_at)
-            for item, n, expected in changes
-        ],
-        progress=progress,
-    )
-    written = results.count("repaired")
-    outcome = RebuildOutcome(
-        written=written, conflicts=results.count("skipped"), unwritten=results.count("unwritten")
-    )
-    if not (counters_absent and outcome.conflicts):
-        return outcome
-    log.warning("seeding_found_counters", board=board_id, conflicts=outcome.conflicts)
-    again = await rebuild_counters(
-        counters=counters,
-        board=board,
-        count=count,
-        layout=layout,
-        retention=retention,
-        progress=progress,
-    )
-    return RebuildOutcome(
-        written=written + again.written,
-        conflicts=again.conflicts,
-        unwritten=outcome.unwritten + again.unwritten,
-    )
+    return [(item, n, read(item)) for item, n in wanted.items() if _needs_write(read(item), n)]
 
 
 def _needs_write(expected: int | None, n: int) -> bool:
@@ -335,14 +430,20 @@ def _needs_write(expected: int | None, n: int) -> bool:
 
 
 async def _read_counters(
-    counters: CounterStore, board_id: str, *, layout: BucketLayout, progress: Progress | None
-) -> StoredCounters:
-    """Every counter item of the board (its coarse shards and all fine buckets), strongly."""
+    counters: CounterStore,
+    partitions: Sequence[str],
+    *,
+    layout: BucketLayout,
+    progress: Progress | None,
+) -> list[StoredCounters]:
+    """Every counter item of each partition (its coarse shards and all fine buckets), strongly."""
     if progress is not None:
         progress("reading counters", 0, None)
-    stored = await counters.read_counters(board_id, buckets=range(layout.coarse))
+    stored = await each_partition(
+        partitions, lambda _, pid: counters.read_counters(pid, buckets=range(layout.coarse))
+    )
     if progress is not None:
-        progress("reading counters", len(stored.coarse) + len(stored.fine), None)
+        progress("reading counters", sum(len(s.coarse) + len(s.fine) for s in stored), None)
     return stored
 
 

@@ -13,7 +13,9 @@ import structlog
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey
+from app.domain.shards import partition_ids
 from app.services.fanout import all_or_none
+from app.services.partitions import each_partition
 from app.services.ports import BoardIndex, CounterStore, StandingStore
 from app.services.retries import persist
 
@@ -43,23 +45,33 @@ async def rekey_board(
     board_id: str,
     order: Order,
     apply: bool,
+    shards: int = 1,
 ) -> RekeyReport:
-    """Find (and, with ``apply``, rekey) every row of ``board_id`` not in ``order``."""
-    strays: list[RankKey] = []
-    async for page in index.board_keys(board_id, page_size=PAGE_SIZE):
-        strays += [e.key for e in page if e.key.order_by is not order]
+    """Find (and, with ``apply``, rekey) every row of ``board_id`` not in ``order``: on each of
+    its partitions, for a board of ``shards`` > 1 (``app.domain.shards``)."""
+    partitions = partition_ids(board_id, shards)
+    found = await each_partition(partitions, lambda _, pid: _strays(index, pid, order))
+    strays = [(pid, key) for pid, keys in zip(partitions, found, strict=True) for key in keys]
     if not apply or not strays:
         return RekeyReport(board_id, order, len(strays))
-    for bucket, slot in sorted({layout.fine_of(k.score) for k in strays}):
-        await persist(functools.partial(counters.unseal_ties, board_id, bucket, slot))
+    for pid, bucket, slot in sorted({(pid, *layout.fine_of(k.score)) for pid, k in strays}):
+        await persist(functools.partial(counters.unseal_ties, pid, bucket, slot))
     gate = asyncio.Semaphore(WRITE_CONCURRENCY)
 
-    async def rekey(key: RankKey) -> bool:
+    async def rekey(pid: str, key: RankKey) -> bool:
         new = RankKey(key.score, key.achieved_at_ms, key.player_id, order)
         async with gate:
-            return await persist(lambda: standings.rekey(board_id, key, new))
+            return await persist(lambda: standings.rekey(pid, key, new))
 
-    done = await all_or_none(*(rekey(k) for k in strays))
+    done = await all_or_none(*(rekey(pid, k) for pid, k in strays))
     report = RekeyReport(board_id, order, len(strays), sum(done), len(done) - sum(done))
     log.info("board_rekeyed", board=board_id, order=order.value, rekeyed=report.rekeyed)
     return report
+
+
+async def _strays(index: BoardIndex, partition: str, order: Order) -> list[RankKey]:
+    """The keys of one partition's rows not in ``order``."""
+    strays: list[RankKey] = []
+    async for page in index.board_keys(partition, page_size=PAGE_SIZE):
+        strays += [e.key for e in page if e.key.order_by is not order]
+    return strays

@@ -14,6 +14,7 @@ import structlog
 
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board, Period, board_is_expired
+from app.domain.shards import partition_ids
 from app.errors import BoardBeingSeeded, Conflict, LeaderboardError
 from app.services.definitions import Definitions, Resolved
 from app.services.policies import RANKING_CHANGE_HOLDER, RedefinePolicy
@@ -105,25 +106,28 @@ class BoardRules:
         now: datetime,
         hold: bool = True,
     ) -> StoredDefinition:
-        """Put (upsert) the variant's definition. Changing the order or the operator of a
-        variant whose boards hold entries is a ``Conflict``: it would reorder their history.
-        Adding a period starts that board empty; removing one stops the fan-out to it.
+        """Put (upsert) the variant's definition. Changing the order, the operator or the shards
+        of a variant whose boards hold entries is a ``Conflict``: it would reorder their history,
+        or leave their entries on partitions the boards no longer read. Adding a period starts
+        that board empty; removing one stops the fan-out to it.
 
-        A change of order or operator and the submissions under the old definition cannot both
-        land: it holds every board a submission could reach (the registered ones, and each
-        period's boards from ``policy.reach`` back to past the hold) with a seeding lease, so
-        from then on every submission to them is refused (409, as during a seed); waits out
-        ``policy.grace_s``, by when each submission that read the old definition and no lease is
-        done or cut off; then checks, strongly, that the boards hold no entries. Only then is the
+        Such a change (``BoardDefinition.fixed_changes``) and the submissions under the old
+        definition cannot both land: it holds every board a submission could reach (the
+        registered ones, and each period's boards from ``policy.reach`` back to past the hold)
+        with a seeding lease, so from then on every submission to them is refused (409, as
+        during a seed); waits out ``policy.grace_s``, by when each submission that read the old
+        definition and no lease is done or cut off; then checks, strongly, that the boards hold
+        no entries (every partition of each, under the current shards). Only then is the
         definition put. The leases then stay ``policy.after_s``, until no task can hold the old
         definition, and lapse on their own (released at once where no task holds a definition at
         all); a refused change releases them at once. With ``hold=False`` (a demo filling fresh
         tables before it serves) nothing can be in flight, and the boards are not held."""
         policy = self._policy if hold else None
         current = await self.definitions.of(game, variant)
-        if not definition.ranks_like(current.definition):
-            await _refuse_if_holding(self._ports, game, variant, now, current, strong=False)
-        if not definition.ranks_like(current.definition) and policy is not None:
+        fixed = definition.fixed_changes(current.definition)
+        if fixed:
+            await _refuse_if_holding(self._ports, game, variant, now, current, fixed, strong=False)
+        if fixed and policy is not None:
             boards = await _reachable(
                 self._ports.registry, game, variant, now, current, definition, policy
             )
@@ -132,7 +136,7 @@ class BoardRules:
             try:
                 await asyncio.sleep(policy.grace_s)
                 await _refuse_if_holding(
-                    self._ports, game, variant, now, current, strong=True, boards=boards
+                    self._ports, game, variant, now, current, fixed, strong=True, boards=boards
                 )
                 stored = await self._ports.store.put_definition(game, variant, definition)
             except BaseException:
@@ -154,7 +158,13 @@ class BoardRules:
                 )
             else:
                 await _let_go(self._ports.leases, boards, holder)
-            log.info("ranking_changed", game=game, variant=variant, boards_held=len(boards))
+            log.info(
+                "ranking_changed",
+                game=game,
+                variant=variant,
+                changed=list(fixed),
+                boards_held=len(boards),
+            )
             return stored
         stored = await self._ports.store.put_definition(game, variant, definition)
         self.definitions.learn(stored)
@@ -173,13 +183,16 @@ async def _refuse_if_holding(
     variant: str,
     now: datetime,
     current: Resolved,
+    fixed: Sequence[str],
     *,
     strong: bool,
     boards: Sequence[str] = (),
 ) -> None:
-    """``Conflict`` where a board of the variant holds an entry: on the index (a quick check
-    first), or, ``strong``, by the counters of ``boards`` read strongly (a submission's row and
-    its counters land in one transaction; counters part-written count as holding)."""
+    """``Conflict`` where a board of the variant holds an entry, so its ``fixed`` fields cannot
+    change: on the index (a quick check first), or, ``strong``, by the counters of ``boards``
+    read strongly, each partition of each under the current definition's shards (a
+    submission's row and its counters land in one transaction; counters part-written count as
+    holding)."""
     holding = await boards_with_entries(
         registry=ports.registry,
         index=ports.index,
@@ -190,29 +203,37 @@ async def _refuse_if_holding(
     )
     if strong:
         retention = current.definition.retention
-        live = [
-            b
+        partitions = [
+            (b, partition)
             for b in boards
             if not board_is_expired(Board.from_id(b), now=now, retention=retention)
+            for partition in partition_ids(b, current.definition.shards)
         ]
         counted = await asyncio.gather(
-            *(ports.counters.coarse_counts(b, consistent=True) for b in live),
+            *(ports.counters.coarse_counts(p, consistent=True) for _, p in partitions),
             return_exceptions=True,
         )
-        for board_id, counts in zip(live, counted, strict=True):
+        for (board_id, _), counts in zip(partitions, counted, strict=True):
             if isinstance(counts, BaseException):
                 if not isinstance(counts, LeaderboardError):
                     raise counts
                 holding.append(board_id)  # part-written, or unreadable: not known empty
-            elif sum(counts.values()) and board_id not in holding:
+            elif sum(counts.values()):
                 holding.append(board_id)
+        holding = list(dict.fromkeys(holding))
     if holding:
         raise Conflict(
             f"the boards of {game}/{variant} hold entries ({', '.join(holding[:3])}"
             + (", ..." if len(holding) > 3 else "")
-            + "): their order and operator cannot change. Define a new variant instead",
+            + f"): their {_listed(fixed)} cannot change while they hold entries. "
+            "Define a new variant instead",
             retry_after=1,
         )
+
+
+def _listed(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 async def _reachable(
@@ -285,7 +306,8 @@ async def boards_with_entries(
     current: Resolved,
 ) -> list[str]:
     """The variant's live boards that hold an entry: the registry's boards of the variant, each
-    asked for its first entry."""
+    partition of each (under the current definition's shards) asked for its first entry, all at
+    once."""
     boards = [
         Board.from_id(r.board_id)
         for r in await registry.registered_boards(prefix=f"{game}#{variant}#")
@@ -295,7 +317,15 @@ async def boards_with_entries(
         for b in boards
         if not board_is_expired(b, now=now, retention=current.definition.retention)
     ]
+    partitions = [
+        (b.board_id, partition)
+        for b in live
+        for partition in partition_ids(b.board_id, current.definition.shards)
+    ]
     pages = await asyncio.gather(
-        *(index.query_board(b.board_id, limit=1, start=None) for b in live)
+        *(index.query_board(p, limit=1, start=None) for _, p in partitions)
     )
-    return [b.board_id for b, page in zip(live, pages, strict=True) if page.entries]
+    holding = (
+        board_id for (board_id, _), page in zip(partitions, pages, strict=True) if page.entries
+    )
+    return list(dict.fromkeys(holding))

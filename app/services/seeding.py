@@ -13,7 +13,7 @@ import os
 import socket
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, NoReturn, TypeVar
@@ -24,6 +24,7 @@ from app.domain.clock import iso_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.domain.seed_file import SeedFile, SeedRow
+from app.domain.shards import partition_ids, player_partition
 from app.errors import (
     BoardBeingSeeded,
     Conflict,
@@ -33,7 +34,8 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
-from app.services.counting import BoardCount, settled_count
+from app.services.counting import settled_count
+from app.services.partitions import each_partition, shared_progress
 from app.services.policies import SeedPolicy
 from app.services.ports import (
     BoardIndex,
@@ -76,8 +78,10 @@ class SeedReport:
     counters_unwritten: int
     """Counter items DynamoDB kept turning away through every retry (left for the reconciler)."""
     player_count: int
-    """Entries on the board after seeding, as recounted."""
+    """Entries on the board after seeding, as recounted (on every partition of a sharded board)."""
     lease_released: bool
+    shards: int = 1
+    """The partitions the board's rows went to, each by its player (``app.domain.shards``)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,10 @@ async def seed_board(
     (throttled, or an item a transaction holds) is tried again after a backoff; a row that never
     lands is reported as unwritten.
 
+    A sharded board (the definition's ``shards``, ``app.domain.shards``) is seeded under its one
+    lease, each row onto its player's partition; each partition is then recounted from its own
+    index partition, and its counters rebuilt and its mark set and cleared, as a board of its own.
+
     Raises ``BoardBeingSeeded`` when another seeder holds the lease, ``Conflict`` when
     the lease is lost mid-way, ``InvalidInput`` for a board past its retention. On any failure
     (including an exception from ``progress``, or cancellation) the lease is left to expire."""
@@ -139,7 +147,7 @@ async def seed_board(
         lease_expires_at=keeper.expires_at,
     )
     try:
-        tally, count, rebuilt = await _run_under_lease(
+        tally, player_count, rebuilt = await _run_under_lease(
             keeper,
             _fill(
                 ports=ports,
@@ -175,8 +183,9 @@ async def seed_board(
         counters_rebuilt=rebuilt.written,
         counter_conflicts=rebuilt.conflicts,
         counters_unwritten=rebuilt.unwritten,
-        player_count=count.total,
+        player_count=player_count,
         lease_released=released,
+        shards=definition.shards,
     )
     log.info("seeding_finished", **asdict(report))
     return report
@@ -192,15 +201,20 @@ async def _fill(
     progress: Progress | None,
     expires_at: int | None,
     writer: str,
-) -> tuple[Counter[RowOutcome | Literal["unwritten"]], BoardCount, RebuildOutcome]:
+) -> tuple[Counter[RowOutcome | Literal["unwritten"]], int, RebuildOutcome]:
     """Everything done under the lease: the registration, the grace period, the rows, the recount,
-    the counters."""
+    the counters; the outcomes of the rows, the player count, and the rebuild's."""
+    partitions = partition_ids(board.board_id, definition.shards)
     # First, so that even rows a failed seed leaves behind are on a board the snapshot job finds.
     await register_board(registry=ports.registry, board=board, retention=definition.retention)
     # Before any row: from here until every counter is written, no rank of the board is known
     # (``CountsIncomplete``), rather than one counted from rows whose counters are not there yet.
-    await persist(
-        lambda: ports.counters.mark_incomplete(board.board_id, by=writer, expires_at=expires_at)
+    # Each partition's counters carry their own mark, read with them.
+    await each_partition(
+        partitions,
+        lambda _, pid: persist(
+            lambda: ports.counters.mark_incomplete(pid, by=writer, expires_at=expires_at)
+        ),
     )
     await _wait_out(policy.grace_s, progress)
     tally, written = await _write_rows(
@@ -213,41 +227,52 @@ async def _fill(
         expires_at=expires_at,
         writer=writer,
     )
-    count = await settled_count(
-        ports.index,
-        board.board_id,
-        layout=policy.layout,
-        expect=written,
-        attempts=policy.settle_attempts,
-        delay_s=policy.settle_delay_s,
-        progress=progress,
-        tie_group=policy.tie_group,
+    told = shared_progress(progress, len(partitions))
+    counts = await each_partition(
+        partitions,
+        lambda i, pid: settled_count(
+            ports.index,
+            pid,
+            layout=policy.layout,
+            expect=written.get(pid, ()),
+            attempts=policy.settle_attempts,
+            delay_s=policy.settle_delay_s,
+            progress=told[i],
+            tie_group=policy.tie_group,
+        ),
     )
     rebuilt = await rebuild_counters(
         counters=ports.counters,
         board=board,
-        count=count,
+        counts=dict(zip(partitions, counts, strict=True)),
         layout=policy.layout,
         retention=definition.retention,
         progress=progress,
         counters_absent=policy.counters_absent,
     )
-    if rebuilt.conflicts == 0 and rebuilt.unwritten == 0:
-        await persist(lambda: ports.counters.clear_incomplete(board.board_id))
-    else:  # left marked: ranks stay unknown until the reconciler rebuilds the counters
-        log.warning("seeding_left_counters_incomplete", board=board.board_id)
-    if policy.tie_group is not None and count.crowded:
-        # Nothing else writes under the lease: the settled count is the board.
-        await reconcile_ties(
-            counters=ports.counters,
-            standings=ports.standings,
-            board_id=board.board_id,
-            crowded=count.crowded,
-            group=policy.tie_group,
-            apply=True,
-            expires_at=expires_at,
+    counted = [pid for pid in partitions if pid not in rebuilt.left]
+    await each_partition(
+        counted, lambda _, pid: persist(lambda: ports.counters.clear_incomplete(pid))
+    )
+    if rebuilt.left:  # left marked: ranks stay unknown until the reconciler rebuilds the counters
+        log.warning(
+            "seeding_left_counters_incomplete",
+            board=board.board_id,
+            partitions=sorted(rebuilt.left),
         )
-    return tally, count, rebuilt
+    for pid, count in zip(partitions, counts, strict=True):
+        if policy.tie_group is not None and count.crowded:
+            # Nothing else writes under the lease: the settled count is the partition.
+            await reconcile_ties(
+                counters=ports.counters,
+                standings=ports.standings,
+                board_id=pid,
+                crowded=count.crowded,
+                group=policy.tie_group,
+                apply=True,
+                expires_at=expires_at,
+            )
+    return tally, sum(count.total for count in counts), rebuilt
 
 
 async def _wait_out(grace_s: float, progress: Progress | None) -> None:
@@ -274,10 +299,11 @@ async def _write_rows(
     progress: Progress | None,
     expires_at: int | None,
     writer: str,
-) -> tuple[Counter[RowOutcome | Literal["unwritten"]], list[str]]:
-    """Write the rows, ``policy.concurrency`` at a time; the outcomes and the keys now on the board."""
+) -> tuple[Counter[RowOutcome | Literal["unwritten"]], dict[str, list[str]]]:
+    """Write the rows, ``policy.concurrency`` at a time, each on its player's partition of the
+    board; the outcomes, and the keys now on the board by partition."""
     tally: Counter[RowOutcome | Literal["unwritten"]] = Counter()
-    written: list[str] = []
+    written: dict[str, list[str]] = defaultdict(list)
     pending = iter(rows)  # shared by the workers: each takes the next row when it is free
     total = len(rows)
     if progress is not None:
@@ -285,9 +311,10 @@ async def _write_rows(
 
     async def worker() -> None:
         for row in pending:
+            partition = player_partition(board_id, row.player_id, definition.shards)
             write = functools.partial(
                 standings.put_seed_row,
-                board_id,
+                partition,
                 row,
                 definition=definition,
                 expires_at=expires_at,
@@ -300,7 +327,7 @@ async def _write_rows(
                 outcome = "unwritten"
             tally[outcome] += 1
             if outcome in ("created", "replaced"):
-                written.append(row.key_for(definition.order).encode())
+                written[partition].append(row.key_for(definition.order).encode())
             if progress is not None:
                 progress("writing rows", tally.total(), total)
 

@@ -54,7 +54,8 @@ async def build_slot_ties(
     pass_gap_s: float,
 ) -> TieReport | None:
     """Build or repair one slot's tie counters; ``None`` where there was nothing to do: they are
-    whole already, the slot is not crowded, or it changed between the walks.
+    whole already, the slot is not crowded, or it changed between the walks. ``board_id`` may be
+    one partition of a sharded board: a slot is a partition's, as its tie counters are.
 
     A build walks only the slot's entries on RankIndex (a key range), twice, ``pass_gap_s`` apart
     (longer than the index's lag), with the slot's tie counters read between the walks; where the
@@ -153,7 +154,10 @@ class SlotBuilds:
 
     def wanted(self, board_id: str, key: RankKey, *, expires_at: int | None) -> None:
         """A rank read of ``key`` could answer only a range: build its slot's tie counters, in
-        the background, unless this task tried that slot within ``every_s``."""
+        the background, unless this task tried that slot within ``every_s``. ``board_id`` is
+        where the slot's entries and counters are: the board's id, or on a sharded board the
+        player's partition's (``app.domain.shards``: a build walks one index partition);
+        ``expires_at`` is the board's (``board_expiry_s`` of the logical board)."""
         if self._group is None:
             return
         bucket, slot = self._layout.fine_of(key.score)

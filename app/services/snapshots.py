@@ -18,6 +18,7 @@ import structlog
 from app.domain.clock import iso_ms, parse_iso_ms, to_ms
 from app.domain.models import Entry
 from app.domain.periods import Board, board_is_expired
+from app.domain.shards import partition_ids
 from app.errors import (
     ConditionFailed,
     Conflict,
@@ -27,6 +28,7 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
+from app.services.boards import merged_page
 from app.services.definitions import Definitions
 from app.services.ports import (
     BoardIndex,
@@ -115,6 +117,7 @@ async def take_snapshot(
     reason: SnapshotReason = "manual",
     top_n: int = DEFAULT_TOP_N,
     settle: timedelta = timedelta(0),
+    shards: int = 1,
 ) -> Snapshot:
     """Snapshot the board's top ``top_n`` (1..1000) and player count now.
 
@@ -131,13 +134,15 @@ async def take_snapshot(
     if board_is_expired(board, now=now, retention=retention):
         raise NotFound(f"board {board.board_id} is past its retention; its rows are not kept")
     if reason == "manual":
-        snapshot, _ = await _take(ports, board, reason, now=now, top_n=top_n, closing=False)
+        snapshot, _ = await _take(
+            ports, board, reason, now=now, top_n=top_n, closing=False, shards=shards
+        )
         return snapshot
     closes = period_closes_at(board, settle=settle)
     if closes is None or closes > now:
         raise InvalidInput(f"the period of board {board.board_id} has not closed yet")
     await register_board(registry=ports.registry, board=board, retention=retention)
-    taken = await _take_closing(ports, board, now=now, top_n=top_n)
+    taken = await _take_closing(ports, board, now=now, top_n=top_n, shards=shards)
     if taken is None:
         existing = await _closed_snapshot_at(ports.registry, board.board_id)
         raise Conflict(
@@ -166,10 +171,12 @@ _Taken = tuple[Snapshot, ShortenedSnapshot | None]
 
 
 async def _take_closing(
-    ports: SnapshotPorts, board: Board, *, now: datetime, top_n: int
+    ports: SnapshotPorts, board: Board, *, now: datetime, top_n: int, shards: int
 ) -> _Taken | None:
     try:
-        return await _take(ports, board, "period-closed", now=now, top_n=top_n, closing=True)
+        return await _take(
+            ports, board, "period-closed", now=now, top_n=top_n, closing=True, shards=shards
+        )
     except _AlreadyClosed:
         return None
 
@@ -186,10 +193,14 @@ async def _take(
     now: datetime,
     top_n: int,
     closing: bool,
+    shards: int,
 ) -> _Taken:
     board_id = board.board_id
     entries, counts = await asyncio.gather(
-        _top(ports.index, board_id, top_n), ports.counters.coarse_counts(board_id)
+        _top(ports.index, board_id, top_n, shards),
+        asyncio.gather(
+            *(ports.counters.coarse_counts(pid) for pid in partition_ids(board_id, shards))
+        ),
     )
     archive = ports.snapshots
     taken_ms = to_ms(now)
@@ -197,7 +208,7 @@ async def _take(
         board_id=board_id,
         taken_at=iso_ms(taken_ms),
         reason=reason,
-        player_count=sum(counts.values()),
+        player_count=sum(sum(c.values()) for c in counts),
         top_n=top_n,
         entries=_ranked(entries),
     )
@@ -208,7 +219,9 @@ async def _take(
         raise _too_large(whole, fit)
     fitting = replace(whole, entries=whole.entries[: fit.entries_that_fit])
     for _ in range(_COLLISION_ATTEMPTS):
-        snapshot = await _with_memberships(ports, replace(fitting, taken_at=iso_ms(taken_ms)))
+        snapshot = await _with_memberships(
+            ports, replace(fitting, taken_at=iso_ms(taken_ms)), shards
+        )
         members = _members(snapshot)
         unwritten = functools.partial(archive.remove_memberships, board_id, snapshot.taken_at)
         try:
@@ -280,11 +293,13 @@ def _shortened(snapshot: Snapshot, fit: SnapshotFit) -> ShortenedSnapshot:
     return shortened
 
 
-async def _top(index: BoardIndex, board_id: str, top_n: int) -> list[Entry]:
+async def _top(index: BoardIndex, board_id: str, top_n: int, shards: int) -> list[Entry]:
     entries: list[Entry] = []
     start: tuple[str, str] | None = None
     while len(entries) < top_n:
-        page = await index.query_board(board_id, limit=top_n - len(entries), start=start)
+        page = await merged_page(
+            index, board_id, shards=shards, limit=top_n - len(entries), start=start
+        )
         entries.extend(page.entries)
         start = page.next_start
         if start is None:
@@ -310,7 +325,7 @@ def _members(snapshot: Snapshot) -> list[str]:
     return [e.player_id for e in snapshot.entries if e.player_id is not None]
 
 
-async def _with_memberships(ports: SnapshotPorts, snapshot: Snapshot) -> Snapshot:
+async def _with_memberships(ports: SnapshotPorts, snapshot: Snapshot, shards: int) -> Snapshot:
     """Write the memberships, then keep only the players whose rows are still there: the index
     lags the table, so an entry read from it may belong to a player erased a moment ago."""
     members = _members(snapshot)
@@ -319,7 +334,7 @@ async def _with_memberships(ports: SnapshotPorts, snapshot: Snapshot) -> Snapsho
     await persist(
         lambda: ports.snapshots.add_memberships(snapshot.board_id, snapshot.taken_at, members)
     )
-    present = await ports.standings.players_on_board(snapshot.board_id, members)
+    present = await ports.standings.players_on_board(snapshot.board_id, members, shards=shards)
     gone = [player for player in members if player not in present]
     if not gone:
         return snapshot
@@ -354,7 +369,7 @@ async def snapshot_closed_periods(
     """
     _check_top_n(top_n)
     report = ClosedPeriodsReport()
-    due: list[Board] = []
+    due: list[tuple[Board, int]] = []
     for registered in await ports.registry.registered_boards():
         try:
             board = Board.from_id(registered.board_id)
@@ -368,20 +383,20 @@ async def snapshot_closed_periods(
             report.already_taken.append(board.board_id)
             continue
         try:
-            retention = (await definitions.of(board.game, board.variant)).definition.retention
+            definition = (await definitions.of(board.game, board.variant)).definition
         except LeaderboardError as exc:
             _failed(report, board, exc)
             continue
-        if board_is_expired(board, now=now, retention=retention):
+        if board_is_expired(board, now=now, retention=definition.retention):
             report.expired.append(board.board_id)
         else:
-            due.append(board)
+            due.append((board, definition.shards))
     gate = asyncio.Semaphore(_CLOSING_CONCURRENCY)
 
-    async def close(board: Board) -> None:
+    async def close(board: Board, shards: int) -> None:
         async with gate:
             try:
-                taken = await _take_closing(ports, board, now=now, top_n=top_n)
+                taken = await _take_closing(ports, board, now=now, top_n=top_n, shards=shards)
             except LeaderboardError as exc:
                 _failed(report, board, exc)
                 return
@@ -393,7 +408,7 @@ async def snapshot_closed_periods(
         if shortened is not None:
             report.shortened.append(shortened)
 
-    await asyncio.gather(*(close(board) for board in due))
+    await asyncio.gather(*(close(board, shards) for board, shards in due))
     if report.expired:
         log.warning("closed_periods_missed", boards=report.expired)
     return report

@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from app.domain.definitions import BoardDefinition
 from app.domain.models import Entry, Standing
 from app.domain.periods import Board, board_expiry_s, board_is_expired
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery
+from app.domain.shards import board_of_partition, partition_ids, player_partition
 from app.errors import InvalidInput, NotFound
 from app.services.definitions import Definitions
 from app.services.policies import ReadPolicy
@@ -66,18 +67,8 @@ async def player_rank(
 ) -> PlayerRank:
     """The player's entry (read strongly from their row) and rank: one round trip for the row,
     one for the rank's reads."""
-    standing = await _standing(standings, board, definition.retention, player_id, now)
-    rank = await rank_of(
-        ranks,
-        policy.layout,
-        RankQuery(
-            board.board_id,
-            standing.entry.key,
-            tie_mark=standing.tie_mark,
-            strong=definition.places_fall,
-        ),
-        cap=policy.cap,
-    )
+    standing = await _standing(standings, board, definition, player_id, now)
+    rank = await rank_of(ranks, policy.layout, _query(board, definition, standing), cap=policy.cap)
     _build_if_crowded(builds, board, definition, standing, rank)
     return PlayerRank(board, standing.entry, rank, standing.context_json)
 
@@ -94,18 +85,34 @@ def _build_if_crowded(
     if builds is None or not isinstance(rank, EstimatedRank):
         return
     builds.wanted(
-        board.board_id,
+        standing.board_id,  # the player's partition of a sharded board: its slot is built there
         standing.entry.key,
         expires_at=board_expiry_s(board, definition.retention),
     )
 
 
+def _query(board: Board, definition: BoardDefinition, standing: Standing) -> RankQuery:
+    """The rank of the player's standing on the board (on each partition of a sharded one)."""
+    return RankQuery(
+        board.board_id,
+        standing.entry.key,
+        tie_mark=standing.tie_mark,
+        strong=definition.places_fall,
+        shards=definition.shards,
+    )
+
+
 async def _standing(
-    standings: StandingStore, board: Board, retention: timedelta, player_id: str, now: datetime
+    standings: StandingStore,
+    board: Board,
+    definition: BoardDefinition,
+    player_id: str,
+    now: datetime,
 ) -> Standing:
     standing = None
-    if not board_is_expired(board, now=now, retention=retention):
-        standing = await standings.read_standing(board.board_id, player_id)
+    if not board_is_expired(board, now=now, retention=definition.retention):
+        row_id = player_partition(board.board_id, player_id, definition.shards)
+        standing = await standings.read_standing(row_id, player_id)
     if standing is None:
         raise NotFound(f"player {player_id!r} is not on board {board.board_id}")
     return standing
@@ -127,22 +134,12 @@ async def around_player(
 ) -> Around:
     """The ``before`` entries just ahead, the player, the ``after`` just behind, in board order:
     one round trip for the player's row, one for their rank and the neighbours together."""
-    standing = await _standing(standings, board, definition.retention, player_id, now)
+    standing = await _standing(standings, board, definition, player_id, now)
     key = standing.entry.key.encode()
     rank, ahead, behind = await asyncio.gather(
-        rank_of(
-            ranks,
-            policy.layout,
-            RankQuery(
-                board.board_id,
-                standing.entry.key,
-                tie_mark=standing.tie_mark,
-                strong=definition.places_fall,
-            ),
-            cap=policy.cap,
-        ),
-        index.query_neighbours(board.board_id, key, ahead=True, limit=before),
-        index.query_neighbours(board.board_id, key, ahead=False, limit=after),
+        rank_of(ranks, policy.layout, _query(board, definition, standing), cap=policy.cap),
+        _neighbours(index, board, definition.shards, key, ahead=True, limit=before),
+        _neighbours(index, board, definition.shards, key, ahead=False, limit=after),
     )
     _build_if_crowded(builds, board, definition, standing, rank)
     found = PlayerRank(board, standing.entry, rank, standing.context_json)
@@ -150,6 +147,23 @@ async def around_player(
     neighbours.append(Neighbour(found.entry, 0))
     neighbours += [Neighbour(e, i + 1) for i, e in enumerate(behind)]
     return Around(found, neighbours)
+
+
+async def _neighbours(
+    index: BoardIndex, board: Board, shards: int, key: str, *, ahead: bool, limit: int
+) -> list[Entry]:
+    """The ``limit`` entries nearest ``key`` on one side, nearest first: of the board, or of
+    every partition of a sharded board at once, merged."""
+    found = await asyncio.gather(
+        *(
+            index.query_neighbours(pid, key, ahead=ahead, limit=limit)
+            for pid in partition_ids(board.board_id, shards)
+        )
+    )
+    if shards == 1:
+        return found[0]
+    merged = sorted((e for entries in found for e in entries), key=lambda e: e.key.order)
+    return (merged[::-1] if ahead else merged)[:limit]
 
 
 @dataclass(frozen=True)
@@ -171,7 +185,8 @@ async def player_standings(
     """Every live board the player is on: one base-table query, then the ranks together (and
     each variant's definition, mostly remembered: it says how long its boards live)."""
     rows = await standings.standings_of(player_id)
-    boards = [(Board.from_id(row.board_id), row) for row in rows]
+    # A row of a sharded board is on one of its partitions: ranked on the whole board.
+    boards = [(Board.from_id(board_of_partition(row.board_id)), row) for row in rows]
     variants = sorted({(board.game, board.variant) for board, _ in boards})
     found = await asyncio.gather(*(definitions.of(game, variant) for game, variant in variants))
     definition_of = {v: resolved.definition for v, resolved in zip(variants, found, strict=True)}
@@ -186,15 +201,7 @@ async def player_standings(
     ranked = await rank_many(
         ranks,
         policy.layout,
-        [
-            RankQuery(
-                board.board_id,
-                row.entry.key,
-                tie_mark=row.tie_mark,
-                strong=definition_of[(board.game, board.variant)].places_fall,
-            )
-            for board, row in live
-        ],
+        [_query(board, definition_of[(board.game, board.variant)], row) for board, row in live],
         cap=policy.cap,
     )
     return [
@@ -238,7 +245,7 @@ async def group_board(
         )
     if board_is_expired(board, now=now, retention=definition.retention):
         return []
-    rows = await standings.standings_on_board(board.board_id, player_ids)
+    rows = await standings.standings_on_board(board.board_id, player_ids, shards=definition.shards)
     rows = [r for r in rows if r.expires_at is None or r.expires_at > now.timestamp()]
     rows.sort(key=lambda r: r.entry.key.order)
     found: list[Rank | None] = [None] * len(rows)
@@ -247,15 +254,7 @@ async def group_board(
             await rank_many(
                 ranks,
                 policy.layout,
-                [
-                    RankQuery(
-                        board.board_id,
-                        r.entry.key,
-                        tie_mark=r.tie_mark,
-                        strong=definition.places_fall,
-                    )
-                    for r in rows
-                ],
+                [_query(board, definition, r) for r in rows],
                 cap=policy.cap,
             )
         )

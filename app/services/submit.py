@@ -26,6 +26,7 @@ from app.domain.models import (
 )
 from app.domain.periods import Board, Period
 from app.domain.ranks import ExactRank, Rank, RankQuery
+from app.domain.shards import player_partition
 from app.domain.storage_keys import record_sort_key
 from app.domain.submission import PlannedWrite, Submission, plan_board_write
 from app.domain.ties import SlotTies
@@ -188,6 +189,14 @@ class _Writer:
         # One per request: a resend of the same call (botocore's, after a lost response) is the
         # same request to DynamoDB; another request with the same key never is.
         self._nonce = uuid.uuid4().hex
+        # Where the player's row is on each board: the board itself, or on a sharded board the
+        # partition their id hashes to (``app.domain.shards``).
+        self._rows = {
+            board.board_id: player_partition(
+                board.board_id, submission.player_id, definition.shards
+            )
+            for board in boards
+        }
         self._expires_at = (now_ms + int(policy.idempotency_ttl.total_seconds() * 1000)) // 1000
         # Where the submitted score lands on each board: its slot's tie grain is read with the
         # state (where the board's value is the submitted score: every board but a running sum).
@@ -200,6 +209,7 @@ class _Writer:
         """``confirm``: the definition this writer's was guessed for, read beside the first read;
         ``_GuessedWrong`` (before anything is written) where it differs."""
         board_ids = [board.board_id for board in self._boards]
+        row_ids = list(self._rows.values())
         player = self._submission.player_id
         for attempt in range(self._policy.max_attempts):
             await wait_before(
@@ -209,7 +219,7 @@ class _Writer:
             reading = self._submissions.read_submission(
                 self._record_id,
                 player,
-                board_ids,
+                row_ids,
                 lease_board_ids=unknown,
                 grain_slots=self._grain_slots,
             )
@@ -227,14 +237,13 @@ class _Writer:
                 telemetry.idempotent("replayed")
                 return replayed
             self._refuse_held(state)
-            moves = [
-                (board, self._move(board, state.rows[board.board_id])) for board in self._boards
-            ]
+            rows = {
+                board.board_id: state.rows[self._rows[board.board_id]] for board in self._boards
+            }
+            moves = [(board, self._move(board, rows[board.board_id])) for board in self._boards]
             grains = await self._grains(state, moves)
             planned = [
-                self._plan(
-                    board, state.rows[board.board_id], m, grains.get(self._slot(board, m.key))
-                )
+                self._plan(board, rows[board.board_id], m, grains.get(self._slot(board, m.key)))
                 for board, m in moves
             ]
             if self._submission.rank_delta:
@@ -294,7 +303,7 @@ class _Writer:
             lease = read if board.board_id in state.leases else self._leases.get(board.board_id)
             if lease is not None and lease.is_live(self._now_ms / 1000):
                 why = (
-                    "held while its variant's order or operator changes"
+                    "held while its variant's order, operator or shards change"
                     if lease.holder.startswith(RANKING_CHANGE_HOLDER)
                     else "being seeded"
                 )
@@ -327,7 +336,7 @@ class _Writer:
             ) from None
 
     def _slot(self, board: Board, key: RankKey) -> SlotAddress:
-        return (board.board_id, *self._policy.layout.fine_of(key.score))
+        return (self._rows[board.board_id], *self._policy.layout.fine_of(key.score))
 
     async def _grains(
         self, state: SubmissionState, moves: list[tuple[Board, Move]]
@@ -353,6 +362,7 @@ class _Writer:
             standing,
             moved,
             ties,
+            partition=self._rows[board.board_id],
             submission=self._submission,
             layout=self._policy.layout,
             now_ms=self._now_ms,
@@ -364,14 +374,22 @@ class _Writer:
         Asked before the write, of the counters as they stand: after the move the player is at
         ``key``; before it, at ``previous_key`` (nowhere, for a new player)."""
         queries: list[RankQuery] = []
-        strong = self._definition.places_fall
+        strong, shards = self._definition.places_fall, self._definition.shards
         for p in planned:
             board_id = p.outcome.board_id
             if p.previous_key is None:
-                queries.append(RankQuery(board_id, p.key, on_board=False, tie_mark=p.tie_mark))
+                queries.append(
+                    RankQuery(board_id, p.key, on_board=False, tie_mark=p.tie_mark, shards=shards)
+                )
             elif p.previous_key == p.key:
                 queries.append(
-                    RankQuery(board_id, p.key, tie_mark=p.previous_tie_mark, strong=strong)
+                    RankQuery(
+                        board_id,
+                        p.key,
+                        tie_mark=p.previous_tie_mark,
+                        strong=strong,
+                        shards=shards,
+                    )
                 )
             else:
                 queries.append(
@@ -382,10 +400,17 @@ class _Writer:
                         tie_mark=p.tie_mark,
                         counted_mark=p.previous_tie_mark,
                         strong=strong,
+                        shards=shards,
                     )
                 )
                 queries.append(
-                    RankQuery(board_id, p.previous_key, tie_mark=p.previous_tie_mark, strong=strong)
+                    RankQuery(
+                        board_id,
+                        p.previous_key,
+                        tie_mark=p.previous_tie_mark,
+                        strong=strong,
+                        shards=shards,
+                    )
                 )
         try:
             ranks = await rank_many(

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.domain.models import CounterDelta
-from app.domain.shards import is_shard_partition
 from app.domain.storage_keys import coarse_pk, fine_pk, tie_pk
 from app.errors import CountsIncomplete
 from app.services.ports import (
@@ -81,10 +80,11 @@ class CounterItems(TieItems):
         self._locks = locks
 
     def coarse_shards(self, board_id: str) -> int:
-        """How many coarse shards ``board_id``'s counters are spread over: the setting for a whole
-        board; one for each shard of a sharded board, which takes a share of the board's writes
-        already (``app.domain.shards``)."""
-        return 1 if is_shard_partition(board_id) else self._shards
+        """How many coarse shards ``board_id``'s counters are spread over: the setting, for a
+        board and for each shard of a sharded board alike (``app.domain.shards``): every coarse
+        update is a transactional write of 2 units, which the spread halves, so a shard's coarse
+        counters take what its index partition takes, not twice it."""
+        return self._shards
 
     # ---- changes inside a row's transaction -------------------------------------------------
 

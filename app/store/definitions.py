@@ -1,6 +1,7 @@
 """Board definitions (the ``DefinitionStore`` port): ``definition#<game>`` / ``<variant>``, with
-``order``, ``operator``, ``periods`` (a list), ``retentionDays``, ``scoreFormat``, ``shards`` and ``definedAt``. Keyed by game,
-so a game's variants are one Query; the partition key holds ``#``, which no player id can."""
+``order``, ``operator``, ``periods`` (a list), ``retentionDays``, ``scoreFormat``, ``shards``
+and ``definedAt``. Keyed by game, so a game's variants are one Query; the partition key holds
+``#``, which no player id can."""
 
 from __future__ import annotations
 

@@ -48,13 +48,16 @@ class IndexReads:
         # One entry more than the page: a next page only where there is one. DynamoDB gives a
         # LastEvaluatedKey whenever a page stops at its Limit, also when nothing follows it, which
         # would be a cursor to an empty page.
-        kwargs = self._board(board_id) | {"ScanIndexForward": True, "Limit": limit + 1}
-        if start is not None:
-            kwargs["ExclusiveStartKey"] = {
-                "leaderboardId": s(board_id),
-                "rankKey": s(start[0]),
-                "playerId": s(start[1]),
-            }
+        # A page after another starts past its last key by the key condition, not an
+        # ExclusiveStartKey: the key need not be this partition's (a sharded board's next page
+        # starts each of its partitions after the last entry of the page merged from all of them),
+        # and a rank key, which ends with the player id, is the board's alone.
+        if start is None:
+            kwargs = self._board(board_id)
+        else:
+            kwargs = self._board(board_id, " AND rankKey > :after")
+            kwargs["ExpressionAttributeValues"][":after"] = s(start[0])
+        kwargs |= {"ScanIndexForward": True, "Limit": limit + 1}
         page = await self._dynamo.query("reading the board", **kwargs)
         entries = [entry_of(item) for item in page.get("Items", [])]
         next_start = None

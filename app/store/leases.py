@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from app.domain.clock import iso_ms, to_ms
+from app.domain.shards import board_of_partition
 from app.domain.storage_keys import lease_pk
 from app.services.ports import Lease
 from app.store.client import ConditionFailedWithItem, Dynamo
@@ -25,6 +26,8 @@ _FREE = "attribute_not_exists(playerId) OR expiresAt <= :now"
 
 
 def lease_key(board_id: str) -> dict[str, AttributeValueTypeDef]:
+    """The lease of a board; of a shard of a board (``app.domain.shards``), its board's."""
+    board_id = board_of_partition(board_id)
     return key(lease_pk(board_id), board_id)
 
 

@@ -13,6 +13,7 @@ from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Standing, StandingWrite
 from app.domain.seed_file import SeedRow
+from app.domain.shards import player_partition
 from app.domain.storage_keys import (
     ERASING_SORT_KEY,
     MEMBERSHIP_PREFIX,
@@ -212,13 +213,15 @@ class StandingItems:
             return "kept"
         return _seeded(found, writer)
 
-    async def standings_on_board(self, board_id: str, player_ids: Sequence[str]) -> list[Standing]:
+    async def standings_on_board(
+        self, board_id: str, player_ids: Sequence[str], *, shards: int = 1
+    ) -> list[Standing]:
         # Eventually consistent (half the units of a strong read), and one resend of what
         # DynamoDB leaves unprocessed at most: a group board answers in two round trips or 503s.
         found = await self._dynamo.batch_get(
             "reading the group's rows",
             table=self._table,
-            keys=[key(player, board_id) for player in player_ids],
+            keys=[key(player, player_partition(board_id, player, shards)) for player in player_ids],
             consistent=False,
             attempts=2,
         )
@@ -258,11 +261,13 @@ class StandingItems:
             )
         )
 
-    async def players_on_board(self, board_id: str, player_ids: Sequence[str]) -> set[str]:
+    async def players_on_board(
+        self, board_id: str, player_ids: Sequence[str], *, shards: int = 1
+    ) -> set[str]:
         found = await self._dynamo.batch_get(
             "checking the snapshot's players",
             table=self._table,
-            keys=[key(player, board_id) for player in player_ids],
+            keys=[key(player, player_partition(board_id, player, shards)) for player in player_ids],
             projection="playerId",
         )
         return {get_s(item, "playerId") or "" for item in found}

@@ -53,6 +53,7 @@ async def test_a_definition_is_put_read_and_listed(service: Service) -> None:
         "periods": ["alltime", "day", "week"],
         "retentionDays": 30,
         "scoreFormat": "integer",
+        "shards": 1,
         "defined": False,
         "definedAt": None,
     }

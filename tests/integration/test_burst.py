@@ -1,5 +1,6 @@
 """A burst of 1,000 new players onto one board at 1,000 requests in flight, over two app instances,
-with per-item transaction conflicts injected as DynamoDB raises them: every one succeeds.
+with per-item transaction conflicts injected as DynamoDB raises them: every one succeeds, on an
+unsharded board of each operator and on a board of 16 shards.
 
 The driver is ``bench/burst.py``'s, which also measures the other levels (docs/bursts.md).
 """
@@ -20,12 +21,14 @@ IN_FLIGHT = 1000
 
 
 @pytest.mark.parametrize(
-    "rules", [("desc", "best"), ("asc", "latest"), ("desc", "sum")], ids=["best", "asc", "sum"]
+    ("rules", "shards"),
+    [(("desc", "best"), 1), (("asc", "latest"), 1), (("desc", "sum"), 1), (("desc", "best"), 16)],
+    ids=["best", "asc", "sum", "best-16-shards"],
 )
 async def test_a_thousand_new_players_at_a_thousand_in_flight_all_succeed(
-    dynamo_endpoint: str, rules: tuple[str, str]
+    dynamo_endpoint: str, rules: tuple[str, str], shards: int
 ) -> None:
-    result = await run_level(dynamo_endpoint, IN_FLIGHT, PLAYERS, rules=rules)
+    result = await run_level(dynamo_endpoint, IN_FLIGHT, PLAYERS, rules=rules, shards=shards)
     assert not result.failures, result.failures
     assert result.board == {p: s for p, [(s, _)] in result.submitted.items()}
     assert result.succeeded == PLAYERS

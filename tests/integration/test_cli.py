@@ -356,6 +356,7 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
         "PERIODS",
         "RETENTION",
         "DAYS",
+        "SHARDS",
         "DEFINED",
     ]
     assert "follow the default (desc, best, alltime,day,week, 30 days)" in empty.stderr
@@ -363,16 +364,17 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
         dynamo_endpoint,
         table_names,
         *("boards", "define", "kart", "time-trial", "--order", "asc"),
-        *("--periods", "alltime,month", "--retention-days", "90"),
+        *("--periods", "alltime,month", "--retention-days", "90", "--shards", "16"),
     )
     assert defined.returncode == 0, defined.stderr
     shown = json.loads(defined.stdout)
-    assert (shown["order"], shown["operator"], shown["periods"], shown["retentionDays"]) == (
-        "asc",
-        "best",
-        ["alltime", "month"],
-        90,
-    )
+    assert (
+        shown["order"],
+        shown["operator"],
+        shown["periods"],
+        shown["retentionDays"],
+        shown["shards"],
+    ) == ("asc", "best", ["alltime", "month"], 90, 16)
     assert (
         json.loads(
             _run(dynamo_endpoint, table_names, "boards", "show", "kart", "time-trial").stdout
@@ -382,13 +384,17 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
     stored = await runtime.stores.definitions.get_definition("kart", "time-trial")
     assert stored is not None
     assert stored.definition.periods[1].value == "month"
+    assert stored.definition.shards == 16
     listed = _run(dynamo_endpoint, table_names, "boards", "list", "kart").stdout.splitlines()
-    assert listed[1].split()[:5] == ["time-trial", "asc", "best", "alltime,month", "90"]
+    assert listed[1].split()[:6] == ["time-trial", "asc", "best", "alltime,month", "90", "16"]
     bad = _run(
         dynamo_endpoint, table_names, "boards", "define", "kart", "x", "--periods", "day,year"
     )
     assert bad.returncode == 2
     assert "periods" in bad.stderr
+    uneven = _run(dynamo_endpoint, table_names, "boards", "define", "kart", "x", "--shards", "3")
+    assert uneven.returncode == 2
+    assert "--shards" in uneven.stderr
     assert (await runtime.stores.definitions.get_definition("kart", "x")) is None
 
 

@@ -21,6 +21,7 @@ from app.domain.definitions import BoardDefinition
 from app.domain.keys import RankKey
 from app.domain.periods import Board
 from app.domain.seed_file import SeedFile, parse_seed_text
+from app.domain.shards import partition_ids
 from app.errors import BoardBeingSeeded, Conflict, InvalidInput
 from app.services.policies import SeedPolicy
 from app.services.progress import Stage
@@ -100,6 +101,22 @@ async def assert_counters_match_board(runtime: Runtime, board_id: str) -> int:
     assert stored == counted
     assert await counter_total(runtime, board_id) == (counted.total, counted.total)
     return counted.total
+
+
+async def assert_partitions_match_board(
+    runtime: Runtime, board_id: str, shards: int
+) -> dict[str, int]:
+    """Each partition of a board of ``shards`` (``app.domain.shards``) as a board of its own: its
+    counters equal a recount of its own index partition; a sharded board's own id holds no entry
+    and no counter. Each partition's player count."""
+    counts = {
+        pid: await assert_counters_match_board(runtime, pid)
+        for pid in partition_ids(board_id, shards)
+    }
+    if shards > 1:
+        assert await index_keys(runtime, board_id) == []
+        assert await stored_histogram(runtime, board_id) == Histogram({}, {})
+    return counts
 
 
 # ---- helpers ----------------------------------------------------------------------------------

@@ -67,6 +67,9 @@ def test_a_first_submission_puts_the_player_on_whatever_the_operator() -> None:
         {"periods": (PeriodKind.DAY, PeriodKind.DAY)},
         {"retention_days": 0},
         {"retention_days": 3651},
+        {"shards": 0},
+        {"shards": 3},
+        {"shards": 128},
     ],
 )
 def test_a_definition_refuses_what_the_contract_does(fields: dict[str, object]) -> None:
@@ -82,12 +85,37 @@ def test_the_contract_spells_every_member_of_the_enums() -> None:
         OrderName,
         PeriodName,
         ScoreFormatName,
+        ShardCount,
     )
     from app.domain.definitions import ScoreFormat
     from app.domain.keys import Order
     from app.domain.periods import PeriodKind
+    from app.domain.shards import SHARD_COUNTS
 
     assert set(get_args(OperatorName)) == {o.value for o in Operator}
     assert set(get_args(OrderName)) == {o.value for o in Order}
     assert set(get_args(PeriodName)) == {k.value for k in PeriodKind}
     assert set(get_args(ScoreFormatName)) == {f.value for f in ScoreFormat}
+    assert get_args(ShardCount) == SHARD_COUNTS
+
+
+@pytest.mark.parametrize(
+    ("fields", "fixed"),
+    [
+        ({}, ()),
+        ({"periods": (PeriodKind.ALLTIME,), "retention_days": 90}, ()),
+        ({"order": Order.ASC}, ("order",)),
+        ({"operator": Operator.SUM}, ("operator",)),
+        ({"shards": 16}, ("shards",)),
+        (
+            {"order": Order.ASC, "operator": Operator.LATEST, "shards": 2},
+            ("order", "operator", "shards"),
+        ),
+    ],
+)
+def test_what_boards_holding_entries_cannot_take_is_the_order_operator_and_shards(
+    fields: dict[str, object], fixed: tuple[str, ...]
+) -> None:
+    wanted = BoardDefinition(**fields)  # type: ignore[arg-type]
+    assert wanted.fixed_changes(BoardDefinition()) == fixed
+    assert BoardDefinition().fixed_changes(wanted) == fixed

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BeforeValidator,
@@ -12,6 +12,7 @@ from pydantic import (
     field_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from app.api.schemas.common import (
     CamelModel,
@@ -25,6 +26,7 @@ from app.domain.definitions import (
 )
 from app.domain.keys import Order
 from app.domain.periods import PeriodKind
+from app.domain.shards import SHARD_COUNTS
 
 PeriodName = Literal["alltime", "day", "week", "month"]
 OrderName = Literal["desc", "asc"]
@@ -33,12 +35,33 @@ ScoreFormatName = Literal["integer", "duration_ms"]
 """The enums' values as the contract spells them (``PeriodKind``, ``Order``, ``Operator``,
 ``ScoreFormat``; a test
 holds each to its enum, so a new member cannot be left out of the API)."""
+ShardCount = Literal[1, 2, 4, 8, 16, 32, 64]
+"""``app.domain.shards.SHARD_COUNTS`` as the contract spells them (a test holds them equal)."""
 RetentionDays = Annotated[
     StrictInt,
     # The bounds before the validator, as for Score.
     Field(ge=1, le=MAX_RETENTION_DAYS, description=f"1 to {MAX_RETENTION_DAYS}"),
     BeforeValidator(_integral),
 ]
+
+
+SHARDS_MEANING = (
+    "how many index partitions each period board of the variant is spread over, by a stable "
+    "hash of playerId (a board that must take more than one partition's writes); every read "
+    "keeps its shape. It cannot change while the variant's boards hold entries"
+)
+
+
+def _shard_count(value: Any) -> Any:
+    """A count as ``_integral`` takes one, but never ``true``: a ``Literal[1]`` would take it as 1
+    (Python's ``True == 1``)."""
+    if isinstance(value, bool):
+        *fewer, most = map(str, SHARD_COUNTS)
+        raise PydanticCustomError("literal_error", f"Input should be {', '.join(fewer)} or {most}")
+    return _integral(value)
+
+
+Shards = Annotated[ShardCount, BeforeValidator(_shard_count)]
 
 
 def _default_periods() -> list[PeriodName]:
@@ -75,6 +98,7 @@ class BoardDefinitionIn(CamelModel):
         description="how the scores read: integer (points, a count) or duration_ms (a time in "
         "milliseconds, shown m:ss.fff); display only, it may change at any time",
     )
+    shards: Shards = Field(default=1, description=SHARDS_MEANING)
 
     @field_validator("periods")
     @classmethod
@@ -90,6 +114,7 @@ class BoardDefinitionIn(CamelModel):
             periods=tuple(PeriodKind(p) for p in self.periods),
             retention_days=self.retention_days or retention_days,
             score_format=ScoreFormat(self.score_format),
+            shards=self.shards,
         )
 
 
@@ -101,6 +126,7 @@ class BoardDefinitionOut(CamelModel):
     periods: list[PeriodName]
     retention_days: int
     score_format: ScoreFormatName
+    shards: ShardCount = Field(description=SHARDS_MEANING)
     defined: bool = Field(description="false: the variant has none and follows the default")
     defined_at: str | None = Field(default=None, description="when it was last put")
 
@@ -116,6 +142,7 @@ class BoardDefinitionOut(CamelModel):
             periods=[p.value for p in definition.periods],
             retention_days=definition.retention_days,
             score_format=definition.score_format.value,
+            shards=definition.shards,
             defined=defined_at is not None,
             defined_at=defined_at,
         )
@@ -127,6 +154,7 @@ class DefaultDefinitionOut(CamelModel):
     periods: list[PeriodName]
     retention_days: int
     score_format: ScoreFormatName
+    shards: ShardCount = Field(description=SHARDS_MEANING)
 
 
 class VariantsOut(CamelModel):

@@ -177,6 +177,26 @@ class TieSlotOut(CamelModel):
         return cls(**dataclasses.asdict(report))
 
 
+class ReconcileShardOut(CamelModel):
+    """One shard of a sharded board, as the reconciler found it."""
+
+    partition_id: str = Field(description="the shard's key: the board id and `#s` and its number")
+    player_count: int
+    differences: int = Field(description="counter items that differed from the shard's entries")
+    repaired: int
+    left: int = Field(description="differences not repaired (changed meanwhile, or turned away)")
+
+    @classmethod
+    def of(cls, report: ReconcileReport) -> ReconcileShardOut:
+        return cls(
+            partition_id=report.board_id,
+            player_count=report.player_count,
+            differences=report.drift,
+            repaired=len(report.repaired),
+            left=report.left,
+        )
+
+
 class ReconcileReportOut(CamelModel):
     board_id: str
     applied: bool
@@ -196,6 +216,11 @@ class ReconcileReportOut(CamelModel):
         description="crowded slots (more entries than half the rank count cap) and their tie "
         "counters",
     )
+    shards: list[ReconcileShardOut] = Field(
+        default_factory=list,
+        description="a sharded board's shards, each reconciled on its own (the lists above are "
+        "theirs together): which one drifted; empty for an unsharded board",
+    )
 
     @classmethod
     def of(cls, report: ReconcileReport) -> ReconcileReportOut:
@@ -209,4 +234,5 @@ class ReconcileReportOut(CamelModel):
             skipped=[CounterDifferenceOut.of(d) for d in report.skipped],
             unwritten=[CounterDifferenceOut.of(d) for d in report.unwritten],
             tie_slots=[TieSlotOut.of(t) for t in report.ties],
+            shards=[ReconcileShardOut.of(part) for part in report.shards],
         )

@@ -177,9 +177,12 @@ class StandingStore(Protocol):
         names this seed (its lease holder), so that a write resent after a lost answer is told
         by what it left, not taken for a row that was there."""
 
-    async def standings_on_board(self, board_id: str, player_ids: Sequence[str]) -> list[Standing]:
-        """The rows of those of ``player_ids`` (at most 100) on the board, in no order: one
-        BatchGetItem, two where DynamoDB leaves keys unprocessed."""
+    async def standings_on_board(
+        self, board_id: str, player_ids: Sequence[str], *, shards: int = 1
+    ) -> list[Standing]:
+        """The rows of those of ``player_ids`` (at most 100) on the board of ``shards``, each on
+        its partition, in no order: one BatchGetItem, two where DynamoDB leaves keys
+        unprocessed."""
 
     async def rekey(self, board_id: str, key: RankKey, new: RankKey) -> bool:
         """Give the player's row the key ``new`` (the same place under the board's order), no
@@ -189,5 +192,8 @@ class StandingStore(Protocol):
         """Mark the player's row as counted in its slot's tie counters at ``mark`` (bumping its
         version), if it still holds ``key``; ``False`` if it does not."""
 
-    async def players_on_board(self, board_id: str, player_ids: Sequence[str]) -> set[str]:
-        """Which of these players have a row on the board now, strongly consistent."""
+    async def players_on_board(
+        self, board_id: str, player_ids: Sequence[str], *, shards: int = 1
+    ) -> set[str]:
+        """Which of these players have a row on the board of ``shards`` now, strongly
+        consistent."""

@@ -39,6 +39,7 @@ class BoardDefinitionIn(TypedDict):
     periods: NotRequired[list[Literal["alltime", "day", "week", "month"]]]
     retentionDays: NotRequired[int | None]
     scoreFormat: NotRequired[Literal["integer", "duration_ms"]]
+    shards: NotRequired[Literal[1, 2, 4, 8, 16, 32, 64]]
 
 
 class BoardDefinitionOut(TypedDict):
@@ -50,6 +51,7 @@ class BoardDefinitionOut(TypedDict):
     periods: list[Literal["alltime", "day", "week", "month"]]
     retentionDays: int
     scoreFormat: Literal["integer", "duration_ms"]
+    shards: Literal[1, 2, 4, 8, 16, 32, 64]
     variant: str
 
 
@@ -80,6 +82,7 @@ class DefaultDefinitionOut(TypedDict):
     periods: list[Literal["alltime", "day", "week", "month"]]
     retentionDays: int
     scoreFormat: Literal["integer", "duration_ms"]
+    shards: Literal[1, 2, 4, 8, 16, 32, 64]
 
 
 class EntryOut(TypedDict):
@@ -155,6 +158,18 @@ class Problem(TypedDict):
     status: int
     title: str
     type: str
+
+
+class ReconcileShardOut(TypedDict):
+    """
+    One shard of a sharded board, as the reconciler found it.
+    """
+
+    differences: int
+    left: int
+    partitionId: str
+    playerCount: int
+    repaired: int
 
 
 class RemovedOut(TypedDict):
@@ -289,6 +304,7 @@ class ReconcileReportOut(TypedDict):
     differences: list[CounterDifferenceOut]
     playerCount: int
     repaired: list[CounterDifferenceOut]
+    shards: NotRequired[list[ReconcileShardOut]]
     skipped: list[CounterDifferenceOut]
     tieSlots: NotRequired[list[TieSlotOut]]
     unsettled: list[CounterCellOut]

@@ -359,6 +359,12 @@ export interface components {
              * @enum {string}
              */
             scoreFormat?: "integer" | "duration_ms";
+            /**
+             * @description how many index partitions each period board of the variant is spread over, by a stable hash of playerId (a board that must take more than one partition's writes); every read keeps its shape. It cannot change while the variant's boards hold entries
+             * @default 1
+             * @enum {integer}
+             */
+            shards?: 1 | 2 | 4 | 8 | 16 | 32 | 64;
         };
         /** BoardDefinitionOut */
         BoardDefinitionOut: {
@@ -375,6 +381,11 @@ export interface components {
             retentionDays: number;
             /** @enum {string} */
             scoreFormat: "integer" | "duration_ms";
+            /**
+             * @description how many index partitions each period board of the variant is spread over, by a stable hash of playerId (a board that must take more than one partition's writes); every read keeps its shape. It cannot change while the variant's boards hold entries
+             * @enum {integer}
+             */
+            shards: 1 | 2 | 4 | 8 | 16 | 32 | 64;
             variant: string;
         };
         /**
@@ -445,6 +456,11 @@ export interface components {
             retentionDays: number;
             /** @enum {string} */
             scoreFormat: "integer" | "duration_ms";
+            /**
+             * @description how many index partitions each period board of the variant is spread over, by a stable hash of playerId (a board that must take more than one partition's writes); every read keeps its shape. It cannot change while the variant's boards hold entries
+             * @enum {integer}
+             */
+            shards: 1 | 2 | 4 | 8 | 16 | 32 | 64;
         };
         /** EntryOut */
         EntryOut: {
@@ -574,6 +590,8 @@ export interface components {
             differences: components["schemas"]["CounterDifferenceOut"][];
             playerCount: number;
             repaired: components["schemas"]["CounterDifferenceOut"][];
+            /** @description a sharded board's shards, each reconciled on its own (the lists above are theirs together): which one drifted; empty for an unsharded board */
+            shards?: components["schemas"]["ReconcileShardOut"][];
             /** @description repairs not written: the counter changed after it was read */
             skipped: components["schemas"]["CounterDifferenceOut"][];
             /** @description crowded slots (more entries than half the rank count cap) and their tie counters */
@@ -581,6 +599,20 @@ export interface components {
             unsettled: components["schemas"]["CounterCellOut"][];
             /** @description repairs DynamoDB kept turning away (throttled, or the item held by a transaction) through every retry: run again */
             unwritten: components["schemas"]["CounterDifferenceOut"][];
+        };
+        /**
+         * ReconcileShardOut
+         * @description One shard of a sharded board, as the reconciler found it.
+         */
+        ReconcileShardOut: {
+            /** @description counter items that differed from the shard's entries */
+            differences: number;
+            /** @description differences not repaired (changed meanwhile, or turned away) */
+            left: number;
+            /** @description the shard's key: the board id and `#s` and its number */
+            partitionId: string;
+            playerCount: number;
+            repaired: number;
         };
         /** RemovedOut */
         RemovedOut: {
