@@ -3,6 +3,8 @@ write path plans, and the figures follow from DynamoDB's 1,000 write units a par
 
 from __future__ import annotations
 
+import pytest
+
 from app.bootstrap import LAYOUT
 from app.domain.storage_keys import fine_pk
 from bench import capacity
@@ -45,6 +47,41 @@ def test_a_round_that_moves_nothing_writes_nothing_the_board_shares() -> None:
 
 
 def test_the_command_prints_the_table() -> None:
-    rendered = capacity.render(capacity.scenarios())
-    assert rendered.count("\n") == 1 + len(capacity.scenarios())
-    assert "| new player | 9 |" in rendered
+    rendered = capacity.render({k: capacity.scenarios(k) for k in (1, 16)})
+    writes, reads = rendered.split("\n\n")
+    assert writes.count("\n") == 1 + len(capacity.scenarios())
+    assert "| new player | 9 | 500 |" in writes
+    assert reads.count("\n") == 1 + 2 * len(capacity.read_costs(1))
+
+
+def test_each_shard_takes_its_share_of_the_round_and_the_busiest_sets_the_rate() -> None:
+    for k in (4, 16, 64):
+        new = {s.name: s for s in capacity.scenarios(k)}["new player"]
+        shares = capacity.round_shares(k)
+        assert sum(shares) == pytest.approx(1.0)
+        # Every shard has its own fine counter and index partition, loaded by its share.
+        fines = {p: u for p, u in new.by_partition().items() if "#f" in p}
+        assert len(fines) == k
+        assert max(fines.values()) == pytest.approx(2.0 * max(shares))
+        assert new.per_second == pytest.approx(500 / max(shares))
+        # Near k times the unsharded board's, less what the busiest shard holds above 1/k.
+        assert 0.9 * 500 * k < new.per_second <= 500 * k
+        assert new.index_per_second == pytest.approx(1_000 / max(shares))
+        assert new.write_units == 9  # a shard's submission costs what an unsharded board's does
+
+
+def test_the_table_quota_is_a_wall_sharding_does_not_move() -> None:
+    at_1 = {s.name: s for s in capacity.scenarios(1)}["new player"]
+    at_64 = {s.name: s for s in capacity.scenarios(64)}["new player"]
+    assert at_1.quota_per_second == at_64.quota_per_second
+    assert at_64.per_second > at_64.quota_per_second > at_1.per_second
+
+
+def test_reads_fan_out_to_every_shard_in_the_same_round_trips() -> None:
+    for k in (1, 4, 16, 64):
+        top, rank, around = capacity.read_costs(k)
+        assert (top.calls, top.round_trips) == (k, 1)
+        assert rank.round_trips == around.round_trips == 2
+        assert rank.calls >= 3 * k
+        assert around.calls == rank.calls + 2 * k
+    assert capacity.read_costs(16)[0].calls <= 17  # issue 30's target for a 16-shard top page
