@@ -39,6 +39,8 @@ INCOMPLETE = -1
 
 
 INCOMPLETE_SORT_KEY = "incomplete"
+_MOVE_OFF = frozenset({"TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded"})
+"""A coarse counter's cancellation reasons that move a task's share off its shard."""
 
 
 @dataclass
@@ -153,10 +155,12 @@ class CounterItems(TieItems):
             yield
 
     def after_cancel(self, planned: CounterChanges, reasons: Sequence[str | None]) -> None:
-        """Answer a conflict on a coarse counter another task wrote at once (``ItemLocks.avoid``);
-        ``reasons`` are DynamoDB's, one per counter item in ``planned.items`` order."""
+        """Answer a conflict on a coarse counter another task wrote at once, or a throttle on one
+        (its partition key is taking more than it can: another task is on it too, or this one
+        alone is too busy for one key), by moving off it (``ItemLocks.avoid``); ``reasons`` are
+        DynamoDB's, one per counter item in ``planned.items`` order."""
         for item, reason in zip(planned.items, reasons, strict=False):
-            if reason == "TransactionConflict" and item in planned.shard_choices:
+            if reason in _MOVE_OFF and item in planned.shard_choices:
                 self._locks.avoid(planned.shard_choices[item], item, planned_in=planned.planned_in)
 
     # ---- reads --------------------------------------------------------------------------------

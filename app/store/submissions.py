@@ -11,7 +11,7 @@ from typing import Any
 
 from app.domain.ties import SlotTies
 from app.services.ports import SlotAddress, SubmissionState, SubmissionWrite
-from app.store.client import Dynamo, TransactionItemsCancelled
+from app.store.client import Dynamo, TransactionItemsCancelled, TransactionThrottled
 from app.store.counters import CounterChanges, CounterItems
 from app.store.items import Item, get_n, get_s, key
 from app.store.leases import lease_key, lease_of
@@ -114,7 +114,7 @@ class SubmissionItems:
         try:
             async with self._counters.holding_all([changes for _, changes in planned]):
                 await self._dynamo.transact("writing the scores", items, token=token)
-        except TransactionItemsCancelled as cancelled:
+        except (TransactionItemsCancelled, TransactionThrottled) as cancelled:
             reasons = cancelled.item_reasons
             for first, changes in planned:
                 self._counters.after_cancel(changes, reasons[first : first + len(changes.updates)])

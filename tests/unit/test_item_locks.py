@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any, cast
 
 import pytest
 
+from app.domain.models import CounterDelta
+from app.store.counters import CounterItems
 from app.store.item_locks import ItemLocks
 
 SHARDS = ["c0", "c1", "c2", "c3"]
@@ -147,3 +150,28 @@ async def test_when_the_whole_share_is_busy_the_least_queued_of_it_is_chosen() -
     assert locks.pick_free(SHARDS) == second
     release.set()
     await asyncio.gather(*tasks)
+
+
+@pytest.mark.parametrize(
+    ("reason", "moves"),
+    [
+        ("TransactionConflict", True),
+        ("ThrottlingError", True),
+        ("ProvisionedThroughputExceeded", True),
+        ("ConditionalCheckFailed", False),
+        (None, False),
+    ],
+)
+def test_a_coarse_counter_conflicted_or_throttled_moves_the_share_off_it(
+    reason: str | None, moves: bool
+) -> None:
+    """A throttle on a coarse counter's key says what a conflict there says: another task takes
+    that key too, or this one alone is too busy for one key; either way the share moves on."""
+    counters = CounterItems(cast("Any", None), table="t", shards=4, locks=ItemLocks(_Coin(1)))
+    planned = counters.changes("b", [CounterDelta(3, 0, 1)], expires_at=None)
+    coarse = next(item for item in planned.items if item in planned.shard_choices)
+    before = counters.changes("b", [CounterDelta(3, 0, 1)], expires_at=None).items
+    counters.after_cancel(planned, [reason if item == coarse else None for item in planned.items])
+    after = counters.changes("b", [CounterDelta(3, 0, 1)], expires_at=None).items
+    assert (coarse in after) is not moves
+    assert (after == before) is not moves
