@@ -89,7 +89,7 @@ CANCELLATIONS = Counter(
 )
 RANK_ANSWERS = Counter(
     "leaderboard_rank_answers",
-    "Ranks answered, exact or an estimated range.",
+    "Ranks answered, exact or an estimated range, or a submission's skipped (rankDelta throttled).",
     ["kind"],
     registry=REGISTRY,
 )
@@ -147,6 +147,11 @@ def transaction_cancelled(writer: str, reason: str) -> None:
 
 def rank_answered(kind: str) -> None:
     RANK_ANSWERS.labels(kind).inc()
+
+
+def rank_delta_skipped(reason: Literal["throttled"]) -> None:
+    """A submission's ranks not read (its score written all the same): ``kind="skipped"``."""
+    RANK_ANSWERS.labels("skipped").inc()
 
 
 def idempotent(outcome: Literal["replayed", "in_flight"]) -> None:

@@ -418,6 +418,12 @@ class _Writer:
             )
         except CountsIncomplete:
             return planned  # a board's counters are part-written: no rank is known, so none is said
+        except Throttled as throttled:
+            # The rank reads of a hot board met its limits: the score matters more than the ranks
+            # around it, so it is written all the same, and no rank is said.
+            telemetry.rank_delta_skipped("throttled")
+            log.info("rank_delta_skipped", reason="throttled", detail=throttled.detail)
+            return planned
         found = iter(ranks)
         ranked = []
         for p in planned:

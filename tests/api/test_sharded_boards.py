@@ -15,6 +15,7 @@ from app.domain.keys import Order, RankKey
 from app.domain.shards import board_of_partition, partition_ids, player_partition
 from app.domain.storage_keys import coarse_pk
 from tests.conftest import ADMIN_KEY, Service
+from tests.faults import fail_first, install, throttled
 from tests.support import now_ms, scores_items, submit
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
@@ -204,3 +205,32 @@ async def test_reconcile_over_http_says_which_shard_drifted(service: Service) ->
         drifted: 1
     }
     assert sum(s["playerCount"] for s in report["shards"]) == len(SCORES)
+
+
+async def test_a_submission_whose_rank_reads_are_throttled_is_written_without_ranks(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    """On a hot board the score matters more than the ranks around it: when DynamoDB throttles
+    the counter reads rankDelta needs (past botocore's own retries), the submission is written
+    all the same and says no rank."""
+    http = service.http
+    await define(http)
+    t0 = now_ms() - 60_000
+    await fill(http, dict(list(SCORES.items())[:6]), t0)
+    faults = install(service.runtime.client, dynamo_endpoint)
+    faults.rules.append(fail_first("Query", 10_000, lambda _: throttled(), matching=_counter_read))
+    sent = await submit(http, player="late", score=950, achieved_ms=t0 + 7, variant="live")
+    assert sent.status_code == 200, sent.text
+    board = sent.json()["boards"][0]
+    assert "rankAfter" not in board or board["rankAfter"] is None
+    assert (board["improved"], board["best"]) == (True, 950)
+    faults.rules.clear()
+    own = (await http.get(f"{URL}/players/late")).json()
+    assert own["entry"]["score"] == 950
+    metrics = (await http.get("/metrics")).text
+    assert 'leaderboard_rank_answers_total{kind="skipped"}' in metrics
+
+
+def _counter_read(body: dict[str, Any]) -> bool:
+    values = body.get("ExpressionAttributeValues", {})
+    return any(str(v.get("S", "")).startswith("hist#") for v in values.values())
