@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from app.bootstrap import LAYOUT, open_runtime
+from app.domain.definitions import BoardDefinition
 from app.domain.models import MAX_METADATA_BYTES
 from bench.harness import cost
 from bench.harness.service import (
@@ -215,8 +216,9 @@ LARGEST_METADATA = {"replay": "r" * (MAX_METADATA_BYTES - len('{"replay":""}'))}
 """An entry's metadata at its bound: 256 bytes as compact JSON."""
 
 
-async def run_calls(endpoint: str, *, latency_s: float = 0.03) -> list[Scenario]:
-    """Every scenario of the calls table, in one fresh pair of tables on ``endpoint``."""
+async def run_calls(endpoint: str, *, latency_s: float = 0.03, shards: int = 1) -> list[Scenario]:
+    """Every scenario of the calls table, in one fresh pair of tables on ``endpoint``, on boards
+    of ``shards`` (above 1, the variant is defined so before the service starts)."""
     tables = run_tables("bench-calls")
     settings = bench_settings(endpoint, tables)
     now_ms = int(time.time() * 1000)
@@ -225,6 +227,10 @@ async def run_calls(endpoint: str, *, latency_s: float = 0.03) -> list[Scenario]
         bench_client(endpoint) as client,
         in_process(settings) as service,
     ):
+        if shards > 1:
+            await admin.stores.definitions.put_definition(
+                "trivia", VARIANT, BoardDefinition(shards=shards)
+            )
         tracer = Tracer(latency_s=latency_s, after=cost.Sizer(client).read_back)
         tracer.install(service.runtime.client)
         state = cost.TableState({tables.scores: ("playerId", "leaderboardId")})
