@@ -22,6 +22,7 @@ from app.domain import ties
 from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition
 from app.domain.principal import Principal
+from app.services.admission import BoardAdmission
 from app.services.api_keys import ApiKeys, digest_of
 from app.services.auth import KeyAuthenticator
 from app.services.boards import PlayerCounts
@@ -280,6 +281,10 @@ def build_leaderboard(
             keys_in_flight=KeysInFlight(hold_s=settings.request_deadline_seconds),
             seen_leases=SeenLeases(ttl_s=settings.lease_cache_seconds),
             policy=policies.submit,
+            admission=BoardAdmission(
+                per_shard=settings.board_in_flight_per_shard,
+                wait_s=settings.board_admission_wait_seconds,
+            ),
         ),
         reads=BoardReads(
             index=stores.index,

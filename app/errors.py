@@ -221,6 +221,13 @@ class CountsIncomplete(Unavailable):
     title, slug = "Board is being counted", "counts-incomplete"
 
 
+class BoardBusy(Unavailable):
+    """A task's limit of submissions to one board at once is reached, and no place came free in
+    time (``app.services.admission``): nothing was done; retry after ``Retry-After``."""
+
+    title, slug = "Board busy", "board-busy"
+
+
 class ItemBusy(Unavailable):
     """DynamoDB refused a plain write (Put, Update, Delete) because a transaction in flight holds
     its item (``TransactionConflictException``, which botocore does not retry): try again in a

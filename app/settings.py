@@ -171,6 +171,20 @@ class Settings(BaseSettings):
         description="a board's seeding lease is read at most this often per task (0: every "
         "submission); a seed's grace period covers it",
     )
+    board_in_flight_per_shard: int = Field(
+        default=64,
+        ge=0,
+        le=10_000,
+        description="submissions to one board a task lets in at once, per shard of the board "
+        "(0: no limit); one more waits for a place, then is refused (503 board-busy)",
+    )
+    board_admission_wait_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        le=60,
+        description="how long a submission waits for a place on a board whose limit of "
+        "submissions at once is reached, before it is refused with Retry-After",
+    )
     counter_shards: int = Field(
         default=2,
         ge=1,

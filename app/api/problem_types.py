@@ -47,6 +47,9 @@ MEANING: dict[str, str] = {
     "counts-incomplete": "The board's counters are being rebuilt: ranks are back in moments; "
     "retry after Retry-After.",
     "busy": "An item the request needs is held by another write: retry after Retry-After.",
+    "board-busy": "This task already has as many submissions to the board in flight as it lets "
+    "in at once (a burst past what the board takes): nothing was written; retry after "
+    "Retry-After with the same Idempotency-Key.",
     "internal": "A fault of the service, logged with the request's id (X-Request-Id): report it "
     "with that id.",
 }

@@ -7,6 +7,7 @@ import functools
 from typing import Any
 
 from app.domain.submission import Submission
+from app.services.admission import BoardAdmission
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.definitions import Definitions
 from app.services.policies import SubmitPolicy
@@ -26,6 +27,7 @@ class Submissions:
         keys_in_flight: KeysInFlight,
         seen_leases: SeenLeases,
         policy: SubmitPolicy,
+        admission: BoardAdmission | None = None,
     ) -> None:
         self._store = store
         self._ranks = ranks
@@ -34,6 +36,7 @@ class Submissions:
         self._keys_in_flight = keys_in_flight
         self._seen_leases = seen_leases
         self._policy = policy
+        self._admission = admission or BoardAdmission(per_shard=0, wait_s=0)
 
     async def submit(
         self,
@@ -69,4 +72,5 @@ class Submissions:
             submission=submission,
             now_ms=now_ms,
             confirm=confirm,
+            admission=self._admission,
         )

@@ -41,6 +41,7 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
+from app.services.admission import BoardAdmission
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.fanout import all_or_none
 from app.services.policies import RANKING_CHANGE_HOLDER, SubmitPolicy
@@ -97,6 +98,7 @@ async def submit_score(
     submission: Submission,
     now_ms: int,
     confirm: Callable[[], Awaitable[BoardDefinition]] | None = None,
+    admission: BoardAdmission | None = None,
 ) -> SubmitResult:
     """Submit one score: three round trips with ``rankDelta``, two without
     (docs/architecture.md walks through every call).
@@ -148,13 +150,22 @@ async def submit_score(
             now_ms=now_ms,
         )
 
+    async def run(
+        rules: BoardDefinition, confirm: Callable[[], Awaitable[BoardDefinition]] | None = None
+    ) -> SubmitResult:
+        write = writer(rules)
+        if admission is None:
+            return await write.run(confirm=confirm)
+        async with admission.admitted(write.board_ids, shards=rules.shards):
+            return await write.run(confirm=confirm)
+
     with in_flight.claim(record_id):
         if confirm is not None:
             try:
-                return await writer(definition).run(confirm=confirm)
+                return await run(definition, confirm)
             except _GuessedWrong as wrong:
                 definition = wrong.definition
-        return await writer(definition).run()
+        return await run(definition)
 
 
 class _Writer:
@@ -202,6 +213,10 @@ class _Writer:
         # state (where the board's value is the submitted score: every board but a running sum).
         submitted = RankKey(submission.score, achieved_ms, submission.player_id, definition.order)
         self._grain_slots = [self._slot(board, submitted) for board in boards]
+
+    @property
+    def board_ids(self) -> list[str]:
+        return [board.board_id for board in self._boards]
 
     async def run(
         self, *, confirm: Callable[[], Awaitable[BoardDefinition]] | None = None
