@@ -42,7 +42,7 @@ from app.local.embedded import EmbeddedDynamo
 from app.logging import configure_logging
 from app.settings import Settings
 from app.store.tables import TableNames
-from bench.partition_proxy import PartitionProxy, running_proxy
+from bench.partition_proxy import running_proxy
 from tests.conftest import make_settings, serve
 from tests.support import counter_total, now_ms, scores_items, seed_csv, submit
 
@@ -339,6 +339,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-__all__ = ["PartitionProxy", "RoundResult", "run_round"]

@@ -52,10 +52,11 @@ class PlayerCounts:
         )
 
     async def of(self, counters: CounterStore, board_id: str, *, shards: int = 1) -> int:
-        return await self._counts.get(board_id, lambda: _count(counters, board_id, shards))
+        return await self._counts.get(board_id, lambda: player_count(counters, board_id, shards))
 
 
-async def _count(counters: CounterStore, board_id: str, shards: int) -> int:
+async def player_count(counters: CounterStore, board_id: str, shards: int) -> int:
+    """The board's players, from its coarse counters (every partition's, summed)."""
     found = await asyncio.gather(
         *(counters.coarse_counts(pid) for pid in partition_ids(board_id, shards))
     )

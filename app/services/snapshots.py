@@ -18,7 +18,6 @@ import structlog
 from app.domain.clock import iso_ms, parse_iso_ms, to_ms
 from app.domain.models import Entry
 from app.domain.periods import Board, board_is_expired
-from app.domain.shards import partition_ids
 from app.errors import (
     ConditionFailed,
     Conflict,
@@ -28,7 +27,7 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
-from app.services.boards import merged_page
+from app.services.boards import merged_page, player_count
 from app.services.definitions import Definitions
 from app.services.ports import (
     BoardIndex,
@@ -196,11 +195,8 @@ async def _take(
     shards: int,
 ) -> _Taken:
     board_id = board.board_id
-    entries, counts = await asyncio.gather(
-        _top(ports.index, board_id, top_n, shards),
-        asyncio.gather(
-            *(ports.counters.coarse_counts(pid) for pid in partition_ids(board_id, shards))
-        ),
+    entries, players = await asyncio.gather(
+        _top(ports.index, board_id, top_n, shards), player_count(ports.counters, board_id, shards)
     )
     archive = ports.snapshots
     taken_ms = to_ms(now)
@@ -208,7 +204,7 @@ async def _take(
         board_id=board_id,
         taken_at=iso_ms(taken_ms),
         reason=reason,
-        player_count=sum(sum(c.values()) for c in counts),
+        player_count=players,
         top_n=top_n,
         entries=_ranked(entries),
     )
