@@ -21,11 +21,11 @@ from app.domain.seed_file import SeedFile, SeedRow, parse_seed_text
 from app.domain.shards import partition_ids, player_partition
 from app.domain.storage_keys import coarse_pk, fine_pk
 from app.errors import BoardBeingSeeded
-from app.services.erasure import ErasureReport, erase_player
 from app.services.ports import RowOutcome
 from app.services.seeding import SeedPorts, SeedReport, seed_board
 from app.settings import Settings
 from app.store.leases import lease_key
+from tests.integration.test_erasure import erase
 from tests.integration.test_seeding import (
     assert_partitions_match_board,
     csv_text,
@@ -221,19 +221,6 @@ async def test_the_live_reconciler_reconciles_a_sharded_board_by_its_definition(
 
 
 # ---- erasure ------------------------------------------------------------------------------------
-
-
-async def erase(runtime: Runtime, player: str) -> ErasureReport:
-    s = runtime.stores
-    return await erase_player(
-        standings=s.standings,
-        requests=s.requests,
-        snapshots=s.snapshots,
-        marks=s.erasures,
-        player_id=player,
-        layout=LAYOUT,
-        now=datetime.now(UTC),
-    )
 
 
 async def test_erasing_a_player_of_a_sharded_board_fixes_their_partitions_counters(
