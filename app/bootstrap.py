@@ -28,6 +28,7 @@ from app.services.auth import KeyAuthenticator
 from app.services.boards import PlayerCounts
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.definitions import Definitions
+from app.services.hot_boards import HotBoards
 from app.services.leaderboard import Leaderboard
 from app.services.operations import Operations
 from app.services.policies import (
@@ -271,10 +272,11 @@ def build_leaderboard(
         ttl_s=settings.definition_cache_seconds,
     )
     registered = RegisteredBoards(ttl_s=settings.board_list_cache_seconds)
+    hot = HotBoards(stores.ranks, policies.reads.layout, ttl_s=settings.hot_board_summary_seconds)
     return Leaderboard(
         submissions=Submissions(
             store=stores.submissions,
-            ranks=stores.ranks,
+            ranks=hot,
             definitions=definitions,
             registrar=BoardRegistrar(stores.registry),
             # A key's first request runs at most the request deadline: a second one waits that.
@@ -290,7 +292,8 @@ def build_leaderboard(
             index=stores.index,
             counters=stores.counters,
             standings=stores.standings,
-            ranks=stores.ranks,
+            ranks=hot,
+            hot=hot,
             registry=stores.registry,
             snapshots=stores.snapshots,
             definitions=definitions,

@@ -143,6 +143,14 @@ class Settings(BaseSettings):
         description="a page's `playerCount` is read from the counters at most this often per "
         "board and task (0: every page)",
     )
+    hot_board_summary_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=10,
+        description="each task reads a sharded board's top page, player count and the counters "
+        "of the shards other than the asking player's at most this often, and answers from what "
+        "it read in between (0: every read is live)",
+    )
     board_list_cache_seconds: float = Field(
         default=10.0,
         ge=0,

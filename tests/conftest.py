@@ -113,6 +113,7 @@ def make_settings(endpoint: str, tables: TableNames, **overrides: object) -> Set
         "read_burst": 10_000,
         # Tests read what they just wrote; the per-task caches get their own tests.
         "player_count_cache_seconds": 0,
+        "hot_board_summary_seconds": 0,
         "board_list_cache_seconds": 0,
         "lease_cache_seconds": 0,
         # One task, with no request in flight when a test changes a variant's ranking: no grace,

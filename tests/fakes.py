@@ -91,7 +91,9 @@ class MemoryIndex:
         """1 + the number of entries strictly ahead of ``key`` (other than its own player)."""
         return 1 + sum(1 for k in self.keys if k.order < key.order and k.player_id != key.player_id)
 
-    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
+    async def coarse_counts(
+        self, board_id: str, *, strong: bool = False, recent: bool = False
+    ) -> Mapping[int, int]:
         self.counter_reads.append(("coarse", board_id, strong))
         totals: Counter[int] = Counter()
         for (bucket, _), n in self._fine.items():
@@ -99,7 +101,14 @@ class MemoryIndex:
         return dict(totals)
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        first: int,
+        last: int,
+        *,
+        strong: bool = False,
+        recent: bool = False,
     ) -> Mapping[int, int]:
         self.counter_reads.append(("fine", board_id, strong))
         return {s: n for (b, s), n in self._fine.items() if b == bucket and first <= s <= last}
@@ -869,12 +878,21 @@ class MemoryRanks:
     def __init__(self, table: MemoryBoards) -> None:
         self._t = table
 
-    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
+    async def coarse_counts(
+        self, board_id: str, *, strong: bool = False, recent: bool = False
+    ) -> Mapping[int, int]:
         self._t.called("ranks.coarse_counts")
         return self._t.coarse_totals(board_id)
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        first: int,
+        last: int,
+        *,
+        strong: bool = False,
+        recent: bool = False,
     ) -> Mapping[int, int]:
         self._t.called("ranks.fine_counts")
         return self._t.fine_range(board_id, bucket, first, last)

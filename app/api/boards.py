@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Response
 
+from app.api.cors import READ_AT
 from app.api.deps import BoardReadingDep, PlayerPath, ReadingDep, limit_reads
 from app.api.patterns import GROUP_IDS_PATTERN
 from app.api.routing import StrictQueryRoute
@@ -50,11 +51,25 @@ async def get_boards(read: ReadingDep) -> BoardListOut:
     "/v1/leaderboards/{game}/{variant}/{period}",
     operation_id="getTopOfBoard",
     response_model=BoardPageOut,
-    responses=problem_responses(400, 422, 429),
+    responses={
+        200: {
+            "headers": {
+                READ_AT: {
+                    "description": "on a sharded board's first page: when its entries were "
+                    "read (RFC 3339, UTC), at most a second before the request, since every "
+                    "task serves such a page from what it read last; the ranks are exact as of "
+                    "then",
+                    "schema": {"type": "string", "format": "date-time"},
+                }
+            }
+        },
+        **problem_responses(400, 422, 429),
+    },
     summary="The top of a board, best first",
 )
 async def get_board(
     read: BoardReadingDep,
+    response: Response,
     limit: Annotated[int, Query(ge=1, le=100)] = 25,
     cursor: Annotated[
         str | None,
@@ -67,6 +82,8 @@ async def get_board(
     page = await read.reads.top(
         read.board, read.definition, limit=limit, cursor=cursor, now=read.now
     )
+    if page.read_at is not None:
+        response.headers[READ_AT] = page.read_at.isoformat(timespec="milliseconds")
     return BoardPageOut(
         leaderboard_id=page.board_id,
         player_count=page.player_count,

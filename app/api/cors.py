@@ -11,7 +11,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.api.problems import problem_response
 from app.errors import CorsRefused
 
-EXPOSED = ("RateLimit", "RateLimit-Policy", "Retry-After", "X-Request-Id")
+READ_AT = "Leaderboard-Read-At"
+"""When a page served from a task's summary of a hot board was read (``app.services.hot_boards``)."""
+EXPOSED = ("RateLimit", "RateLimit-Policy", "Retry-After", "X-Request-Id", READ_AT)
 """Response headers a page's script may read besides the safelisted ones."""
 
 READ_METHODS = ("GET", "HEAD")

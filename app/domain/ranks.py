@@ -97,6 +97,10 @@ class RankQuery:
     shards: int = 1
     """The board's shards (``app.domain.shards``): above 1, ``board_id`` is the whole board's,
     and the rank is read on each of its partitions (``shard_queries``)."""
+    elsewhere: bool = False
+    """``board_id`` is a partition of a sharded board other than the player's (who is not and
+    never will be on it): its counters may be of up to a second ago (``RankReader``'s
+    ``recent``), and only the slots ahead of the key are read of them."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,11 @@ def plan_rank(layout: BucketLayout, query: RankQuery) -> RankPlan:
     # query is not strong anyway reads behind only where that side is under half the ahead side.
     ahead_slots = slot if ascending else slices - 1 - slot
     behind_slots = slices - 1 - ahead_slots
-    if query.on_board and not query.strong:
+    if query.elsewhere:
+        # Counts of a moment ago, read apart: the total less the slots behind would take the
+        # coarse and fine reads' moments as one. (A summary holds the whole bucket anyway.)
+        read_ahead = True
+    elif query.on_board and not query.strong:
         read_ahead = ahead_slots <= 2 * behind_slots
     else:
         read_ahead = slot < slices // 2 if ascending else slot >= slices // 2
@@ -318,14 +326,16 @@ def shard_queries(query: RankQuery) -> list[RankQuery]:
     """The rank of a key on a sharded board, as one query per partition: on the player's own
     partition, the query itself; on every other, the same key ranked where the player is not and
     never will be (their partition is fixed by their id), so its counts are the players ahead of
-    the key there. ``combine_shards`` adds them up. An unsharded board's query is itself."""
+    the key there (read as of a moment ago where a summary holds them: ``elsewhere``; never
+    strongly, which only the player's own place needs). ``combine_shards`` adds them up. An
+    unsharded board's query is itself."""
     if query.shards == 1:
         return [query]
     own = player_partition(query.board_id, query.key.player_id, query.shards)
     return [
         replace(query, board_id=pid, shards=1)
         if pid == own
-        else RankQuery(pid, query.key, on_board=False, strong=query.strong)
+        else RankQuery(pid, query.key, on_board=False, elsewhere=True)
         for pid in partition_ids(query.board_id, query.shards)
     ]
 

@@ -15,6 +15,7 @@ from app.domain.models import Entry, Page
 from app.domain.periods import Board, board_is_expired
 from app.domain.shards import partition_ids
 from app.errors import InvalidCursor
+from app.services.hot_boards import TOP, HotBoards
 from app.services.memory import SharedLoads
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, CounterStore
@@ -32,6 +33,9 @@ class BoardPage:
     player_count: int
     entries: list[RankedEntry]
     next_cursor: str | None
+    read_at: datetime | None = None
+    """When its entries were read, where that was a moment before the request: a hot board's
+    first page, from the task's summary (``HotBoards``)."""
 
 
 class PlayerCounts:
@@ -147,10 +151,13 @@ async def read_board(
     cursor: str | None,
     now: datetime,
     shards: int = 1,
+    hot: HotBoards | None = None,
 ) -> BoardPage:
     """One page of the board, best first, and its player count: one round trip (the index Query
     and the counter reads together; on a board of ``shards``, a Query of each partition, merged:
-    ``merged_page``). ``cursor`` continues where the previous page stopped, whatever ``shards``."""
+    ``merged_page``). ``cursor`` continues where the previous page stopped, whatever ``shards``.
+    A sharded board's first page and player count come from the task's summary (``hot``), of a
+    moment ago: the page says when (``read_at``)."""
     cursor_secret = policy.cursor_secret
     board_id = board.board_id
     start: tuple[str, str] | None = None
@@ -163,10 +170,28 @@ async def read_board(
         start, first_rank = (decoded.rank_key, decoded.player_id), decoded.next_rank
     if board_is_expired(board, now=now, retention=retention):
         return BoardPage(board_id, 0, [], None)
-    page, player_count = await asyncio.gather(
-        merged_page(index, board_id, shards=shards, limit=limit, start=start),
-        player_counts.of(counters, board_id, shards=shards),
-    )
+    read_at = None
+    if hot is not None and shards > 1:
+        if start is None and limit <= TOP:
+            top, player_count = await asyncio.gather(
+                hot.top(
+                    board_id,
+                    shards,
+                    lambda: merged_page(index, board_id, shards=shards, limit=TOP, start=None),
+                ),
+                hot.player_count(board_id, shards),
+            )
+            page, read_at = top.first(limit), top.read_at
+        else:
+            page, player_count = await asyncio.gather(
+                merged_page(index, board_id, shards=shards, limit=limit, start=start),
+                hot.player_count(board_id, shards),
+            )
+    else:
+        page, player_count = await asyncio.gather(
+            merged_page(index, board_id, shards=shards, limit=limit, start=start),
+            player_counts.of(counters, board_id, shards=shards),
+        )
     entries = [RankedEntry(first_rank + i, entry) for i, entry in enumerate(page.entries)]
     next_cursor = None
     if page.next_start is not None:
@@ -174,4 +199,4 @@ async def read_board(
             Cursor(board_id, page.next_start[0], page.next_start[1], first_rank + len(entries)),
             cursor_secret,
         )
-    return BoardPage(board_id, player_count, entries, next_cursor)
+    return BoardPage(board_id, player_count, entries, next_cursor, read_at)

@@ -64,9 +64,16 @@ async def _rank_parts(
     boards = sorted({p.query.board_id for p in plans})
     spans = fine_spans(plans)
     strong = {p.query.board_id for p in plans if reads_strongly(p)}
-    coarse_reads = [reader.coarse_counts(board, strong=board in strong) for board in boards]
+    # Another shard than every asking player's: a summary of a moment ago will do.
+    recent = {p.query.board_id for p in plans} - {
+        p.query.board_id for p in plans if not p.query.elsewhere
+    }
+    coarse_reads = [
+        reader.coarse_counts(board, strong=board in strong, recent=board in recent)
+        for board in boards
+    ]
     fine_reads = [
-        reader.fine_counts(board, bucket, lo, hi, strong=board in strong)
+        reader.fine_counts(board, bucket, lo, hi, strong=board in strong, recent=board in recent)
         for board, bucket, lo, hi in spans
     ]
     count_reads = [

@@ -11,6 +11,7 @@ from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.services.boards import BoardPage, PlayerCounts, read_board
 from app.services.definitions import Definitions
+from app.services.hot_boards import HotBoards
 from app.services.policies import ReadPolicy
 from app.services.ports import (
     BoardIndex,
@@ -48,6 +49,7 @@ class BoardReads:
         counters: CounterStore,
         standings: StandingStore,
         ranks: RankReader,
+        hot: HotBoards | None = None,
         registry: BoardRegistry,
         snapshots: SnapshotStore,
         definitions: Definitions,
@@ -60,6 +62,7 @@ class BoardReads:
         self._counters = counters
         self._standings = standings
         self._ranks = ranks
+        self._hot = hot
         self._registry = registry
         self._snapshots = snapshots
         self._definitions = definitions
@@ -97,6 +100,7 @@ class BoardReads:
             cursor=cursor,
             now=now,
             shards=definition.shards,
+            hot=self._hot,
         )
 
     async def rank(

@@ -151,11 +151,20 @@ class _ReadsApart:
     def _seen(self, what: str, strong: bool) -> MemoryIndex:
         return self.after if strong or what in self.fresh else self.before
 
-    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
+    async def coarse_counts(
+        self, board_id: str, *, strong: bool = False, recent: bool = False
+    ) -> Mapping[int, int]:
         return await self._seen("coarse", strong).coarse_counts(board_id)
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        first: int,
+        last: int,
+        *,
+        strong: bool = False,
+        recent: bool = False,
     ) -> Mapping[int, int]:
         return await self._seen("fine", strong).fine_counts(board_id, bucket, first, last)
 

@@ -89,11 +89,20 @@ class ShardedIndex:
     def true_rank(self, key: RankKey) -> int:
         return 1 + sum(1 for k in self.keys if k.order < key.order and k.player_id != key.player_id)
 
-    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
+    async def coarse_counts(
+        self, board_id: str, *, strong: bool = False, recent: bool = False
+    ) -> Mapping[int, int]:
         return await self.parts[board_id].coarse_counts(board_id)
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        first: int,
+        last: int,
+        *,
+        strong: bool = False,
+        recent: bool = False,
     ) -> Mapping[int, int]:
         return await self.parts[board_id].fine_counts(board_id, bucket, first, last)
 

@@ -194,14 +194,23 @@ class MemoryBoard:
 
     # ---- RankReader: what a rank reads ----------------------------------------------------------
 
-    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
+    async def coarse_counts(
+        self, board_id: str, *, strong: bool = False, recent: bool = False
+    ) -> Mapping[int, int]:
         totals: Counter[int] = Counter()
         for (bucket, _), n in self.fine.items():
             totals[bucket] += n
         return dict(totals)
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        first: int,
+        last: int,
+        *,
+        strong: bool = False,
+        recent: bool = False,
     ) -> Mapping[int, int]:
         return {s: n for (b, s), n in self.fine.items() if b == bucket and first <= s <= last}
 

@@ -16,15 +16,27 @@ from app.domain.ties import TieCounts
 
 class RankReader(Protocol):
     """What the rank code reads: the histogram and a capped count of index keys. ``strong`` reads
-    the counters strongly (twice the read units): as of every write committed before the read."""
+    the counters strongly (twice the read units): as of every write committed before the read.
+    ``recent``: counts of up to a second ago will do (a shard of a sharded board other than the
+    asking player's): a reader that keeps a summary of hot boards may answer from it
+    (``app.services.hot_boards``); others read as ever."""
 
-    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
+    async def coarse_counts(
+        self, board_id: str, *, strong: bool = False, recent: bool = False
+    ) -> Mapping[int, int]:
         """Players per coarse bucket (summed over shards); absent buckets are empty.
         ``CountsIncomplete`` while the board's counters are marked part-written: no rank is
         known then, exact or range."""
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        first: int,
+        last: int,
+        *,
+        strong: bool = False,
+        recent: bool = False,
     ) -> Mapping[int, int]:
         """Players per fine slot ``first..last`` (inclusive) of coarse ``bucket``."""
 

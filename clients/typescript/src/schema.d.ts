@@ -1123,6 +1123,8 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    /** @description on a sharded board's first page: when its entries were read (RFC 3339, UTC), at most a second before the request, since every task serves such a page from what it read last; the ranks are exact as of then */
+                    "Leaderboard-Read-At"?: string;
                     [name: string]: unknown;
                 };
                 content: {
