@@ -9,6 +9,7 @@ and after each request, so every written item's size before and after is known.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -216,11 +217,18 @@ LARGEST_METADATA = {"replay": "r" * (MAX_METADATA_BYTES - len('{"replay":""}'))}
 """An entry's metadata at its bound: 256 bytes as compact JSON."""
 
 
-async def run_calls(endpoint: str, *, latency_s: float = 0.03, shards: int = 1) -> list[Scenario]:
+async def run_calls(
+    endpoint: str, *, latency_s: float = 0.03, shards: int = 1, summary_s: float | None = None
+) -> list[Scenario]:
     """Every scenario of the calls table, in one fresh pair of tables on ``endpoint``, on boards
-    of ``shards`` (above 1, the variant is defined so before the service starts)."""
+    of ``shards`` (above 1, the variant is defined so before the service starts). ``summary_s``:
+    how long a task holds a sharded board's summary (``hot_board_summary_seconds``); given, each
+    read and the new player are sent once untraced just before they are measured, so that they
+    are measured on a warm summary (0: no summary, every read live)."""
     tables = run_tables("bench-calls")
-    settings = bench_settings(endpoint, tables)
+    overrides = {} if summary_s is None else {"hot_board_summary_seconds": summary_s}
+    settings = bench_settings(endpoint, tables, **overrides)
+    warm = bool(summary_s)
     now_ms = int(time.time() * 1000)
     async with (
         open_runtime(settings, create_tables=True) as admin,
@@ -250,6 +258,14 @@ async def run_calls(endpoint: str, *, latency_s: float = 0.03, shards: int = 1) 
             response = await drive.post(body(f"p-bg{i:03d}", 2_000 + 150 * i))
             response.raise_for_status()
         tracer.enabled = True
+
+        async def warmed(send: Callable[[], Awaitable[httpx.Response]]) -> None:
+            if warm:
+                tracer.enabled = False
+                (await send()).raise_for_status()
+                tracer.enabled = True
+
+        await warmed(lambda: drive.post(body("p-warm", base - 1)))
         await drive.measure("new player", lambda: drive.post(body("p-main", base)))
         await drive.measure(
             "new player, rankDelta false",
@@ -287,22 +303,15 @@ async def run_calls(endpoint: str, *, latency_s: float = 0.03, shards: int = 1) 
             lambda: _second_while_first_runs(drive, body("p-twice", base + 11)),
             expect=409,
         )
-        await drive.measure(
-            "top page (25)", lambda: drive.http.get(f"/v1/leaderboards/{BOARD}"), writes=False
-        )
-        await drive.measure(
-            "rank read",
-            lambda: drive.http.get(f"/v1/leaderboards/{BOARD}/players/p-main"),
-            writes=False,
-        )
-        await drive.measure(
-            "around",
-            lambda: drive.http.get(f"/v1/leaderboards/{BOARD}/players/p-main/around"),
-            writes=False,
-        )
-        await drive.measure(
-            "standings", lambda: drive.http.get("/v1/players/p-main/standings"), writes=False
-        )
+        reads: list[tuple[str, str]] = [
+            ("top page (25)", f"/v1/leaderboards/{BOARD}"),
+            ("rank read", f"/v1/leaderboards/{BOARD}/players/p-main"),
+            ("around", f"/v1/leaderboards/{BOARD}/players/p-main/around"),
+            ("standings", "/v1/players/p-main/standings"),
+        ]
+        for name, url in reads:
+            await warmed(functools.partial(drive.http.get, url))
+            await drive.measure(name, functools.partial(drive.http.get, url), writes=False)
         for name in (tables.scores, tables.snapshots):
             await admin.client.delete_table(TableName=name)
     return drive.results

@@ -106,7 +106,9 @@ class SimRankReader:
         if board_id != BOARD_ID:
             raise SimulationError(f"asked for board {board_id!r}, simulating {BOARD_ID!r}")
 
-    async def coarse_counts(self, board_id: str, *, strong: bool = False) -> Mapping[int, int]:
+    async def coarse_counts(
+        self, board_id: str, *, strong: bool = False, recent: bool = False
+    ) -> Mapping[int, int]:
         """One Query per shard, each returning every coarse item of that shard."""
         self._check_board(board_id)
         self._begin(SHARDS)
@@ -131,7 +133,14 @@ class SimRankReader:
         return dict(slots)
 
     async def fine_counts(
-        self, board_id: str, bucket: int, first: int, last: int, *, strong: bool = False
+        self,
+        board_id: str,
+        bucket: int,
+        first: int,
+        last: int,
+        *,
+        strong: bool = False,
+        recent: bool = False,
     ) -> Mapping[int, int]:
         """One Query for the fine items of ``bucket`` with ``first <= slot <= last`` (a key
         condition ``BETWEEN``): what the service's ``rank_of`` reads."""
