@@ -42,6 +42,7 @@ from app.services.ports import (
     PlayerRecord,
     PlayerRows,
     RegisteredBoard,
+    RegistryPage,
     RequestRecord,
     RowOutcome,
     SlotAddress,
@@ -49,6 +50,7 @@ from app.services.ports import (
     SnapshotEntry,
     SnapshotFit,
     SnapshotSummary,
+    StandingsPage,
     StoredCounters,
     StoredDefinition,
     StoredKey,
@@ -496,6 +498,15 @@ class MemoryStandings:
         return [
             row.standing for (player, _), row in sorted(self._t.rows.items()) if player == player_id
         ]
+
+    async def standings_page(self, player_id: str, *, after: str, limit: int) -> StandingsPage:
+        self._t.called("standings_page")
+        rows = [
+            row.standing
+            for (player, board_id), row in sorted(self._t.rows.items())
+            if player == player_id and board_id > after
+        ]
+        return StandingsPage(rows[:limit], rows[limit - 1].board_id if len(rows) > limit else None)
 
     async def rows_of_player(self, player_id: str) -> PlayerRows:
         t = self._t
@@ -1008,6 +1019,12 @@ class MemoryRegistry:
 
     async def registered_boards(self, *, prefix: str = "") -> list[RegisteredBoard]:
         return [b for i, b in sorted(self.boards.items()) if i.startswith(prefix)]
+
+    async def registered_page(self, *, after: str, limit: int) -> RegistryPage:
+        boards = [b for i, b in sorted(self.boards.items()) if i > after]
+        return RegistryPage(
+            boards[:limit], boards[limit - 1].board_id if len(boards) > limit else None
+        )
 
 
 class MemoryLeases:

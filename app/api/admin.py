@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from app.api.deps import (
     ADMIN_ONLY,
+    NO_DEADLINE,
     BoardDep,
     LeaderboardDep,
     NowDep,
@@ -34,6 +35,7 @@ router = APIRouter(route_class=StrictQueryRoute, tags=["admin"], dependencies=[A
 @router.post(
     "/v1/leaderboards/{game}/{variant}/{period}/seed",
     operation_id="seedBoard",
+    dependencies=[NO_DEADLINE],
     response_model=SeedReportOut,
     responses=problem_responses(400, 401, 403, 409, 413, 415, 422),
     summary="Bulk-load a board under its seeding lease (CSV or JSON lines body)",
@@ -60,7 +62,7 @@ async def post_seed(
             ge=0,
             le=600,
             description="seconds to wait after taking the lease, for submissions already under "
-            "way (default: the request deadline); 0 when none can be",
+            "way (default: the request deadline plus the lease cache, 11 s); 0 when none can be",
         ),
     ] = None,
 ) -> SeedReportOut:
@@ -79,6 +81,7 @@ async def post_seed(
 @router.post(
     "/v1/leaderboards/{game}/{variant}/{period}/reconcile",
     operation_id="reconcileBoard",
+    dependencies=[NO_DEADLINE],
     response_model=ReconcileReportOut,
     responses=problem_responses(401, 403, 409, 422),
     summary="Recount a board twice and compare with its counters; repair with apply=true",

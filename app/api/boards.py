@@ -28,7 +28,21 @@ from app.api.schemas import (
     rank_out,
 )
 from app.domain.ranks import ExactRank
-from app.services.standings import MAX_GROUP, MAX_GROUP_RANKED
+from app.services.registry import MAX_LISTED_VARIANTS, REGISTRY_QUERIES_PER_PAGE
+from app.services.standings import (
+    MAX_GROUP,
+    MAX_GROUP_RANKED,
+    MAX_STANDINGS,
+    STANDINGS_QUERIES_PER_PAGE,
+    STANDINGS_ROWS_PER_QUERY,
+)
+
+CursorQuery = Annotated[
+    str | None,
+    Query(
+        max_length=1024, description="nextCursor from the previous page, as issued (400 otherwise)"
+    ),
+]
 
 router = APIRouter(
     route_class=StrictQueryRoute, tags=["reads"], dependencies=[Depends(limit_reads)]
@@ -39,11 +53,22 @@ router = APIRouter(
     "/v1/boards",
     operation_id="listBoards",
     response_model=BoardListOut,
-    responses=problem_responses(422, 429),
+    responses=problem_responses(400, 422, 429),
     summary="The games and variants that have boards, and each one's live periods",
+    description=f"A page of at most `limit` variants (each with all its live periods), in game "
+    f"and variant order; `nextCursor` leads to the next. A page reads at most "
+    f"{REGISTRY_QUERIES_PER_PAGE} pages of the board registry and the definition of each variant "
+    "on it.",
 )
-async def get_boards(read: ReadingDep) -> BoardListOut:
-    listing = await read.reads.boards(now=read.now)
+async def get_boards(
+    read: ReadingDep,
+    limit: Annotated[
+        int,
+        Query(ge=1, le=MAX_LISTED_VARIANTS, description="most variants on the page"),
+    ] = MAX_LISTED_VARIANTS,
+    cursor: CursorQuery = None,
+) -> BoardListOut:
+    listing = await read.reads.boards(now=read.now, limit=limit, cursor=cursor)
     return BoardListOut.of(listing)
 
 
@@ -71,13 +96,7 @@ async def get_board(
     read: BoardReadingDep,
     response: Response,
     limit: Annotated[int, Query(ge=1, le=100)] = 25,
-    cursor: Annotated[
-        str | None,
-        Query(
-            max_length=1024,
-            description="nextCursor from the previous page, as issued (400 otherwise)",
-        ),
-    ] = None,
+    cursor: CursorQuery = None,
 ) -> BoardPageOut:
     page = await read.reads.top(
         read.board, read.definition, limit=limit, cursor=cursor, now=read.now
@@ -106,9 +125,10 @@ async def get_group(
         str,
         Query(
             pattern=GROUP_IDS_PATTERN,
-            description=f"the players, comma-separated (ids=a,b,c): 1 to {MAX_GROUP} ids, 1 to "
-            f"{MAX_GROUP_RANKED} with withRank=true; an id named twice counts once; unknown ones "
-            "are left out",
+            max_length=MAX_GROUP * 65 - 1,  # as many distinct ids of 64 characters
+            description=f"the players, comma-separated (ids=a,b,c): 1 to {MAX_GROUP} distinct "
+            f"ids, 1 to {MAX_GROUP_RANKED} with withRank=true (an id named twice counts once "
+            "toward either); unknown ones are left out",
         ),
     ],
     with_rank: Annotated[
@@ -193,11 +213,23 @@ async def get_around(
     "/v1/players/{player_id}/standings",
     operation_id="getPlayerStandings",
     response_model=StandingsOut,
-    responses=problem_responses(422, 429),
+    responses=problem_responses(400, 422, 429),
     summary="Every live board a player is on, with best score and rank",
+    description=f"A page of at most `limit` boards, in board id order; `nextCursor` leads to the "
+    f"next. A page reads at most {STANDINGS_QUERIES_PER_PAGE} pages of "
+    f"{STANDINGS_ROWS_PER_QUERY} of the player's rows (their other rows among them, so a page "
+    "may hold fewer boards than `limit`, even none, and still have a next), then the ranks of "
+    "the boards on it.",
 )
-async def get_standings(read: ReadingDep, player_id: PlayerPath) -> StandingsOut:
-    standings = await read.reads.standings(player_id, now=read.now)
+async def get_standings(
+    read: ReadingDep,
+    player_id: PlayerPath,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_STANDINGS, description="most boards on the page")
+    ] = MAX_STANDINGS,
+    cursor: CursorQuery = None,
+) -> StandingsOut:
+    page = await read.reads.standings(player_id, now=read.now, limit=limit, cursor=cursor)
     return StandingsOut(
         player_id=player_id,
         boards=[
@@ -207,6 +239,7 @@ async def get_standings(read: ReadingDep, player_id: PlayerPath) -> StandingsOut
                 best=s.standing.entry.score,
                 rank=rank_out(s.rank),
             )
-            for s in standings
+            for s in page.boards
         ],
+        next_cursor=page.next_cursor,
     )

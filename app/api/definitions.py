@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from app.api.deps import (
     ADMIN_ONLY,
+    NO_DEADLINE,
     GamePath,
     LeaderboardDep,
     NowDep,
@@ -66,7 +67,7 @@ async def _definition_body(body: Annotated[Any, Depends(read_json_body)]) -> Boa
         }
     },
     summary="Define how a variant's boards rank (an upsert; admin scope)",
-    dependencies=[ADMIN_ONLY],
+    dependencies=[ADMIN_ONLY, NO_DEADLINE],
 )
 async def put_definition(
     leaderboard: LeaderboardDep,

@@ -14,6 +14,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 
 from app.api.invalid import invalid_input, validation_errors
+from app.api.middleware import lift_deadline
 from app.api.patterns import IDEMPOTENCY_KEY_PATTERN, PERIOD_PATTERN
 from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
 from app.api.readiness import ReadinessLog, StartupJobs
@@ -189,6 +190,10 @@ async def require_admin(principal: PrincipalDep) -> Principal:
 ADMIN_ONLY = Depends(require_admin)
 """The admin endpoints' router-level dependency."""
 
+NO_DEADLINE = Depends(lift_deadline)
+"""The admin routes whose work takes as long as it does (seeding, reconciling, a definition's
+change): listed after the admin check, so no one else's request runs without a deadline."""
+
 
 async def limit_writes(state: StateDep, principal: PrincipalDep) -> Decision:
     """Per key, before the body is read or anything reserved: a 429 stores nothing."""
@@ -198,11 +203,21 @@ async def limit_writes(state: StateDep, principal: PrincipalDep) -> Decision:
 WriteLimitDep = Annotated[Decision, Depends(limit_writes)]
 
 
-async def limit_reads(request: Request, response: Response) -> None:
-    """Per client address (behind a trusted proxy, the forwarded one)."""
+async def read_limit_headers(request: Request) -> dict[str, str]:
+    """Per client address (behind a trusted proxy, the forwarded one): a 429 past the limit, else
+    the headers that say where the caller stands, for a route that builds its own response
+    (FastAPI adds a dependency's headers only to a response it builds)."""
     address = request.client.host if request.client else "unknown"
     decision = _state(request).read_limits.enforce(address)
-    response.headers.update(ratelimit_headers(decision))
+    return ratelimit_headers(decision)
+
+
+ReadLimitDep = Annotated[dict[str, str], Depends(read_limit_headers)]
+
+
+async def limit_reads(response: Response, headers: ReadLimitDep) -> None:
+    """``read_limit_headers``, for a route that returns a model."""
+    response.headers.update(headers)
 
 
 async def get_idempotency_key(

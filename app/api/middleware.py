@@ -8,6 +8,7 @@ import json
 import os
 import re
 import time
+from contextvars import ContextVar
 from typing import Any
 
 import structlog
@@ -26,10 +27,11 @@ class RequestContext:
 
     Also bounds each request's time: past ``deadline`` seconds a request that has not started its
     response is answered 503 with ``Retry-After`` (a submission cut short this way is completed
-    exactly once by a retry with the same Idempotency-Key). Operator paths (seeding, reconciling)
-    are exempt: they take as long as the board does, and a seeder cut short leaves rows uncounted;
-    so is a definition's ``PUT``, which a change of order, operator or shards holds for its grace
-    period.
+    exactly once by a retry with the same Idempotency-Key). A route lifts the bound for its own
+    request (``lift_deadline``, as a dependency, after the admin key is checked): seeding and
+    reconciling, which take as long as the board does (a seeder cut short leaves rows
+    uncounted), and a definition's ``PUT``, which a change of order, operator or shards holds for
+    its grace period. Never a path: anyone can end a path in ``/seed`` (a player called "seed").
     """
 
     def __init__(
@@ -37,15 +39,11 @@ class RequestContext:
         app: ASGIApp,
         *,
         deadline: float = 10.0,
-        exempt_suffixes: tuple[str, ...] = (),
-        exempt_puts_under: tuple[str, ...] = (),
         cloudwatch_metrics: bool = False,
         placeholder_units: bool = False,
     ) -> None:
         self.app = app
         self.deadline = deadline
-        self.exempt_suffixes = exempt_suffixes
-        self.exempt_puts_under = exempt_puts_under
         self.cloudwatch_metrics = cloudwatch_metrics
         """Write the embedded metric format on each log line (for CloudWatch Logs on AWS)."""
         self.placeholder_units = placeholder_units
@@ -76,16 +74,17 @@ class RequestContext:
 
         telemetry.HTTP_IN_FLIGHT.inc()
         try:
-            path = scope["path"]
-            exempt = path.endswith(self.exempt_suffixes) or (
-                scope["method"] == "PUT" and path.startswith(self.exempt_puts_under)
-            )
-            async with asyncio.timeout(None if exempt else self.deadline):
-                await self.app(scope, receive, send_with_id)
+            async with asyncio.timeout(self.deadline) as deadline:
+                deadline_token = _deadline.set(deadline)
+                try:
+                    await self.app(scope, receive, send_with_id)
+                finally:
+                    _deadline.reset(deadline_token)
         except TimeoutError:
             if started:
                 raise
             status = 503
+            telemetry.deadline_exceeded(_route_template(scope))
             log.warning("request_deadline_exceeded", deadline_s=self.deadline)
             await _send_timeout(send_with_id, scope["path"], self.deadline)
         finally:
@@ -112,6 +111,18 @@ class RequestContext:
             log.info("request", **fields)
             current_stats.reset(stats_token)
             structlog.contextvars.clear_contextvars()
+
+
+_deadline: ContextVar[asyncio.Timeout | None] = ContextVar("request_deadline", default=None)
+"""The running request's deadline (its route's handler runs in the middleware's task)."""
+
+
+async def lift_deadline() -> None:
+    """A dependency of the routes that may take as long as their work does: the request runs on
+    with no deadline. Listed after the admin check, so only an admin's request is exempt."""
+    deadline = _deadline.get()
+    if deadline is not None:
+        deadline.reschedule(None)
 
 
 def _route_template(scope: Scope) -> str:

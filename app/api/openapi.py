@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from app.api.deps import ReadLimitDep
 from app.api.schemas import BoardDefinitionIn, Problem, ScoreSubmission
 from app.errors import PROBLEM_JSON, problem_types
 
@@ -90,9 +92,24 @@ def build_document(app: FastAPI) -> dict[str, Any]:
 
 
 def install_openapi(app: FastAPI) -> None:
+    """The document, built once, at ``app.openapi_url``: served by a route of the service's own in
+    place of FastAPI's, so that it is rate limited like every public read (and refuses an unknown
+    or repeated query parameter like every route)."""
+
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             app.openapi_schema = build_document(app)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    url = app.openapi_url
+    if url is None:
+        return
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != url]
+
+    @app.get(url, include_in_schema=False)
+    async def openapi_document(request: Request, limit: ReadLimitDep) -> JSONResponse:
+        # The app from the request, not from this closure: FastAPI keeps endpoints in a
+        # process-wide cache, which would keep every app made in the process (and its runtime).
+        served: FastAPI = request.app
+        return JSONResponse(served.openapi(), headers=limit)

@@ -15,8 +15,9 @@ SNAPSHOT_TIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$"
 DISPLAY_NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 COUNTRY_PATTERN = r"^[A-Z]{2}$"
 _ONE_ID = r"[A-Za-z0-9_.:-]{1,64}"
-GROUP_IDS_PATTERN = rf"^{_ONE_ID}(,{_ONE_ID}){{0,99}}$"
-"""1 to 100 player ids, comma-separated (a group board's ``ids``)."""
+GROUP_IDS_PATTERN = rf"^{_ONE_ID}(,{_ONE_ID})*$"
+"""Player ids, comma-separated (a group board's ``ids``): how many distinct ones it may name is
+the group board's to say, since an id named twice counts once."""
 
 RULES = {
     ID_PATTERN: "must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (never #)",
@@ -29,7 +30,7 @@ RULES = {
     DISPLAY_NAME_PATTERN: "must hold no control characters",
     COUNTRY_PATTERN: "must be two upper-case letters (ISO 3166-1 alpha-2, like GB)",
     GROUP_IDS_PATTERN: (
-        "must be 1 to 100 player ids, comma-separated, each 1 to 64 characters of "
+        "must be player ids, comma-separated, each 1 to 64 characters of "
         "A-Z a-z 0-9 _ . : - (never #)"
     ),
 }

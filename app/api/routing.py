@@ -1,9 +1,11 @@
 """The service's route class: an API route refuses a query parameter it does not declare, so that
-a typo (``?limt=5``) is a 422, like an unknown body field, not a silent fall back to a default.
+a typo (``?limt=5``) is a 422, like an unknown body field, not a silent fall back to a default;
+and one named twice (``?limit=5&limit=50``), of which FastAPI would silently take the last.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
@@ -39,6 +41,7 @@ class StrictQueryRoute(APIRoute):
         async def checked(request: Request) -> Response:
             if request.scope.get("query_string"):
                 refuse_unknown(request.query_params.keys(), known)
+                refuse_repeated(request.query_params.multi_items())
             return await handler(request)
 
         return checked
@@ -58,4 +61,16 @@ def refuse_unknown(given: Iterable[str], known: frozenset[str]) -> None:
         raise InvalidInput(
             f"unknown query parameters: {', '.join(unknown)}",
             errors=[{"field": name, "message": "unknown"} for name in unknown],
+        )
+
+
+def refuse_repeated(given: Iterable[tuple[str, str]]) -> None:
+    """No route of the service takes a list in its query: a name given twice is a mistake (or a
+    probe for which of the two wins), never a list."""
+    counts = Counter(name for name, _ in given)
+    repeated = sorted(name for name, count in counts.items() if count > 1)
+    if repeated:
+        raise InvalidInput(
+            f"query parameters named more than once: {', '.join(repeated)}; name each once",
+            errors=[{"field": name, "message": "named more than once"} for name in repeated],
         )

@@ -23,14 +23,20 @@ from app.services.ports import (
     SnapshotSummary,
     StandingStore,
 )
-from app.services.registry import BoardListing, RegisteredBoards, live_boards
+from app.services.registry import (
+    MAX_LISTED_VARIANTS,
+    BoardListing,
+    RegisteredBoards,
+    live_boards,
+)
 from app.services.slot_builds import SlotBuilds
 from app.services.snapshots import get_snapshot, list_snapshots
 from app.services.standings import (
+    MAX_STANDINGS,
     Around,
-    BoardStanding,
     GroupMember,
     PlayerRank,
+    StandingsPage,
     around_player,
     group_board,
     player_rank,
@@ -71,13 +77,18 @@ class BoardReads:
         self._slot_builds = slot_builds
         self._policy = policy
 
-    async def boards(self, *, now: datetime) -> BoardListing:
-        """The games and variants that have boards, and each one's live periods."""
+    async def boards(
+        self, *, now: datetime, limit: int = MAX_LISTED_VARIANTS, cursor: str | None = None
+    ) -> BoardListing:
+        """A page of the games and variants that have boards, and each one's live periods."""
         return await live_boards(
             registry=self._registry,
             cache=self._registered,
             now=now,
             definitions=self._definitions,
+            cursor_secret=self._policy.cursor_secret,
+            limit=limit,
+            cursor=cursor,
         )
 
     async def top(
@@ -161,7 +172,14 @@ class BoardReads:
             now=now,
         )
 
-    async def standings(self, player_id: str, *, now: datetime) -> list[BoardStanding]:
+    async def standings(
+        self,
+        player_id: str,
+        *,
+        now: datetime,
+        limit: int = MAX_STANDINGS,
+        cursor: str | None = None,
+    ) -> StandingsPage:
         return await player_standings(
             standings=self._standings,
             ranks=self._ranks,
@@ -169,6 +187,8 @@ class BoardReads:
             definitions=self._definitions,
             player_id=player_id,
             now=now,
+            limit=limit,
+            cursor=cursor,
         )
 
     async def snapshots(self, board: Board) -> list[SnapshotSummary]:

@@ -1,5 +1,6 @@
 """The board registry: every board is recorded once, so the closed-period snapshot job can find the
-day and week boards whose period has closed, and ``GET /v1/boards`` can list the live ones."""
+day and week boards whose period has closed, and ``GET /v1/boards`` can list the live ones, a page
+of variants at a time."""
 
 from __future__ import annotations
 
@@ -10,13 +11,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import groupby
 
+from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.periods import Board, Period, PeriodKind, board_expiry_s, board_is_expired
+from app.domain.storage_keys import REGISTRY_PK
+from app.errors import InvalidCursor
 from app.services.definitions import Definitions
 from app.services.memory import Recent, SharedLoads
-from app.services.ports import BoardRegistry
+from app.services.ports import BoardRegistrations, BoardRegistry, RegisteredBoard
 
 
-async def register_board(*, registry: BoardRegistry, board: Board, retention: timedelta) -> bool:
+async def register_board(
+    *, registry: BoardRegistrations, board: Board, retention: timedelta
+) -> bool:
     """Make the board discoverable by ``snapshot_closed_periods``; cheap to repeat (one
     conditional put); ``True`` the first time."""
     return await registry.register_board(
@@ -30,7 +36,7 @@ class BoardRegistrar:
     next submission tries again. Bounded: the oldest boards are forgotten first (re-registering
     one costs a refused conditional put, nothing more)."""
 
-    def __init__(self, registry: BoardRegistry, *, max_remembered: int = 10_000) -> None:
+    def __init__(self, registry: BoardRegistrations, *, max_remembered: int = 10_000) -> None:
         self._registry = registry
         self._known: Recent[str, None] = Recent(max_entries=max_remembered)
 
@@ -67,29 +73,113 @@ class BoardListing:
     games: list[GameBoards]
     current: list[Period]
     """The periods ``day`` and ``week`` (each dated kind's current one) name at this moment."""
+    next_cursor: str | None = None
+    """Where the next page of variants starts; ``None``: this page is the last."""
+
+
+MAX_LISTED_VARIANTS = 100
+"""Most variants one page of ``GET /v1/boards`` lists."""
+REGISTRY_ROWS_PER_QUERY = 1_000
+"""Registry rows one Query of a listing reads (about 250 KB at most)."""
+REGISTRY_QUERIES_PER_PAGE = 5
+"""Most Queries of the registry one page of the listing makes: 5,000 rows, more than the live
+boards of any one variant (a retention of 3,650 days keeps about 4,300), so a page always ends
+with a whole variant."""
+
+
+@dataclass(frozen=True)
+class RegisteredVariant:
+    game: str
+    variant: str
+    boards: list[Board]
+
+
+@dataclass(frozen=True)
+class RegisteredVariants:
+    """The registry's boards for one page of the listing, by variant, in id order."""
+
+    variants: list[RegisteredVariant]
+    more: bool
+    """Variants past these remain."""
 
 
 class RegisteredBoards:
     """The registry's boards, read at most once every ``ttl_s`` per process. ``GET /v1/boards``
-    is public and reads a whole partition, which grows with games x variants x retained periods,
-    and every open viewer page asks for it: remembered, it costs one Query per task per ``ttl_s``
-    however many ask. Concurrent requests share one read; a failed read is not remembered. A
-    ``ttl_s`` of 0 reads every time."""
+    is public and every open viewer page asks for it: remembered, a page of it costs its few
+    Queries per task per ``ttl_s`` however many ask (``MAX_PAGES_HELD`` pages, the first most
+    asked for). Concurrent requests share one read; a failed read is not remembered. A ``ttl_s``
+    of 0 reads every time. ``of`` reads the whole registry (at start-up: the definitions to
+    hold)."""
+
+    MAX_PAGES_HELD = 64
 
     def __init__(self, *, ttl_s: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._loads: SharedLoads[None, list[Board]] = SharedLoads(
             max_entries=1, ttl_s=ttl_s, clock=clock
         )
+        self._pages: SharedLoads[tuple[str, int], RegisteredVariants] = SharedLoads(
+            max_entries=self.MAX_PAGES_HELD, ttl_s=ttl_s, clock=clock
+        )
 
     async def of(self, registry: BoardRegistry) -> list[Board]:
         return await self._loads.get(None, lambda: _read_boards(registry))
 
+    async def page(
+        self, registry: BoardRegistry, *, after: str, variants: int
+    ) -> RegisteredVariants:
+        """Up to ``variants`` variants with registered boards, whole, after the board id
+        ``after``: at most ``REGISTRY_QUERIES_PER_PAGE`` Queries."""
+        return await self._pages.get(
+            (after, variants), lambda: _read_variants(registry, after=after, variants=variants)
+        )
+
+
+async def _read_variants(
+    registry: BoardRegistry, *, after: str, variants: int
+) -> RegisteredVariants:
+    boards: list[Board] = []
+    last: str | None = after
+    for _ in range(REGISTRY_QUERIES_PER_PAGE):
+        page = await registry.registered_page(after=last or "", limit=REGISTRY_ROWS_PER_QUERY)
+        boards += _readable(page.boards)
+        last = page.last
+        # One variant past those wanted shows the last of them whole.
+        if last is None or len({(b.game, b.variant) for b in boards}) > variants:
+            break
+    grouped = [
+        RegisteredVariant(game, variant, list(rows))
+        for (game, variant), rows in groupby(boards, key=lambda b: (b.game, b.variant))
+    ]
+    if last is not None and len(grouped) > 1:
+        grouped.pop()  # the Queries stopped inside it: it starts the next page, whole
+    return RegisteredVariants(grouped[:variants], more=last is not None or len(grouped) > variants)
+
+
+def _variant_cursor(game: str, variant: str, secret: bytes) -> str:
+    # Every board id of the variant sorts before "game#variant#~", and every later variant's
+    # after it: an id holds only A-Z a-z 0-9 _ . : - and #, all below "~".
+    after = f"{game}#{variant}#~"
+    return encode_cursor(Cursor(REGISTRY_PK, after, "", 0), secret)
+
+
+def _listing_start(cursor: str | None, secret: bytes) -> str:
+    if cursor is None:
+        return ""
+    try:
+        return decode_cursor(cursor, secret, board_id=REGISTRY_PK).rank_key
+    except CursorError as exc:
+        raise InvalidCursor(str(exc).replace("board", "listing")) from None
+
 
 async def _read_boards(registry: BoardRegistry) -> list[Board]:
+    return _readable(await registry.registered_boards())
+
+
+def _readable(registered: Sequence[RegisteredBoard]) -> list[Board]:
     boards = []
-    for registered in await registry.registered_boards():
+    for row in registered:
         try:
-            boards.append(Board.from_id(registered.board_id))
+            boards.append(Board.from_id(row.board_id))
         except ValueError:
             continue  # not a board id this version can read: nothing a viewer could open
     return boards
@@ -103,36 +193,43 @@ def _board_order(board: Board) -> tuple[str, str, int, str]:
 
 
 async def live_boards(
-    *, registry: BoardRegistry, cache: RegisteredBoards, now: datetime, definitions: Definitions
+    *,
+    registry: BoardRegistry,
+    cache: RegisteredBoards,
+    now: datetime,
+    definitions: Definitions,
+    cursor_secret: bytes,
+    limit: int = MAX_LISTED_VARIANTS,
+    cursor: str | None = None,
 ) -> BoardListing:
-    """Every game and variant with a board, and each one's live periods: expired period boards
-    are left out, as reads hide them (decided by the period and the variant's retention, like
-    every read, so an entry remembered by ``cache`` leaves the list the moment its board
-    expires)."""
-    registered = await cache.of(registry)
-    named = sorted({(b.game, b.variant) for b in registered})
-    found = await asyncio.gather(*(definitions.of(game, variant) for game, variant in named))
-    retention = {v: r.definition.retention for v, r in zip(named, found, strict=True)}
-    boards = sorted(
-        (
-            b
-            for b in registered
-            if not board_is_expired(b, now=now, retention=retention[(b.game, b.variant)])
-        ),
-        key=_board_order,
-    )
-    games = []
-    for game, of_game in groupby(boards, key=lambda b: b.game):
-        variants = []
-        for variant, of_variant in groupby(of_game, key=lambda b: b.variant):
-            periods: list[Period] = []
-            for _, of_kind in groupby(of_variant, key=lambda b: b.period.kind):
-                periods.extend(
-                    sorted((b.period for b in of_kind), key=lambda p: p.label, reverse=True)
-                )
-            variants.append(VariantBoards(variant, periods))
-        games.append(GameBoards(game, variants))
+    """Up to ``limit`` games' variants with a board, in order, after where ``cursor`` left off,
+    and each one's live periods: expired period boards are left out, as reads hide them (decided
+    by the period and the variant's retention, like every read, so an entry remembered by
+    ``cache`` leaves the list the moment its board expires), and so is a variant with none live.
+    At most ``REGISTRY_QUERIES_PER_PAGE`` Queries and a definition read for each variant not held
+    (``Definitions``)."""
+    read = await cache.page(registry, after=_listing_start(cursor, cursor_secret), variants=limit)
+    found = await asyncio.gather(*(definitions.of(v.game, v.variant) for v in read.variants))
+    games: list[GameBoards] = []
+    for rows, resolved in zip(read.variants, found, strict=True):
+        retention = resolved.definition.retention
+        live = sorted(
+            (b for b in rows.boards if not board_is_expired(b, now=now, retention=retention)),
+            key=_board_order,
+        )
+        if not live:
+            continue
+        periods: list[Period] = []
+        for _, of_kind in groupby(live, key=lambda b: b.period.kind):
+            periods.extend(sorted((b.period for b in of_kind), key=lambda p: p.label, reverse=True))
+        if not games or games[-1].game != rows.game:
+            games.append(GameBoards(rows.game, []))
+        games[-1].variants.append(VariantBoards(rows.variant, periods))
     current = [
         Period.containing(kind, now) for kind in PeriodKind if kind is not PeriodKind.ALLTIME
     ]
-    return BoardListing(games, current)
+    next_cursor = None
+    if read.more and read.variants:
+        last = read.variants[-1]
+        next_cursor = _variant_cursor(last.game, last.variant, cursor_secret)
+    return BoardListing(games, current, next_cursor)

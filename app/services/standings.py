@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.definitions import BoardDefinition
 from app.domain.models import Entry, Standing
 from app.domain.periods import Board, board_expiry_s, board_is_expired
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery
 from app.domain.shards import board_of_partition, partition_ids, player_partition
-from app.errors import InvalidInput, NotFound
+from app.errors import InvalidCursor, InvalidInput, NotFound
 from app.services.definitions import Definitions
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, RankReader, StandingStore
@@ -173,6 +174,24 @@ class BoardStanding:
     rank: Rank
 
 
+@dataclass(frozen=True)
+class StandingsPage:
+    boards: list[BoardStanding]
+    next_cursor: str | None
+    """Where the next page starts; ``None``: this page is the last."""
+
+
+MAX_STANDINGS = 20
+"""Most boards one page of a player's standings holds: it reads each one's rank, as a group board
+with ``withRank`` does for at most as many players (``MAX_GROUP_RANKED``)."""
+STANDINGS_ROWS_PER_QUERY = 100
+"""Rows of the player's partition one Query of a page reads (a few KB): their idempotency records
+and snapshot memberships, which sort among their boards, count too."""
+STANDINGS_QUERIES_PER_PAGE = 3
+"""Most Queries of the player's partition one page makes: past a crowd of other rows, a page may
+hold fewer boards than ``limit`` (even none) and still have a next one."""
+
+
 async def player_standings(
     *,
     standings: StandingStore,
@@ -181,10 +200,27 @@ async def player_standings(
     definitions: Definitions,
     player_id: str,
     now: datetime,
-) -> list[BoardStanding]:
-    """Every live board the player is on: one base-table query, then the ranks together (and
-    each variant's definition, mostly remembered: it says how long its boards live)."""
-    rows = await standings.standings_of(player_id)
+    limit: int = MAX_STANDINGS,
+    cursor: str | None = None,
+) -> StandingsPage:
+    """Up to ``limit`` of the live boards the player is on, in board id order, after where
+    ``cursor`` left off: at most ``STANDINGS_QUERIES_PER_PAGE`` base-table Queries, then the
+    ranks together (and each variant's definition, mostly remembered: it says how long its
+    boards live)."""
+    scope = _standings_scope(player_id)
+    after = _standings_start(cursor, scope, policy.cursor_secret)
+    rows: list[Standing] = []
+    last: str | None = after
+    for _ in range(STANDINGS_QUERIES_PER_PAGE):
+        page = await standings.standings_page(
+            player_id, after=last or "", limit=STANDINGS_ROWS_PER_QUERY
+        )
+        rows += page.standings
+        last = page.last
+        if last is None or len(rows) >= limit:
+            break
+    if len(rows) > limit:
+        rows, last = rows[:limit], rows[limit - 1].board_id
     # A row of a sharded board is on one of its partitions: ranked on the whole board.
     boards = [(Board.from_id(board_of_partition(row.board_id)), row) for row in rows]
     variants = sorted({(board.game, board.variant) for board, _ in boards})
@@ -204,9 +240,30 @@ async def player_standings(
         [_query(board, definition_of[(board.game, board.variant)], row) for board, row in live],
         cap=policy.cap,
     )
-    return [
-        BoardStanding(board, row, rank) for (board, row), rank in zip(live, ranked, strict=True)
-    ]
+    next_cursor = (
+        None if last is None else encode_cursor(Cursor(scope, last, "", 0), policy.cursor_secret)
+    )
+    return StandingsPage(
+        [BoardStanding(board, row, rank) for (board, row), rank in zip(live, ranked, strict=True)],
+        next_cursor,
+    )
+
+
+def _standings_scope(player_id: str) -> str:
+    """What a standings cursor is bound to: this player's standings (two parts, where a board id
+    has three or more, so no board page's cursor is one)."""
+    return f"standings#{player_id}"
+
+
+def _standings_start(cursor: str | None, scope: str, secret: bytes) -> str:
+    if cursor is None:
+        return ""
+    try:
+        return decode_cursor(cursor, secret, board_id=scope).rank_key
+    except CursorError:
+        raise InvalidCursor(
+            "the cursor is not one this service issued for this player's standings"
+        ) from None
 
 
 MAX_GROUP = 100
@@ -234,15 +291,19 @@ async def group_board(
     with_rank: bool,
     now: datetime,
 ) -> list[GroupMember]:
-    """Those of ``player_ids`` (1..100 distinct ids; 1..20 ``with_rank``) on the board, in board
-    order, ranked among themselves; unknown ids are left out. One BatchGetItem (two where DynamoDB
-    leaves keys unprocessed), then, ``with_rank``, one round trip for the ranks together."""
+    """Those of ``player_ids`` (1..100 distinct ids; 1..20 ``with_rank``; an id named twice
+    counts once toward either) on the board, in board order, ranked among themselves; unknown
+    ids are left out. One BatchGetItem (two where DynamoDB leaves keys unprocessed), then,
+    ``with_rank``, one round trip for the ranks together."""
     limit = MAX_GROUP_RANKED if with_rank else MAX_GROUP
-    if not 1 <= len(player_ids) <= limit:
+    if not 1 <= len(set(player_ids)) <= limit:
         raise InvalidInput(
-            f"name 1 to {limit} players in ids" + (" with withRank=true" if with_rank else ""),
-            errors=[{"field": "ids", "message": f"must name 1 to {limit} players"}],
+            f"name 1 to {limit} distinct players in ids"
+            + (" with withRank=true" if with_rank else "")
+            + f" (an id named twice counts once); {len(set(player_ids))} were named",
+            errors=[{"field": "ids", "message": f"must name 1 to {limit} distinct players"}],
         )
+    player_ids = list(dict.fromkeys(player_ids))
     if board_is_expired(board, now=now, retention=definition.retention):
         return []
     rows = await standings.standings_on_board(board.board_id, player_ids, shards=definition.shards)

@@ -42,3 +42,15 @@ def get_n(item: Item, name: str) -> int | None:
 def key(partition: str, sort: str) -> dict[str, AttributeValueTypeDef]:
     """A Scores-table key: ``playerId`` / ``leaderboardId``."""
     return {"playerId": s(partition), "leaderboardId": s(sort)}
+
+
+def partition_after(partition: str, after: str) -> tuple[str, dict[str, AttributeValueTypeDef]]:
+    """The key condition and its values for a Scores-table partition's rows whose sort key is past
+    ``after`` (all of them when it is empty): a key condition, not ``ExclusiveStartKey``, so that
+    ``after`` need not be a row's key (a page cursor holds the last one sent)."""
+    condition = "playerId = :p"
+    values: dict[str, AttributeValueTypeDef] = {":p": s(partition)}
+    if after:
+        condition += " AND leaderboardId > :after"
+        values[":after"] = s(after)
+    return condition, values

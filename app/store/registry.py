@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from app.domain.clock import iso_ms, to_ms
 from app.domain.storage_keys import REGISTRY_PK
-from app.services.ports import RegisteredBoard
+from app.services.ports import RegisteredBoard, RegistryPage
 from app.store.client import Dynamo
-from app.store.items import get_n, get_s, key, n, s
+from app.store.items import Item, get_n, get_s, key, n, partition_after, s
 from app.store.tables import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -59,11 +59,27 @@ class RegistryItems:
             ExpressionAttributeValues=values,
             ConsistentRead=True,
         )
-        return [
-            RegisteredBoard(
-                board_id=get_s(item, "leaderboardId") or "",
-                expires_at=get_n(item, TTL_ATTRIBUTE),
-                closed_snapshot_at=get_s(item, "closedSnapshotAt"),
-            )
-            for item in items
-        ]
+        return [_registered(item) for item in items]
+
+    async def registered_page(self, *, after: str, limit: int) -> RegistryPage:
+        condition, values = partition_after(REGISTRY_PK, after)
+        page = await self._dynamo.query(
+            "reading a page of the board registry",
+            TableName=self._table,
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            Limit=limit,
+        )
+        last = page.get("LastEvaluatedKey")
+        return RegistryPage(
+            [_registered(item) for item in page.get("Items", [])],
+            None if last is None else get_s(last, "leaderboardId"),
+        )
+
+
+def _registered(item: Item) -> RegisteredBoard:
+    return RegisteredBoard(
+        board_id=get_s(item, "leaderboardId") or "",
+        expires_at=get_n(item, TTL_ATTRIBUTE),
+        closed_snapshot_at=get_s(item, "closedSnapshotAt"),
+    )

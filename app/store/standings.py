@@ -21,11 +21,11 @@ from app.domain.storage_keys import (
     parse_membership_sk,
 )
 from app.errors import LeaseHeld
-from app.services.ports import Membership, PlayerRecord, PlayerRows, RowOutcome
+from app.services.ports import Membership, PlayerRecord, PlayerRows, RowOutcome, StandingsPage
 from app.store.client import ConditionFailedWithItem, Dynamo, TransactionItemsCancelled
 from app.store.counters import CounterItems
 from app.store.index import entry_of
-from app.store.items import Item, get_n, get_s, key, n, s
+from app.store.items import Item, get_n, get_s, key, n, partition_after, s
 from app.store.items import key as item_key
 from app.store.leases import no_live_lease
 from app.store.requests import record_of
@@ -97,6 +97,23 @@ class StandingItems:
             ExpressionAttributeValues={":p": s(player_id)},
         )
         return [standing_of(item) for item in items if "rankKey" in item]
+
+    async def standings_page(self, player_id: str, *, after: str, limit: int) -> StandingsPage:
+        condition, values = partition_after(player_id, after)
+        page = await self._dynamo.query(
+            "reading a page of the player's standings",
+            TableName=self._table,
+            KeyConditionExpression=condition,
+            # Applied after ``Limit``: the player's other rows are read, and count, but not sent.
+            FilterExpression="attribute_exists(rankKey)",
+            ExpressionAttributeValues=values,
+            Limit=limit,
+        )
+        last = page.get("LastEvaluatedKey")
+        return StandingsPage(
+            [standing_of(item) for item in page.get("Items", []) if "rankKey" in item],
+            None if last is None else get_s(last, "leaderboardId"),
+        )
 
     async def rows_of_player(self, player_id: str) -> PlayerRows:
         items = await self._dynamo.query_all(

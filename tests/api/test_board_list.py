@@ -18,7 +18,11 @@ async def test_an_empty_registry_lists_no_games(service: Service) -> None:
     today = Period.containing(PeriodKind.DAY, datetime.now(UTC)).display
     week = Period.containing(PeriodKind.WEEK, datetime.now(UTC)).display
     month = Period.containing(PeriodKind.MONTH, datetime.now(UTC)).display
-    assert response.json() == {"games": [], "currentPeriods": [today, week, month]}
+    assert response.json() == {
+        "games": [],
+        "currentPeriods": [today, week, month],
+        "nextCursor": None,
+    }
 
 
 async def test_submitted_boards_are_listed_by_game_and_variant_in_order(service: Service) -> None:

@@ -120,7 +120,7 @@ async def test_standings_list_every_board_with_ranks(http: httpx.AsyncClient) ->
         assert board["best"] == 9000
         assert board["rank"] == {"kind": "exact", "rank": 2, "topPercent": round(200 / 18, 2)}
     unknown = await http.get("/v1/players/nobody/standings")
-    assert unknown.json() == {"playerId": "nobody", "boards": []}
+    assert unknown.json() == {"playerId": "nobody", "boards": [], "nextCursor": None}
 
 
 async def test_a_player_not_on_the_board_is_a_404_problem(http: httpx.AsyncClient) -> None:

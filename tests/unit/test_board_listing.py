@@ -9,11 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.domain.definitions import BoardDefinition
+from app.errors import InvalidCursor
+from app.services import registry as registry_module
 from app.services.definitions import Definitions
-from app.services.ports import RegisteredBoard, StoredDefinition
+from app.services.ports import RegisteredBoard, RegistryPage, StoredDefinition
 from app.services.registry import BoardListing, RegisteredBoards, live_boards
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
+SECRET = b"a cursor key for the listing tests"
 
 
 class FakeDefinitions:
@@ -57,6 +60,17 @@ class FakeRegistry:
             raise RuntimeError("the registry did not answer")
         return [RegisteredBoard(b, None, None) for b in self.board_ids]
 
+    async def registered_page(self, *, after: str, limit: int) -> RegistryPage:
+        """As DynamoDB's Query pages it: in id order, ``limit`` rows at most."""
+        self.reads += 1
+        if self.gate is not None:
+            await self.gate.wait()
+        ids = sorted(b for b in self.board_ids if b > after)
+        return RegistryPage(
+            [RegisteredBoard(b, None, None) for b in ids[:limit]],
+            ids[limit - 1] if len(ids) > limit else None,
+        )
+
 
 class Clock:
     def __init__(self) -> None:
@@ -91,7 +105,11 @@ async def test_boards_group_by_game_and_variant_alltime_first_then_newest_first(
         "trivia#b#year#2026",  # a kind this version does not know: left out
     )
     listing = await live_boards(
-        registry=registry, cache=RegisteredBoards(ttl_s=0), now=NOW, definitions=DEFINITIONS
+        registry=registry,
+        cache=RegisteredBoards(ttl_s=0),
+        now=NOW,
+        definitions=DEFINITIONS,
+        cursor_secret=SECRET,
     )
     assert _listed(listing) == [
         ("chess", "blitz", ["alltime"]),
@@ -122,9 +140,15 @@ async def test_a_board_leaves_the_list_when_it_expires_even_while_remembered() -
     cache = RegisteredBoards(ttl_s=300, clock=Clock())
     expires = datetime(2026, 12, 2, tzinfo=UTC)  # the day's end plus 30 days
     before = await live_boards(
-        registry=registry, cache=cache, now=expires - timedelta(seconds=1), definitions=DEFINITIONS
+        registry=registry,
+        cache=cache,
+        now=expires - timedelta(seconds=1),
+        definitions=DEFINITIONS,
+        cursor_secret=SECRET,
     )
-    after = await live_boards(registry=registry, cache=cache, now=expires, definitions=DEFINITIONS)
+    after = await live_boards(
+        registry=registry, cache=cache, now=expires, definitions=DEFINITIONS, cursor_secret=SECRET
+    )
     assert _listed(before) == [("trivia", "b", ["day:2026-11-01"])]
     assert _listed(after) == []
     assert registry.reads == 1
@@ -165,3 +189,66 @@ async def test_a_cache_time_of_zero_reads_every_time() -> None:
     for _ in range(3):
         await cache.of(registry)
     assert registry.reads == 3
+
+
+async def _all_pages(registry: FakeRegistry, *, limit: int) -> list[list[str]]:
+    """The variants of each page, following ``nextCursor`` to the end."""
+    pages: list[list[str]] = []
+    cursor = None
+    while True:
+        listing = await live_boards(
+            registry=registry,
+            cache=RegisteredBoards(ttl_s=0),
+            now=NOW,
+            definitions=DEFINITIONS,
+            cursor_secret=SECRET,
+            limit=limit,
+            cursor=cursor,
+        )
+        pages.append([f"{g}/{v}" for g, v, _ in _listed(listing)])
+        if listing.next_cursor is None:
+            return pages
+        cursor = listing.next_cursor
+
+
+async def test_pages_of_variants_follow_one_another_each_variant_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Three rows a Query: the Queries stop inside a variant, which then starts the next page.
+    monkeypatch.setattr(registry_module, "REGISTRY_ROWS_PER_QUERY", 3)
+    monkeypatch.setattr(registry_module, "REGISTRY_QUERIES_PER_PAGE", 2)
+    registry = FakeRegistry(
+        "a#x#alltime",
+        "a#x#day#2026-12-01",
+        "a#y#alltime",
+        "a#y#day#2026-12-01",
+        "a#y#day#2026-11-30",
+        "a#y#week#2026-W49",
+        "a-b#z#alltime",  # "a-b" sorts after every "a#" id: '#' is below every id character
+        "b#w#alltime",
+    )
+    assert await _all_pages(registry, limit=2) == [["a/x"], ["a/y", "a-b/z"], ["b/w"]]
+    assert await _all_pages(registry, limit=1) == [["a/x"], ["a/y"], ["a-b/z"], ["b/w"]]
+    # The second page's Queries read to the registry's end: nothing left to start a third.
+    assert await _all_pages(registry, limit=100) == [["a/x"], ["a/y", "a-b/z", "b/w"]]
+
+
+async def test_a_page_reads_at_most_its_queries_and_a_listing_ends_with_no_cursor() -> None:
+    registry = FakeRegistry(*(f"g#v{i:03d}#alltime" for i in range(250)))
+    pages = await _all_pages(registry, limit=100)
+    assert [len(page) for page in pages] == [100, 100, 50]
+    assert registry.reads == 3  # a thousand rows a Query: one each
+
+
+async def test_a_cursor_not_issued_for_the_listing_is_refused() -> None:
+    registry = FakeRegistry("g#v#alltime")
+    for cursor in ("nonsense", "e30.AAAA"):
+        with pytest.raises(InvalidCursor):
+            await live_boards(
+                registry=registry,
+                cache=RegisteredBoards(ttl_s=0),
+                now=NOW,
+                definitions=DEFINITIONS,
+                cursor_secret=SECRET,
+                cursor=cursor,
+            )

@@ -890,6 +890,8 @@ async def every_request_the_adapter_makes(client: RecordingClient) -> None:
 
     await standings.read_standing(BOARD, "player-1")
     await standings.standings_of("player-1")
+    await standings.standings_page("player-1", after="", limit=20)
+    await standings.standings_page("player-1", after=BOARD, limit=20)
     await standings.rows_of_player("player-1")
     await standings.delete_standing(
         standing("player-1", BOARD, version=2), counters=deltas, now_s=1_714_550_400
@@ -960,6 +962,8 @@ async def every_request_the_adapter_makes(client: RecordingClient) -> None:
     await registry.register_board(LATER_BOARD, expires_at=None)
     await registry.registered_boards()
     await registry.registered_boards(prefix="trivia#")
+    await registry.registered_page(after="", limit=1_000)
+    await registry.registered_page(after="trivia#classic#~", limit=1_000)
 
     keys = KeyItems(dynamo, table=scores)
     await keys.create_key("a" * 64, "ops", ["admin"])

@@ -129,7 +129,8 @@ async def test_submissions_fan_out_and_every_read_agrees_with_the_scores() -> No
         (2, "cat", 5),
     ]
     standings = await reads.standings("dan", now=service.now)
-    assert {(s.board.period.kind, _exact(s.rank)) for s in standings} == {
+    assert standings.next_cursor is None
+    assert {(s.board.period.kind, _exact(s.rank)) for s in standings.boards} == {
         (PeriodKind.ALLTIME, 2),
         (PeriodKind.DAY, 2),
         (PeriodKind.WEEK, 2),
@@ -229,7 +230,7 @@ async def test_a_snapshot_is_listed_and_an_erased_player_leaves_boards_and_snaps
     erased = await operations.erase("dan", now=service.now)
     assert (erased.boards, erased.snapshots, erased.complete) == (3, 1, True)
     assert not [m for m in service.fakes.table.memberships if m[0] == "dan"]
-    assert await service.leaderboard.reads.standings("dan", now=service.now) == []
+    assert (await service.leaderboard.reads.standings("dan", now=service.now)).boards == []
     assert "dan" not in [p for _, p, _ in await service.top()]
     kept = await reads.snapshot(board, taken.taken_at)
     assert [e.player_id for e in kept.entries] == ["bob", None, "ann"]

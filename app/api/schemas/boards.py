@@ -77,6 +77,10 @@ class BoardListOut(CamelModel):
         description="the dated periods the current ones (day, week) name now",
         examples=[["day:2026-12-01", "week:2026-W49"]],
     )
+    next_cursor: str | None = Field(
+        description="pass as cursor for the next page of variants; null on the last (a page "
+        "may list fewer than limit: a variant with no live board is left out)"
+    )
 
     @classmethod
     def of(cls, listing: BoardListing) -> BoardListOut:
@@ -92,6 +96,7 @@ class BoardListOut(CamelModel):
                 for game in listing.games
             ],
             current_periods=[p.display for p in listing.current],
+            next_cursor=listing.next_cursor,
         )
 
 
@@ -181,3 +186,7 @@ class BoardStandingOut(CamelModel):
 class StandingsOut(CamelModel):
     player_id: str
     boards: list[BoardStandingOut]
+    next_cursor: str | None = Field(
+        description="pass as cursor for the next page of the player's boards; null on the last "
+        "(a page may hold fewer boards than limit, even none, and still have a next one)"
+    )

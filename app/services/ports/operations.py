@@ -141,13 +141,29 @@ class RegisteredBoard:
     """When the board's period-closed snapshot was taken, once it has been."""
 
 
-class BoardRegistry(Protocol):
+@dataclass(frozen=True)
+class RegistryPage:
+    boards: list[RegisteredBoard]
+    """In board id order."""
+    last: str | None
+    """The board id to read on after; ``None``: the registry holds no more."""
+
+
+class BoardRegistrations(Protocol):
+    """The registry as a submission uses it."""
+
     async def register_board(self, board_id: str, *, expires_at: int | None) -> bool:
         """Record the board once; ``True`` if this call recorded it, ``False`` if it was known."""
 
+
+class BoardRegistry(BoardRegistrations, Protocol):
     async def registered_boards(self, *, prefix: str = "") -> list[RegisteredBoard]:
         """Every registered board, or those whose id starts with ``prefix``
         (``game#variant#``: a variant's boards)."""
+
+    async def registered_page(self, *, after: str, limit: int) -> RegistryPage:
+        """The registered boards whose id sorts after ``after`` (``""``: from the first), from
+        one Query reading at most ``limit`` rows."""
 
 
 # ---- board definitions --------------------------------------------------------------------------

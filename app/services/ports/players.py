@@ -144,6 +144,14 @@ class PlayerRows:
     """Rows of no kind above (left alone, and logged)."""
 
 
+@dataclass(frozen=True)
+class StandingsPage:
+    standings: list[Standing]
+    """In board (partition) id order."""
+    last: str | None
+    """The sort key to read on after; ``None``: the player's partition holds no more."""
+
+
 class StandingStore(Protocol):
     """Players' rows on boards (``<player>`` / ``<board>``, with ``rankKey``), written together
     with their counters, and the player's partition as a whole."""
@@ -153,6 +161,11 @@ class StandingStore(Protocol):
 
     async def standings_of(self, player_id: str) -> list[Standing]:
         """Every board row of the player: one Query on the base table."""
+
+    async def standings_page(self, player_id: str, *, after: str, limit: int) -> StandingsPage:
+        """The player's board rows whose board (partition) id sorts after ``after`` (``""``:
+        from the first), from one Query reading at most ``limit`` rows of their partition (its
+        other rows, idempotency records and snapshot memberships, count too)."""
 
     async def rows_of_player(self, player_id: str) -> PlayerRows:
         """Every row in the player's partition, strongly consistent."""

@@ -317,6 +317,7 @@ class SnapshotListOut(TypedDict):
 
 class StandingsOut(TypedDict):
     boards: list[BoardStandingOut]
+    nextCursor: str | None
     playerId: str
 
 
@@ -327,3 +328,4 @@ class BoardListOut(TypedDict):
 
     currentPeriods: list[str]
     games: list[GameBoardsOut]
+    nextCursor: str | None

@@ -62,7 +62,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The games and variants that have boards, and each one's live periods */
+        /**
+         * The games and variants that have boards, and each one's live periods
+         * @description A page of at most `limit` variants (each with all its live periods), in game and variant order; `nextCursor` leads to the next. A page reads at most 5 pages of the board registry and the definition of each variant on it.
+         */
         get: operations["listBoards"];
         put?: never;
         post?: never;
@@ -268,7 +271,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every live board a player is on, with best score and rank */
+        /**
+         * Every live board a player is on, with best score and rank
+         * @description A page of at most `limit` boards, in board id order; `nextCursor` leads to the next. A page reads at most 3 pages of 100 of the player's rows (their other rows among them, so a page may hold fewer boards than `limit`, even none, and still have a next), then the ranks of the boards on it.
+         */
         get: operations["getPlayerStandings"];
         put?: never;
         post?: never;
@@ -402,6 +408,8 @@ export interface components {
              */
             currentPeriods: string[];
             games: components["schemas"]["GameBoardsOut"][];
+            /** @description pass as cursor for the next page of variants; null on the last (a page may list fewer than limit: a variant with no live board is left out) */
+            nextCursor: string | null;
         };
         /** BoardOutcomeOut */
         BoardOutcomeOut: {
@@ -715,6 +723,8 @@ export interface components {
         /** StandingsOut */
         StandingsOut: {
             boards: components["schemas"]["BoardStandingOut"][];
+            /** @description pass as cursor for the next page of the player's boards; null on the last (a page may hold fewer boards than limit, even none, and still have a next one) */
+            nextCursor: string | null;
             playerId: string;
         };
         /** SubmitResponse */
@@ -837,6 +847,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getReadiness: {
@@ -879,7 +898,12 @@ export interface operations {
     };
     listBoards: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description most variants on the page */
+                limit?: number;
+                /** @description nextCursor from the previous page, as issued (400 otherwise) */
+                cursor?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -893,6 +917,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BoardListOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Unprocessable Entity */
@@ -1163,7 +1196,7 @@ export interface operations {
     getGroupBoard: {
         parameters: {
             query: {
-                /** @description the players, comma-separated (ids=a,b,c): 1 to 100 ids, 1 to 20 with withRank=true; an id named twice counts once; unknown ones are left out */
+                /** @description the players, comma-separated (ids=a,b,c): 1 to 100 distinct ids, 1 to 20 with withRank=true (an id named twice counts once toward either); unknown ones are left out */
                 ids: string;
                 /** @description add each one's board rank (costs a rank read each) */
                 withRank?: boolean;
@@ -1412,7 +1445,7 @@ export interface operations {
     seedBoard: {
         parameters: {
             query?: {
-                /** @description seconds to wait after taking the lease, for submissions already under way (default: the request deadline); 0 when none can be */
+                /** @description seconds to wait after taking the lease, for submissions already under way (default: the request deadline plus the lease cache, 11 s); 0 when none can be */
                 graceSeconds?: number | null;
             };
             header?: never;
@@ -1753,7 +1786,12 @@ export interface operations {
     };
     getPlayerStandings: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description most boards on the page */
+                limit?: number;
+                /** @description nextCursor from the previous page, as issued (400 otherwise) */
+                cursor?: string | null;
+            };
             header?: never;
             path: {
                 /** @description the player's id */
@@ -1770,6 +1808,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StandingsOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Unprocessable Entity */
