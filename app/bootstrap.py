@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,6 +61,8 @@ from app.store.tables import TableNames, Tables
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
+
+    from app.local.state_file import EmbeddedState
 
 log = structlog.get_logger(__name__)
 
@@ -317,7 +319,14 @@ def build_leaderboard(
 
 
 def embedded_state_file(settings: Settings) -> Path:
-    """Where ``leaderboard serve`` records its embedded backend for the operator commands."""
+    """Where this process, a ``leaderboard serve``, records its embedded backend for the operator
+    commands: a file of its own, beside any other ``serve``'s."""
+    from app.local.state_file import serve_state_file
+
+    return serve_state_file(_state_base(settings), os.getpid())
+
+
+def _state_base(settings: Settings) -> Path:
     from app.local.state_file import default_state_file
 
     return settings.state_file or default_state_file()
@@ -336,6 +345,25 @@ def _record_embedded(settings: Settings, runtime: Runtime) -> Path | None:
     )
     try:
         write_state(path, state)
+    except (OSError, UntrustedStateFile) as exc:
+        log.warning("embedded_backend_not_recorded", path=str(path), error=str(exc))
+        return None
+    return path
+
+
+def record_service(settings: Settings, url: str) -> Path | None:
+    """Add where the service listens (``url``) to this process's record of its embedded backend,
+    so that an operator command can say which service it works on, and be pointed at one by its
+    port; the record's path, or ``None`` when this process keeps none (not on the embedded
+    backend, or it could not write one)."""
+    from app.local.state_file import UntrustedStateFile, read_live_state, write_state
+
+    path = embedded_state_file(settings)
+    try:
+        recorded = read_live_state(path)
+        if recorded is None or recorded.pid != os.getpid():
+            return None
+        write_state(path, replace(recorded, service=url))
     except (OSError, UntrustedStateFile) as exc:
         log.warning("embedded_backend_not_recorded", path=str(path), error=str(exc))
         return None
@@ -370,31 +398,103 @@ async def open_service_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         log.info("embedded_backend_stopped")
 
 
-@asynccontextmanager
-async def open_operator_runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    """An operator command's runtime: a configured endpoint (or production's AWS), or else the
-    embedded backend of a ``leaderboard serve`` running on this machine; never an embedded
-    backend of its own, whose data would vanish when the command ends."""
-    if settings.dynamodb_endpoint is None and settings.environment != "production":
-        from app.local.state_file import UntrustedStateFile, read_live_state
+@dataclass(frozen=True)
+class OperatorBackend:
+    """The DynamoDB an operator command works on, and how it says so."""
 
-        path = embedded_state_file(settings)
-        try:
-            served = read_live_state(path)
-        except UntrustedStateFile as exc:
-            raise NoBackend(str(exc)) from None
-        if served is None:
+    settings: Settings
+    """The settings with the endpoint and the tables to work on."""
+    where: str
+    """The endpoint, how it was chosen, the service it belongs to and the tables, in words."""
+
+
+def operator_backend(
+    settings: Settings, *, endpoint: str | None = None, serve: str | None = None
+) -> OperatorBackend:
+    """What an operator command works on: ``endpoint`` (its ``--endpoint``), else the configured
+    endpoint (or production's AWS), else the embedded backend of the one ``leaderboard serve``
+    running on this machine, or of the one ``serve`` names (its port, address or process id);
+    never an embedded backend of its own, whose data would vanish when the command ends.
+    ``NoBackend`` says why there is none, or which ones there are to choose from."""
+    tables = f"tables {settings.scores_table} and {settings.snapshots_table}"
+    if endpoint is not None:
+        if serve is not None:
+            raise NoBackend("--endpoint and --serve each choose the DynamoDB to work on: give one")
+        return OperatorBackend(
+            settings.model_copy(update={"dynamodb_endpoint": endpoint}),
+            f"DynamoDB at {endpoint} (--endpoint), {tables}",
+        )
+    if serve is None and settings.dynamodb_endpoint is not None:
+        return OperatorBackend(
+            settings,
+            f"DynamoDB at {settings.dynamodb_endpoint} (LEADERBOARD_DYNAMODB_ENDPOINT), {tables}",
+        )
+    if settings.environment == "production":
+        if serve is not None:
             raise NoBackend(
-                "no DynamoDB to work on: start `leaderboard serve` (its embedded backend is "
-                f"found through {path} while it runs), or set LEADERBOARD_DYNAMODB_ENDPOINT"
+                "--serve chooses the embedded backend of a `leaderboard serve`, which production "
+                "never uses: leave it out (or give --endpoint URL)"
             )
-        log.info("using_embedded_backend", endpoint=served.endpoint, serve_pid=served.pid)
-        settings = settings.model_copy(
+        return OperatorBackend(
+            settings,
+            f"AWS DynamoDB in {settings.region} (LEADERBOARD_ENVIRONMENT=production), {tables}",
+        )
+    served = _running_serve(settings, serve)
+    log.info("using_embedded_backend", endpoint=served.endpoint, serve_pid=served.pid)
+    return OperatorBackend(
+        settings.model_copy(
             update={
                 "dynamodb_endpoint": served.endpoint,
                 "scores_table": served.scores_table,
                 "snapshots_table": served.snapshots_table,
             }
+        ),
+        f"the embedded DynamoDB at {served.endpoint} of {served.describe()}, tables "
+        f"{served.scores_table} and {served.snapshots_table}",
+    )
+
+
+def _running_serve(settings: Settings, serve: str | None) -> EmbeddedState:
+    """The one running ``leaderboard serve`` (of those ``serve`` names, if given)."""
+    from app.local.state_file import UntrustedStateFile, live_states
+
+    base = _state_base(settings)
+    try:
+        running = live_states(base)
+    except UntrustedStateFile as exc:
+        raise NoBackend(str(exc)) from None
+    chosen = [
+        state
+        for state in running
+        if serve is None or serve in (str(state.port), str(state.pid), state.service)
+    ]
+    if len(chosen) == 1:
+        return chosen[0]
+    listed = "; ".join(f"{state.describe()}, DynamoDB at {state.endpoint}" for state in running)
+    if len(chosen) > 1:
+        raise NoBackend(
+            f"{len(chosen)} `leaderboard serve`s run on this machine, each with its own "
+            f"embedded DynamoDB: {listed}. Choose one with --serve PORT (or its pid), or "
+            "--endpoint URL"
         )
-    async with open_runtime(settings) as runtime:
+    if running:  # none of them is the one named
+        raise NoBackend(
+            f"no `leaderboard serve` on this machine listens on port {serve} or has that pid; "
+            f"running: {listed}. Give --serve one of their ports, or --endpoint URL"
+        )
+    raise NoBackend(
+        "no DynamoDB to work on: start `leaderboard serve` (its embedded backend is found "
+        f"through {base.parent} while it runs), or give --endpoint URL (or set "
+        "LEADERBOARD_DYNAMODB_ENDPOINT)"
+    )
+
+
+@asynccontextmanager
+async def open_operator_runtime(
+    settings: Settings, *, endpoint: str | None = None, serve: str | None = None
+) -> AsyncIterator[Runtime]:
+    """An operator command's runtime, on what ``operator_backend`` chooses."""
+    async with open_runtime(
+        operator_backend(settings, endpoint=endpoint, serve=serve).settings
+    ) as runtime:
         yield runtime

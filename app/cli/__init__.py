@@ -1,8 +1,10 @@
 """The ``leaderboard`` command: serve the API, and the operator's tools (create-tables, keys, seed,
 reconcile, snapshot, erase), each through the composition root like the service itself.
 
-stdout holds each command's output and nothing else; logs go to stderr (operator commands log
-warnings only, unless ``-v``), and long work shows its progress there from start to end.
+stdout holds each command's output and nothing else (``--json``: one line of JSON); logs go to
+stderr (operator commands log warnings only, unless ``-v``), and so do the one line an operator
+command starts with, saying which DynamoDB and which service it works on, and long work's progress
+from start to end.
 """
 
 from __future__ import annotations
@@ -15,13 +17,19 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from app.bootstrap import NoBackend, Runtime, embedded_state_file, open_operator_runtime
+from app.bootstrap import NoBackend, Runtime, open_runtime, operator_backend, record_service
 from app.cli.admin import run_boards, run_create_tables, run_keys
 from app.cli.boards import run_erase, run_reconcile, run_seed, run_snapshot
 from app.cli.parser import build_parser
 from app.errors import LeaderboardError
 from app.logging import configure_logging
-from app.settings import ConfigurationError, Settings, get_settings
+from app.settings import (
+    ConfigurationError,
+    OperatorSettings,
+    Settings,
+    get_settings,
+    load_settings,
+)
 
 __all__ = ["build_parser", "main"]
 
@@ -33,17 +41,27 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     app = create_app(settings, demo=args.demo)
 
     def announce(urls: list[str]) -> None:
+        runtime: Runtime | None = getattr(app.state, "runtime", None)
+        embedded = runtime is not None and settings.uses_embedded_backend
+        # Recorded before it is said, so that a command started on the word finds the port.
+        recorded = record_service(settings, urls[0]) if embedded else None
         print(
             f"leaderboard: listening on {', '.join(urls)} (the board viewer at {urls[0]}/, "
             f"OpenAPI at {urls[0]}/docs)",
             flush=True,
         )
-        runtime = getattr(app.state, "runtime", None)
-        if settings.uses_embedded_backend and runtime is not None:
+        if runtime is not None and embedded:
+            port = urls[0].rsplit(":", 1)[-1]
+            found = (
+                f"`leaderboard` operator commands on this machine use it (recorded in {recorded};"
+                f" with several serves running, `--serve {port}` chooses this one)"
+                if recorded is not None
+                else "operator commands cannot find it (see the warning above): give them "
+                f"--endpoint {runtime.endpoint}"
+            )
             print(
                 f"leaderboard: embedded DynamoDB at {runtime.endpoint}, in memory until this "
-                "stops; `leaderboard` operator commands on this machine use it "
-                f"(recorded in {embedded_state_file(settings)})",
+                f"stops; {found}",
                 flush=True,
             )
 
@@ -78,7 +96,9 @@ async def _run(
     settings: Settings,
     args: argparse.Namespace,
 ) -> int:
-    async with open_operator_runtime(settings) as runtime:
+    backend = operator_backend(settings, endpoint=args.endpoint, serve=args.serve)
+    print(f"leaderboard: working on {backend.where}", file=sys.stderr, flush=True)
+    async with open_runtime(backend.settings) as runtime:
         return await command(runtime, args)
 
 
@@ -89,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     verbose = args.command == "serve" or args.verbose
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
     try:
-        settings = get_settings()
+        # An operator command hands out no page cursor: production needs no cursor secret for it.
+        settings = get_settings() if args.command == "serve" else load_settings(OperatorSettings)
     except ConfigurationError as exc:
         print(f"leaderboard: configuration error: {exc}", file=sys.stderr)
         return 2

@@ -15,14 +15,28 @@ from app.api.schemas import (
     BoardDefinitionOut,
 )
 from app.bootstrap import Runtime
+from app.cli.output import as_json, print_json, print_model
 from app.domain.keys import is_valid_id
 from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import InvalidInput
+from app.services.api_keys import KeyInfo, digest_of
+from app.services.ports.operations import KEY_ID_LENGTH
 
 
 async def run_create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
     operations = runtime.leaderboard.operations
     report = await operations.create_tables(deletion_protection=args.deletion_protection)
+    if args.json:
+        print_json(
+            {
+                "created": report.created,
+                "ttlEnabled": report.ttl_enabled,
+                "deletionProtectionEnabled": report.protected,
+                "indexAdded": report.index_added,
+                "unchanged": report.unchanged,
+            }
+        )
+        return 0
     print("created: " + (", ".join(report.created) if report.created else "nothing"))
     if report.ttl_enabled:
         print("TTL turned on: " + ", ".join(report.ttl_enabled))
@@ -42,7 +56,19 @@ async def run_keys(runtime: Runtime, args: argparse.Namespace) -> int:
     keys = runtime.leaderboard.keys
     if args.keys_command == "create":
         token = await keys.create(args.name, args.scope, kind=args.kind)
-        print(token)  # shown this once; only its hash is kept
+        # Shown this once; only its hash is kept.
+        if args.json:
+            print_json(
+                {
+                    "key": token,
+                    "keyId": digest_of(token)[:KEY_ID_LENGTH],
+                    "name": args.name,
+                    "scopes": args.scope,
+                    "kind": args.kind,
+                }
+            )
+        else:
+            print(token)
         print(
             f"key for {args.name} with scopes {', '.join(args.scope)}: store it now, "
             "it cannot be shown again",
@@ -50,6 +76,9 @@ async def run_keys(runtime: Runtime, args: argparse.Namespace) -> int:
         )
     elif args.keys_command == "list":
         listed = await keys.list()
+        if args.json:
+            print_json({"keys": [_key_json(info) for info in listed]})
+            return 0
         rows = [
             [
                 info.key_id,
@@ -68,6 +97,9 @@ async def run_keys(runtime: Runtime, args: argparse.Namespace) -> int:
             )
     else:
         revoked = await keys.revoke(args.name, key_id=args.id)
+        if args.json:
+            print_json({"revoked": [_key_json(info) for info in revoked]})
+            return 0
         for info in revoked:
             print(f"revoked {info.key_id} ({info.name})")
     return 0
@@ -78,6 +110,22 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
     if args.boards_command == "list":
         game = _name(args.game, "game")
         listed = await rules.variants(game)
+        if args.json:
+            print_json(
+                {
+                    "game": game,
+                    "variants": [
+                        as_json(
+                            BoardDefinitionOut.of(
+                                game, d.variant, d.definition, defined_at=d.defined_at
+                            )
+                        )
+                        for d in listed
+                    ],
+                    "undefinedVariants": "default" if rules.allows_undefined else "refused",
+                }
+            )
+            return 0
         rows = [
             [
                 d.variant,
@@ -126,8 +174,18 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
         definition = wanted.definition(retention_days=rules.default.retention_days)
         stored = await rules.define(game, variant, definition, now=datetime.now(UTC))
         out = BoardDefinitionOut.of(game, variant, stored.definition, defined_at=stored.defined_at)
-    print(out.model_dump_json(by_alias=True, indent=2))
+    print_model(out, one_line=args.json)
     return 0
+
+
+def _key_json(info: KeyInfo) -> dict[str, Any]:
+    return {
+        "keyId": info.key_id,
+        "name": info.name,
+        "scopes": list(info.scopes),
+        "createdAt": info.created_at,
+        "revokedAt": info.revoked_at,
+    }
 
 
 def _name(text: str, what: str) -> str:

@@ -11,10 +11,12 @@ from pathlib import Path
 from app import telemetry
 from app.api.schemas import (
     ErasureOut,
+    ReconcileReportOut,
     SeedReportOut,
     SnapshotOut,
 )
 from app.bootstrap import Runtime
+from app.cli.output import as_json, print_json, print_model
 from app.cli.progress import ProgressReport
 from app.domain.clock import to_ms
 from app.domain.definitions import BoardDefinition
@@ -63,16 +65,17 @@ async def run_seed(runtime: Runtime, args: argparse.Namespace) -> int:
         file_format=args.format,
     )
     progress = ProgressReport(sys.stderr)
-    report = await runtime.leaderboard.operations.seed(
-        board,
-        seed,
-        grace_s=args.grace_seconds,
-        lease_ttl_s=args.lease_ttl,
-        concurrency=args.concurrency,
-        progress=progress,
-    )
+    async with progress.ticking():
+        report = await runtime.leaderboard.operations.seed(
+            board,
+            seed,
+            grace_s=args.grace_seconds,
+            lease_ttl_s=args.lease_ttl,
+            concurrency=args.concurrency,
+            progress=progress,
+        )
     progress.finish()
-    print(SeedReportOut.of(report).model_dump_json(by_alias=True, indent=2))
+    print_model(SeedReportOut.of(report), one_line=args.json)
     if report.counter_conflicts or report.counters_unwritten:
         print(
             "some counters changed under the lease or could not be written: run "
@@ -100,6 +103,24 @@ async def run_reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
     # First, rows of another order than the board's (a board of two orders): the recount's tie
     # counters are then built on the keys the board reads.
     strays = await leaderboard.operations.rekey(board, definition, apply=args.apply)
+    progress = ProgressReport(sys.stderr)
+    async with progress.ticking():
+        report = await leaderboard.operations.reconcile(
+            board, definition, apply=args.apply, progress=progress
+        )
+    progress.finish()
+    if args.json:
+        print_json(
+            {
+                **as_json(ReconcileReportOut.of(report)),
+                "otherOrderRows": {
+                    "found": strays.found,
+                    "rekeyed": strays.rekeyed,
+                    "skipped": strays.skipped,
+                },
+            }
+        )
+        return 0
     if strays.found:
         print(
             f"{strays.board_id}: {strays.found} rows not in the board's order ({strays.order.value})"
@@ -109,11 +130,6 @@ async def run_reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
                 else " (use --apply to give them it)"
             )
         )
-    progress = ProgressReport(sys.stderr)
-    report = await leaderboard.operations.reconcile(
-        board, definition, apply=args.apply, progress=progress
-    )
-    progress.finish()
     mode = "applied" if report.applied else "dry run (use --apply to repair)"
     print(f"{report.board_id}: {report.player_count} players counted; {mode}")
     for diff in report.differences:
@@ -208,20 +224,23 @@ async def run_snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
             "expired": report.expired,
             "failed": report.failed,
         }
-        print(json.dumps(document, indent=2))
+        if args.json:
+            print_json(document)
+        else:
+            print(json.dumps(document, indent=2))
         return 1 if report.failed else 0
     if args.board is None:
         raise InvalidInput("name a BOARD, or use --closed-periods")
     board = _board(args.board)
     definition = await runtime.leaderboard.rules.for_reading(board.game, board.variant)
     snapshot = await operations.snapshot(board, definition, now=now, top=args.top)
-    print(SnapshotOut.of(snapshot).model_dump_json(by_alias=True, indent=2))
+    print_model(SnapshotOut.of(snapshot), one_line=args.json)
     return 0
 
 
 async def run_erase(runtime: Runtime, args: argparse.Namespace) -> int:
     report = await runtime.leaderboard.operations.erase(args.player, now=datetime.now(UTC))
-    print(ErasureOut.of(report).model_dump_json(by_alias=True, indent=2))
+    print_model(ErasureOut.of(report), one_line=args.json)
     if not report.complete:
         print(
             "snapshots still being written hold this player: run erase again in a few minutes",

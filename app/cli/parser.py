@@ -15,10 +15,12 @@ BOARD_HELP = (
     "(trivia#alltopics#day:2026-11-30, trivia/alltopics/day:2026-11-30)"
 )
 EPILOG = """\
-With no LEADERBOARD_DYNAMODB_ENDPOINT (and not in production), the operator commands work on the
-embedded backend of a `leaderboard serve` running on this machine, which records where it is while
-it runs. stdout holds a command's output; logs go to stderr (warnings only, unless -v).
-Configuration: the LEADERBOARD_ variables in the README."""
+The operator commands work on --endpoint URL, else LEADERBOARD_DYNAMODB_ENDPOINT, else (not in
+production) the embedded backend of the `leaderboard serve` running on this machine, each of which
+records where it is while it runs (with several running, --serve PORT chooses one); each says on
+stderr which DynamoDB and which service it works on. stdout holds a command's output (--json: one
+line of JSON, its shape in docs/operations.md); logs go to stderr (warnings only, unless -v, which
+goes anywhere on the line). Configuration: the LEADERBOARD_ variables in the README."""
 
 
 class _DefaultsShown(argparse.HelpFormatter):
@@ -38,15 +40,17 @@ class _DefaultsShown(argparse.HelpFormatter):
 def _add_boards_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
     common: argparse.ArgumentParser,
+    operator: argparse.ArgumentParser,
     formatter: type[argparse.HelpFormatter],
 ) -> None:
     """``leaderboard boards define|list|show``."""
-    boards = commands.add_parser(  # -v goes after define, list or show
+    boards = commands.add_parser(
         "boards",
         help="define how a variant's boards rank, list and show definitions",
         description="Board definitions: how each (game, variant)'s boards rank (order, "
         "operator), the periods a score fans out to, and how long period boards live. A change "
         "reaches every task of the service within LEADERBOARD_DEFINITION_CACHE_SECONDS.",
+        parents=[common],
         formatter_class=formatter,
     )
     boards_commands = boards.add_subparsers(
@@ -55,7 +59,11 @@ def _add_boards_commands(
 
     def boards_command(name: str, summary: str) -> argparse.ArgumentParser:
         return boards_commands.add_parser(
-            name, help=summary, description=summary, parents=[common], formatter_class=formatter
+            name,
+            help=summary,
+            description=summary,
+            parents=[common, operator],
+            formatter_class=formatter,
         )
 
     define = boards_command(
@@ -112,6 +120,31 @@ def _add_boards_commands(
     show.add_argument("variant", metavar="VARIANT", help="the variant id")
 
 
+def _operator_options() -> argparse.ArgumentParser:
+    """What every operator command takes: where to work, and how to report."""
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as one line of JSON, in the command's own shape "
+        "(docs/operations.md lists them)",
+    )
+    options.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="the DynamoDB endpoint to work on (default: LEADERBOARD_DYNAMODB_ENDPOINT; with "
+        "none, and not in production, the embedded backend of the `leaderboard serve` running "
+        "on this machine)",
+    )
+    options.add_argument(
+        "--serve",
+        metavar="PORT",
+        help="with several `leaderboard serve`s running on this machine, the one whose embedded "
+        "backend to work on: the port it listens on (or its process id)",
+    )
+    return options
+
+
 def build_parser() -> argparse.ArgumentParser:
     formatter = _DefaultsShown
     parser = argparse.ArgumentParser(
@@ -121,10 +154,20 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"leaderboard {__version__}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
+    parser.add_argument(
         "-v", "--verbose", action="store_true", help="log info lines too (on stderr)"
     )
+    # -v goes anywhere on the line: every parser takes it, and one that is not given it leaves
+    # the value another set (SUPPRESS: no default of its own to overwrite it with).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="log info lines too (on stderr)",
+    )
+    operator = _operator_options()
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, summary: str, description: str | None = None) -> argparse.ArgumentParser:
@@ -132,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
             name,
             help=summary,
             description=description or summary,
-            parents=[common],
+            parents=[common, operator],
             formatter_class=formatter,
         )
 
@@ -141,7 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the HTTP service",
         description="Run the HTTP service, printing where it listens. With no "
         "LEADERBOARD_DYNAMODB_ENDPOINT it starts an embedded, in-memory DynamoDB for as long as "
-        "it runs. Logs every request as one line on stderr.",
+        "it runs, recorded (in a file of its own) for the operator commands on this machine. "
+        "Logs every request as one line on stderr.",
+        parents=[common],
         formatter_class=formatter,
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -149,8 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--demo",
         action="store_true",
-        help="fill trivia/alltopics and trivia/sports with demo players (embedded backend only); "
-        "/readyz says ready once they are in",
+        help="fill ten boards with demo players (embedded backend only): the all-time, week and "
+        "day boards of trivia/alltopics and trivia/sports, kart/time-trial's all-time and week "
+        "(lap times, lower is better) and trivia/season's all-time and month (points that add "
+        "up); /readyz says ready once they are in",
     )
 
     create = command(
@@ -165,18 +212,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="create them with deletion protection, and turn it on for existing ones that lack it",
     )
 
-    keys = commands.add_parser(  # -v goes after create, list or revoke
+    keys = commands.add_parser(
         "keys",
         help="create, list and revoke API keys",
         description="Create, list and revoke API keys, stored as SHA-256 digests in the Scores "
         "table.",
+        parents=[common],
         formatter_class=formatter,
     )
     keys_commands = keys.add_subparsers(dest="keys_command", required=True, metavar="KEYS_COMMAND")
 
     def keys_command(name: str, summary: str) -> argparse.ArgumentParser:
         return keys_commands.add_parser(
-            name, help=summary, description=summary, parents=[common], formatter_class=formatter
+            name,
+            help=summary,
+            description=summary,
+            parents=[common, operator],
+            formatter_class=formatter,
         )
 
     key_create = keys_command(
@@ -205,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     key_revoke.add_argument("name", nargs="?", help="revoke every key of this client")
     key_revoke.add_argument("--id", help="revoke the one key with this id (from `keys list`)")
 
-    _add_boards_commands(commands, common, formatter)
+    _add_boards_commands(commands, common, operator, formatter)
 
     seed = command(
         "seed",
@@ -230,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--grace-seconds",
         type=float,
         help="wait after taking the lease, for submissions already under way (default: "
-        "LEADERBOARD_REQUEST_DEADLINE_SECONDS)",
+        "LEADERBOARD_REQUEST_DEADLINE_SECONDS plus LEADERBOARD_LEASE_CACHE_SECONDS, 11 s)",
     )
     seed.add_argument(
         "--lease-ttl", type=float, help="seconds a dead seeder's lease outlives it (default: 60)"

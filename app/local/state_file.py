@@ -1,8 +1,10 @@
 """How a running ``leaderboard serve`` tells the CLI where its embedded backend is (on a new free
-port each start, for as long as the service lives): a small JSON file, written once the backend is
-up, that an operator command with no endpoint configured uses while its writer is alive. The file
-is the user's own: in a directory only they can enter, and refused if anyone else could have
-written it.
+port each start, for as long as the service lives): a small JSON file of its own, written once the
+backend is up (and again once the service listens, with where), that an operator command with no
+endpoint configured uses while its writer is alive. Each ``serve`` has its own file, beside the
+others, named after its process (``embedded-<pid>.json``), so that two at once never share one.
+The files are the user's own: in a directory only they can enter, and refused if anyone else could
+have written them.
 """
 
 from __future__ import annotations
@@ -23,6 +25,22 @@ class EmbeddedState:
     snapshots_table: str
     pid: int
     """The ``leaderboard serve`` process whose backend this is."""
+    service: str | None = None
+    """Where that service listens (``http://127.0.0.1:8000``), once it does."""
+
+    @property
+    def port(self) -> int | None:
+        """The port the service listens on, once it does."""
+        if self.service is None:
+            return None
+        port = self.service.rsplit(":", 1)[-1]
+        return int(port) if port.isdigit() else None
+
+    def describe(self) -> str:
+        """The service in a few words, for the operator: where it listens, and its process."""
+        if self.service is None:  # starting, or started by uvicorn itself
+            return f"`leaderboard serve` (pid {self.pid}, where it listens not recorded yet)"
+        return f"`leaderboard serve` at {self.service} (pid {self.pid})"
 
 
 def default_state_file() -> Path:
@@ -32,6 +50,12 @@ def default_state_file() -> Path:
     if runtime_dir:
         return Path(runtime_dir) / "leaderboard" / "embedded.json"
     return Path(tempfile.gettempdir()) / f"leaderboard-{os.getuid()}" / "embedded.json"
+
+
+def serve_state_file(base: Path, pid: int) -> Path:
+    """The state file of the ``serve`` of process ``pid``: beside ``base``, named after it
+    (``embedded.json`` gives ``embedded-<pid>.json``)."""
+    return base.with_name(f"{base.stem}-{pid}{base.suffix}")
 
 
 def write_state(path: Path, state: EmbeddedState) -> None:
@@ -55,6 +79,26 @@ def remove_state(path: Path, *, pid: int) -> None:
     if found is not None and found.pid == pid:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+
+
+def live_states(base: Path) -> list[EmbeddedState]:
+    """Every ``leaderboard serve`` still running whose file is beside ``base`` (its own, named
+    after its process, or ``base`` itself, as a ``serve`` of an earlier version named it), by
+    process id; the files of those that have gone are removed (a killed ``serve`` cannot
+    remove its own)."""
+    if not base.parent.exists():
+        return []
+    _check_private(base.parent)
+    found = []
+    for path in sorted(base.parent.glob(f"{base.stem}*{base.suffix}")):
+        state = _read(path)
+        if state is None:
+            continue
+        if _alive(state.pid):
+            found.append(state)
+        else:
+            remove_state(path, pid=state.pid)
+    return sorted(found, key=lambda state: state.pid)
 
 
 def read_live_state(path: Path) -> EmbeddedState | None:
@@ -86,6 +130,7 @@ def _read(path: Path) -> EmbeddedState | None:
             scores_table=str(values["scores_table"]),
             snapshots_table=str(values["snapshots_table"]),
             pid=int(values["pid"]),
+            service=None if values.get("service") is None else str(values["service"]),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # half-written by a crash, or from another version: as good as none

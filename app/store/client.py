@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import aioboto3
 from aiobotocore.config import AioConfig
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
 from app import telemetry
 from app.errors import (
@@ -95,8 +95,19 @@ class ConditionFailedWithItem(ConditionFailed):
         self.item = item
 
 
-def translate(exc: Exception, what: str) -> LeaderboardError:  # noqa: PLR0911 - a return per kind
-    """One DynamoDB or transport error as the service's own."""
+def translate(  # noqa: PLR0911 - a return per kind
+    exc: Exception, what: str, *, read_timeout: float | None = None
+) -> LeaderboardError:
+    """One DynamoDB or transport error as the service's own; ``read_timeout``: the client's, in
+    seconds, which a timeout's message names with the setting that changes it."""
+    if isinstance(exc, ReadTimeoutError):
+        within = f"{read_timeout:g} s, " if read_timeout is not None else ""
+        return Unavailable(
+            f"DynamoDB did not answer during {what} within the read timeout ({within}"
+            "LEADERBOARD_DYNAMODB_READ_TIMEOUT_SECONDS), on any of botocore's 3 attempts: "
+            "raise it where calls are slow (a large board on the embedded backend may need 60)",
+            retry_after=1,
+        )
     if not isinstance(exc, ClientError):
         return Unavailable(f"DynamoDB did not answer during {what}", retry_after=1)
     error = exc.response.get("Error", {})
@@ -160,7 +171,7 @@ class Dynamo:
             async with self._in_flight:
                 return await operation()
         except (ClientError, BotoCoreError) as exc:
-            error = translate(exc, what)
+            error = translate(exc, what, read_timeout=_read_timeout(self._client))
             _count(error)
             raise error from exc
 
@@ -309,6 +320,13 @@ class Dynamo:
             if not pending:
                 return answers
         raise Unavailable(f"DynamoDB left part of {what} unprocessed", retry_after=1)
+
+
+def _read_timeout(client: DynamoDBClient) -> float | None:
+    """The client's read timeout in seconds (botocore's ``Config`` is untyped there)."""
+    config = getattr(getattr(client, "meta", None), "config", None)
+    timeout = getattr(config, "read_timeout", None)
+    return float(timeout) if isinstance(timeout, int | float) else None
 
 
 def _count(error: LeaderboardError) -> None:

@@ -1,9 +1,11 @@
 """`leaderboard serve` as a new user runs it: it says where it listens, it is ready only once its
 start-up work is done (`--demo`: the boards full), and the operator commands find its embedded
-backend on their own while it runs, and say so plainly once it has stopped."""
+backend on their own while it runs, say which they work on, choose between two at once, and say so
+plainly once it has stopped."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -22,6 +24,7 @@ import httpx
 import pytest
 
 from app.local.embedded import free_port
+from app.local.state_file import serve_state_file
 
 DEV_KEY = f"dev-{uuid.uuid4().hex}"
 CURSOR_SECRET = f"cursor-{uuid.uuid4().hex}"
@@ -33,6 +36,7 @@ class Served:
     base: str
     env: dict[str, str]
     state_file: Path
+    """This serve's own record of its embedded backend."""
     output: list[str]
     """Every line the service printed, stdout and stderr, as it printed them."""
 
@@ -58,6 +62,10 @@ class Served:
                 return True
             time.sleep(0.05)
         return False
+
+    @property
+    def port(self) -> str:
+        return self.base.rsplit(":", 1)[-1]
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGINT)
@@ -97,7 +105,8 @@ def _serve(tmp_path: Path, *args: str) -> Iterator[Served]:
             found = re.search(r"listening on (http://\S+)", line)
             if found:
                 break
-        yield Served(process, found[1], env, state_file, output)
+        record = serve_state_file(state_file, process.pid)
+        yield Served(process, found[1], env, record, output)
     finally:
         if process.poll() is None:
             process.kill()
@@ -176,7 +185,12 @@ def test_operator_commands_find_the_running_serve_and_say_so_once_it_stops(
     taken = served.cli("snapshot", "trivia#classic#alltime")
     assert taken.returncode == 0, taken.stderr
     assert [e["playerId"] for e in json.loads(taken.stdout)["entries"]] == ["ann"]
+    # One line says what it worked on: the backend, and the service it belongs to.
+    (where,) = [line for line in taken.stderr.splitlines() if "working on" in line]
+    assert "the embedded DynamoDB at http://127.0.0.1:" in where
+    assert f"`leaderboard serve` at {served.base} (pid {served.process.pid})" in where
     assert served.state_file.exists()
+    assert f"--serve {served.port}" in "".join(served.output)
 
     assert served.stop() == 0
     assert not served.state_file.exists()  # removed on the way out
@@ -223,3 +237,58 @@ def test_the_readme_s_operator_commands_work_as_written_on_a_running_serve(
             assert json.loads(ran.stdout)["rowsWritten"] == 1
         if "erase" in line:
             assert json.loads(ran.stdout)["removed"]["boards"] == 1
+
+
+@pytest.fixture
+def served_twice(tmp_path: Path) -> Iterator[tuple[Served, Served]]:
+    """Two `leaderboard serve`s at once, recording their backends in one directory."""
+    serving = contextlib.contextmanager(_serve)
+    with serving(tmp_path) as first, serving(tmp_path) as second:
+        yield first, second
+
+
+def test_two_serves_keep_their_own_records_and_commands_choose_between_them(
+    served_twice: tuple[Served, Served],
+) -> None:
+    one, two = served_twice
+    assert one.state_file != two.state_file
+    assert one.state_file.exists()
+    assert two.state_file.exists()
+    ambiguous = one.cli("keys", "list")
+    assert ambiguous.returncode == 2
+    assert "2 `leaderboard serve`s run on this machine" in ambiguous.stderr
+    for served in (one, two):
+        assert (
+            f"`leaderboard serve` at {served.base} (pid {served.process.pid})" in ambiguous.stderr
+        )
+    assert "--serve PORT" in ambiguous.stderr
+    assert "--endpoint URL" in ambiguous.stderr
+    assert "Traceback" not in ambiguous.stderr
+
+    created = one.cli(
+        "keys", "create", "--name", "quiz", "--scope", "submit:*", "--serve", one.port
+    )
+    assert created.returncode == 0, created.stderr
+    assert f"`leaderboard serve` at {one.base}" in created.stderr
+    key = created.stdout.strip()
+
+    def post(served: Served) -> int:
+        return httpx.post(
+            f"{served.base}/v1/scores",
+            json={"playerId": "ann", "score": 30, "game": "trivia", "variant": "classic"},
+            headers={"Authorization": f"Bearer {key}", "Idempotency-Key": "ann-1"},
+            timeout=10,
+        ).status_code
+
+    assert (post(one), post(two)) == (200, 401)  # the key went to the one chosen
+
+    assert one.stop() == 0
+    assert not one.state_file.exists()
+    left = two.cli("keys", "list", "--json")  # the other, still running, is the one left
+    assert left.returncode == 0, left.stderr
+    assert json.loads(left.stdout) == {"keys": []}
+    assert f"`leaderboard serve` at {two.base}" in left.stderr
+    gone = two.cli("keys", "list", "--serve", one.port)
+    assert gone.returncode == 2
+    assert f"no `leaderboard serve` on this machine listens on port {one.port}" in gone.stderr
+    assert two.base in gone.stderr
