@@ -228,6 +228,12 @@ class BoardBusy(Unavailable):
     title, slug = "Board busy", "board-busy"
 
 
+class Contended(Unavailable):
+    """A submission's transaction was cancelled by conflicts on every one of its attempts: the
+    boards are too contended right now; a retry with the same Idempotency-Key completes it. The
+    problem is the plain ``unavailable`` one: only the metrics tell it apart."""
+
+
 class ItemBusy(Unavailable):
     """DynamoDB refused a plain write (Put, Update, Delete) because a transaction in flight holds
     its item (``TransactionConflictException``, which botocore does not retry): try again in a

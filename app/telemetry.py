@@ -13,7 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+)
 
 NAMESPACE = "Leaderboard"
 """The CloudWatch namespace of the service's own metrics."""
@@ -30,6 +39,10 @@ class CallStats:
     write_units: float = 0.0
     conflicts: int = 0
     """Transactions cancelled by a conflict on one of their items."""
+    events: Tally[str] = field(default_factory=Tally)
+    """What else happened while the request was served, by ``EVENTS``' names."""
+    submission: str | None = None
+    """A submission's outcome (``SUBMISSION_OUTCOMES``), where the request was one."""
 
     @property
     def total_calls(self) -> int:
@@ -40,7 +53,37 @@ current_stats: contextvars.ContextVar[CallStats | None] = contextvars.ContextVar
     "dynamodb_call_stats", default=None
 )
 
+# A ``_created`` series beside every counter doubles what a scrape stores and no panel reads it.
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+EVENTS = (
+    "dynamodb_retries",
+    "dynamodb_throttles",
+    "rank_exact",
+    "rank_estimated",
+    "admission_waits",
+    "admission_refusals",
+    "deadline_exceeded",
+)
+"""The per-request counts a request's log line carries as CloudWatch metrics (``emf_fields``),
+each also a Prometheus series: the same figures, on AWS and locally."""
+
+
+def _count(event: str, n: int = 1) -> None:
+    stats = current_stats.get()
+    if stats is not None:
+        stats.events[event] += n
+
+
 REGISTRY = CollectorRegistry(auto_describe=True)
+"""The service's own metrics, and the process's and the interpreter's (memory, CPU, open files,
+garbage collections): the collectors prometheus_client keeps for its default registry."""
+for _collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+    REGISTRY.register(_collector)
+
+SERVED_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"})
+"""The methods the API serves; any other is labelled ``other``, so a scanner's made-up methods
+cannot grow the series."""
 
 HTTP_REQUESTS = Counter(
     "leaderboard_http_requests",
@@ -87,15 +130,53 @@ CANCELLATIONS = Counter(
     ["writer", "reason"],
     registry=REGISTRY,
 )
+SUBMISSIONS = Counter(
+    "leaderboard_submissions",
+    "Score submissions answered, by outcome: written (a board's entry changed), unchanged (no "
+    "board's did), replayed (answered from the stored outcome of the same Idempotency-Key), or "
+    "refused: in_flight (the same key in flight), board_busy (the board's admission limit), "
+    "throttled, contended (conflicts past the retries), unavailable, held (a seed, an erasure or "
+    "a definition change holds the board), invalid (any other 4xx).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+SUBMISSION_OUTCOMES = (
+    "written",
+    "unchanged",
+    "replayed",
+    "in_flight",
+    "board_busy",
+    "throttled",
+    "contended",
+    "unavailable",
+    "held",
+    "invalid",
+)
+BOARD_ADMISSIONS = Counter(
+    "leaderboard_board_admission_waits",
+    "Submissions that found a board's admission limit full (a burst): waited for a place "
+    "(waited), or waited in vain and were refused 503 board-busy (refused).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+DEADLINES = Counter(
+    "leaderboard_request_deadlines_exceeded",
+    "Requests answered 503 at the request deadline (LEADERBOARD_REQUEST_DEADLINE_SECONDS), by "
+    "route template.",
+    ["route"],
+    registry=REGISTRY,
+)
 RANK_ANSWERS = Counter(
     "leaderboard_rank_answers",
     "Ranks answered, exact or an estimated range, or a submission's skipped (rankDelta throttled).",
     ["kind"],
     registry=REGISTRY,
 )
-IDEMPOTENCY = Counter(
-    "leaderboard_idempotency",
-    "Submissions answered from an idempotency record or refused for a key in flight.",
+REPEATS = Counter(
+    "leaderboard_submission_repeats",
+    "Submissions that repeated an Idempotency-Key already used, by outcome: answered from the "
+    "first one's stored outcome (replayed), or refused 409 while the first was still in flight "
+    "(in_flight).",
     ["outcome"],
     registry=REGISTRY,
 )
@@ -119,9 +200,70 @@ def _child(metric: Counter | Histogram, *labels: str) -> Any:
     return metric.labels(*labels)
 
 
+KNOWN_LABELS: dict[Counter, tuple[tuple[str, ...], ...]] = {
+    DYNAMODB_FAILURES: tuple((kind,) for kind in ("throttled", "busy", "unavailable", "rejected")),
+    CANCELLATIONS: tuple(
+        (writer, reason)
+        for writer in ("submission", "erasure")
+        for reason in ("conflict", "condition", "other", "throttled")
+    ),
+    RANK_ANSWERS: (("exact",), ("estimated",), ("skipped",)),
+    REPEATS: (("replayed",), ("in_flight",)),
+    SUBMISSIONS: tuple((outcome,) for outcome in SUBMISSION_OUTCOMES),
+    BOARD_ADMISSIONS: (("waited",), ("refused",)),
+    DYNAMODB_RETRIES: tuple(
+        (operation,)
+        for operation in (
+            "GetItem",
+            "BatchGetItem",
+            "Query",
+            "PutItem",
+            "UpdateItem",
+            "DeleteItem",
+            "TransactWriteItems",
+        )
+    ),
+}
+"""The label values each counter is known to take, shown at 0 from the start: a dashboard's panel
+then draws a flat line where nothing has happened yet, not "no data"."""
+
+
+def show_known_series(routes: list[str]) -> None:
+    """Every known series at 0 (``KNOWN_LABELS``), and a deadline series for each of ``routes``
+    (the app's route templates)."""
+    for metric, labels in KNOWN_LABELS.items():
+        for values in labels:
+            metric.labels(*values)
+    for route in routes:
+        DEADLINES.labels(route)
+
+
+def method_label(method: str) -> str:
+    return method if method in SERVED_METHODS else "other"
+
+
 def request_answered(route: str, method: str, status: int, seconds: float) -> None:
+    method = method_label(method)
     _child(HTTP_REQUESTS, route, method, str(status)).inc()
     _child(HTTP_SECONDS, route, method).observe(seconds)
+
+
+def deadline_exceeded(route: str) -> None:
+    DEADLINES.labels(route).inc()
+    _count("deadline_exceeded")
+
+
+def submission_answered(outcome: str) -> None:
+    """One of ``SUBMISSION_OUTCOMES``."""
+    SUBMISSIONS.labels(outcome).inc()
+    stats = current_stats.get()
+    if stats is not None:
+        stats.submission = outcome
+
+
+def board_admission(outcome: Literal["waited", "refused"]) -> None:
+    BOARD_ADMISSIONS.labels(outcome).inc()
+    _count("admission_waits" if outcome == "waited" else "admission_refusals")
 
 
 def dynamodb_call(operation: str, *, read_units: float, write_units: float, retries: int) -> None:
@@ -132,10 +274,13 @@ def dynamodb_call(operation: str, *, read_units: float, write_units: float, retr
         _child(DYNAMODB_UNITS, operation, "write").inc(write_units)
     if retries:
         _child(DYNAMODB_RETRIES, operation).inc(retries)
+        _count("dynamodb_retries", retries)
 
 
 def dynamodb_failed(kind: Literal["throttled", "busy", "unavailable", "rejected"]) -> None:
     DYNAMODB_FAILURES.labels(kind).inc()
+    if kind == "throttled":
+        _count("dynamodb_throttles")
 
 
 def transaction_cancelled(writer: str, reason: str) -> None:
@@ -143,10 +288,14 @@ def transaction_cancelled(writer: str, reason: str) -> None:
     stats = current_stats.get()
     if stats is not None and reason == "conflict":
         stats.conflicts += 1
+    if reason == "throttled":
+        _count("dynamodb_throttles")
 
 
 def rank_answered(kind: str) -> None:
+    """``exact`` or ``estimated`` (a ``Rank``'s kind)."""
     RANK_ANSWERS.labels(kind).inc()
+    _count(f"rank_{kind}")
 
 
 def rank_delta_skipped(reason: Literal["throttled"]) -> None:
@@ -155,7 +304,7 @@ def rank_delta_skipped(reason: Literal["throttled"]) -> None:
 
 
 def idempotent(outcome: Literal["replayed", "in_flight"]) -> None:
-    IDEMPOTENCY.labels(outcome).inc()
+    REPEATS.labels(outcome).inc()
 
 
 def watch_bounds(
@@ -172,28 +321,41 @@ def watch_bounds(
 
 def emf_fields(*, route: str, status: int, stats: CallStats, timestamp_ms: int) -> dict[str, Any]:
     """The CloudWatch embedded-metric-format block for a request log line that already carries
-    ``duration_ms``, ``dynamodb_calls``, ``read_units`` and ``write_units``; adds ``server_error``
-    and ``transaction_conflicts``. Dimension: the route template (and none, for the service)."""
-    return {
+    ``duration_ms``, ``dynamodb_calls``, ``read_units`` and ``write_units``; adds ``server_error``,
+    ``transaction_conflicts`` and each of ``EVENTS``. Dimension: the route template (and none, for
+    the service). A submission's line also counts it under its ``outcome`` (``submissions``)."""
+    directives: list[dict[str, Any]] = [
+        {
+            "Namespace": NAMESPACE,
+            "Dimensions": [["route"], []],
+            "Metrics": [
+                {"Name": "duration_ms", "Unit": "Milliseconds"},
+                {"Name": "dynamodb_calls", "Unit": "Count"},
+                {"Name": "read_units", "Unit": "Count"},
+                {"Name": "write_units", "Unit": "Count"},
+                {"Name": "server_error", "Unit": "Count"},
+                {"Name": "transaction_conflicts", "Unit": "Count"},
+                *({"Name": event, "Unit": "Count"} for event in EVENTS),
+            ],
+        }
+    ]
+    fields: dict[str, Any] = {
         "server_error": int(status >= 500),
         "transaction_conflicts": stats.conflicts,
-        "_aws": {
-            "Timestamp": timestamp_ms,
-            "CloudWatchMetrics": [
-                {
-                    "Namespace": NAMESPACE,
-                    "Dimensions": [["route"], []],
-                    "Metrics": [
-                        {"Name": "duration_ms", "Unit": "Milliseconds"},
-                        {"Name": "dynamodb_calls", "Unit": "Count"},
-                        {"Name": "read_units", "Unit": "Count"},
-                        {"Name": "write_units", "Unit": "Count"},
-                        {"Name": "server_error", "Unit": "Count"},
-                        {"Name": "transaction_conflicts", "Unit": "Count"},
-                    ],
-                }
-            ],
-        },
+        **{event: stats.events[event] for event in EVENTS},
+    }
+    if stats.submission is not None:
+        fields |= {"outcome": stats.submission, "submissions": 1}
+        directives.append(
+            {
+                "Namespace": NAMESPACE,
+                "Dimensions": [["outcome"]],
+                "Metrics": [{"Name": "submissions", "Unit": "Count"}],
+            }
+        )
+    return {
+        **fields,
+        "_aws": {"Timestamp": timestamp_ms, "CloudWatchMetrics": directives},
         "route": route,
     }
 

@@ -4,7 +4,7 @@ snapshot of closed periods, and the alarms an operator reads (docs/deploy.md).""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -280,6 +280,7 @@ class LeaderboardStack(Stack):
         self.reconcile_rule = self._scheduled("LiveReconcile", RECONCILE_COMMAND, minute="37")
         self._acknowledge_scheduled_tasks()
         self.alarm_topic = self._alarms()
+        self.dashboard = self._dashboard()
         self._task_failures(self.alarm_topic)
         if config.waf:
             self._web_acl()
@@ -520,7 +521,7 @@ class LeaderboardStack(Stack):
             ),
             deregistration_delay=Duration.seconds(DEREGISTRATION_DELAY_SECONDS),
         )
-        load_balancer.add_listener(
+        listener = load_balancer.add_listener(
             "Https",
             port=443,
             protocol=elbv2.ApplicationProtocol.HTTPS,
@@ -531,6 +532,21 @@ class LeaderboardStack(Stack):
             ],
             ssl_policy=elbv2.SslPolicy.RECOMMENDED_TLS,
             default_target_groups=[target_group],
+        )
+        # /metrics is each task's own, for a scraper inside the VPC: from the internet it would
+        # show one task at random, and its figures to anyone. The load balancer answers it
+        # itself, as the service answers a path it does not serve. CloudWatch has the figures
+        # (the dashboard below).
+        listener.add_action(
+            "NoPublicMetrics",
+            priority=1,
+            conditions=[elbv2.ListenerCondition.path_patterns(["/metrics", "/metrics/*"])],
+            action=elbv2.ListenerAction.fixed_response(
+                404,
+                content_type="application/problem+json",
+                message_body='{"type":"about:blank","title":"Not Found","status":404,'
+                '"detail":"no such path: the metrics are on the CloudWatch dashboard"}',
+            ),
         )
         load_balancer.add_redirect(source_port=80, target_port=443)
         return load_balancer, target_group
@@ -764,6 +780,118 @@ class LeaderboardStack(Stack):
             periods=2,
         )
         return topic
+
+    # ---- dashboard --------------------------------------------------------------------------
+
+    def _dashboard(self) -> cloudwatch.Dashboard:
+        """The panels of compose's Grafana dashboard (docker/), from the embedded metrics each
+        request's log line carries (namespace ``Leaderboard``: ``app.telemetry.emf_fields``), the
+        load balancer's, DynamoDB's and ECS's."""
+        minute = Duration.minutes(1)
+
+        def ours(name: str, statistic: str = "Sum") -> cloudwatch.Metric:
+            return cloudwatch.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=name,
+                statistic=statistic,
+                period=minute,
+                label=name,
+            )
+
+        def search(query: str, statistic: str, label: str) -> cloudwatch.MathExpression:
+            return cloudwatch.MathExpression(
+                expression=f"SEARCH('{query}', '{statistic}', 60)",
+                using_metrics={},
+                label=label,
+                period=minute,
+            )
+
+        by_route = f'{{{METRICS_NAMESPACE},route}} MetricName="duration_ms"'
+        table = self.scores_table.table_name
+        per_operation = f'{{AWS/DynamoDB,TableName,Operation}} TableName="{table}"'
+        lb, tg = self.load_balancer.metrics, self.target_group.metrics
+
+        def graph(
+            title: str,
+            left: Sequence[cloudwatch.IMetric],
+            right: Sequence[cloudwatch.IMetric] = (),
+        ) -> cloudwatch.GraphWidget:
+            return cloudwatch.GraphWidget(
+                title=title, left=list(left), right=list(right), width=12, height=6
+            )
+
+        widgets = [
+            graph("Requests by route", [search(by_route, "SampleCount", "")]),
+            graph(
+                "Answers by status",
+                [
+                    lb.http_code_target(code, period=minute)
+                    for code in (
+                        elbv2.HttpCodeTarget.TARGET_2XX_COUNT,
+                        elbv2.HttpCodeTarget.TARGET_4XX_COUNT,
+                        elbv2.HttpCodeTarget.TARGET_5XX_COUNT,
+                    )
+                ]
+                + [lb.http_code_elb(elbv2.HttpCodeElb.ELB_5XX_COUNT, period=minute)],
+            ),
+            graph(
+                "Latency by route (p50, p99)",
+                [search(by_route, "p50", "p50"), search(by_route, "p99", "p99")],
+            ),
+            graph(
+                "Submissions by outcome",
+                [search(f'{{{METRICS_NAMESPACE},outcome}} MetricName="submissions"', "Sum", "")],
+            ),
+            graph(
+                "DynamoDB calls by operation",
+                [
+                    search(
+                        f'{per_operation} MetricName="SuccessfulRequestLatency"', "SampleCount", ""
+                    )
+                ],
+                [ours("dynamodb_calls")],
+            ),
+            graph(
+                "DynamoDB capacity units",
+                [ours("read_units"), ours("write_units")],
+                [
+                    self.scores_table.metric_consumed_read_capacity_units(period=minute),
+                    self.scores_table.metric_consumed_write_capacity_units(period=minute),
+                ],
+            ),
+            graph("DynamoDB retries", [ours("dynamodb_retries")]),
+            graph(
+                "Conflicts and throttles",
+                [ours("transaction_conflicts"), ours("dynamodb_throttles")],
+                [
+                    _sum_over_operations(self.scores_table, "ThrottledRequests", period=minute),
+                    self.scores_table.metric("TransactionConflict", statistic="Sum", period=minute),
+                ],
+            ),
+            graph("Rank answers: exact vs range", [ours("rank_exact"), ours("rank_estimated")]),
+            graph(
+                "Bursts and deadlines",
+                [ours("admission_waits"), ours("admission_refusals"), ours("deadline_exceeded")],
+            ),
+            graph(
+                "In flight",
+                [lb.active_connection_count(period=minute)],
+                [tg.healthy_host_count(period=minute)],
+            ),
+            graph(
+                "Process: memory, CPU, open files",
+                [
+                    self.service.metric_cpu_utilization(period=minute),
+                    self.service.metric_memory_utilization(period=minute),
+                ],
+            ),
+        ]
+        return cloudwatch.Dashboard(
+            self,
+            "Dashboard",
+            dashboard_name=f"{self.stack_name}-service",
+            widgets=[widgets[i : i + 2] for i in range(0, len(widgets), 2)],
+        )
 
     def _task_failures(self, topic: sns.Topic) -> None:
         """A task of the service's definition started outside the service (the hourly snapshot, a

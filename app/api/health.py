@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.api.deps import StateDep
+from app.api.deps import StateDep, limit_reads
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import Health, problem_responses
 from app.errors import Unavailable
@@ -50,7 +50,9 @@ async def readyz(state: StateDep) -> Health:
     "/metrics",
     operation_id="getMetrics",
     response_class=Response,
-    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}},
+    # Rate limited as the public reads are: a scraper asks every few seconds, an attacker more.
+    dependencies=[Depends(limit_reads)],
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}}, **problem_responses(429)},
     summary="Prometheus metrics: requests, latency, DynamoDB calls and units, retries, ranks",
 )
 async def metrics() -> Response:

@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
+from app import telemetry
 from app.errors import BoardBusy
 
 
@@ -55,10 +56,13 @@ class BoardAdmission:
                     gate = self._gates[board_id] = _Gate(self._per_shard * shards)
                 gate.users += 1
                 entered.append(board_id)
+                if gate.places.locked():
+                    telemetry.board_admission("waited")
                 try:
                     async with asyncio.timeout_at(until):
                         await gate.places.acquire()
                 except TimeoutError:
+                    telemetry.board_admission("refused")
                     raise BoardBusy(
                         f"board {board_id} has all the submissions this task lets in at once "
                         f"({self._per_shard * shards}); retry after Retry-After with the same "

@@ -6,7 +6,17 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from app import telemetry
 from app.domain.submission import Submission
+from app.errors import (
+    BoardBusy,
+    Conflict,
+    Contended,
+    LeaderboardError,
+    RequestInFlight,
+    Throttled,
+    Unavailable,
+)
 from app.services.admission import BoardAdmission
 from app.services.caches import KeysInFlight, SeenLeases
 from app.services.definitions import Definitions
@@ -58,19 +68,48 @@ class Submissions:
             # definition goes out beside the submission's first read instead of before it.
             definition = definitions.default
             confirm = functools.partial(definitions.for_submitting, game, variant)
-        return await submit_score(
-            submissions=self._store,
-            ranks=self._ranks,
-            registrar=self._registrar,
-            in_flight=self._keys_in_flight,
-            leases=self._seen_leases,
-            policy=self._policy,
-            definition=definition,
-            client=client,
-            idempotency_key=idempotency_key,
-            request_hash=request_fingerprint(client, fields),
-            submission=submission,
-            now_ms=now_ms,
-            confirm=confirm,
-            admission=self._admission,
+        try:
+            result = await submit_score(
+                submissions=self._store,
+                ranks=self._ranks,
+                registrar=self._registrar,
+                in_flight=self._keys_in_flight,
+                leases=self._seen_leases,
+                policy=self._policy,
+                definition=definition,
+                client=client,
+                idempotency_key=idempotency_key,
+                request_hash=request_fingerprint(client, fields),
+                submission=submission,
+                now_ms=now_ms,
+                confirm=confirm,
+                admission=self._admission,
+            )
+        except LeaderboardError as refused:
+            telemetry.submission_answered(refusal(refused))
+            raise
+        telemetry.submission_answered(
+            "replayed"
+            if result.replayed
+            else "written"
+            if any(board.improved for board in result.outcome.boards)
+            else "unchanged"
         )
+        return result
+
+
+REFUSALS: tuple[tuple[type[LeaderboardError], str], ...] = (
+    (RequestInFlight, "in_flight"),
+    (BoardBusy, "board_busy"),
+    (Throttled, "throttled"),
+    (Conflict, "held"),  # a seed, an erasure or a definition change holds the board
+    (Contended, "contended"),
+    (Unavailable, "unavailable"),
+)
+"""A refused submission's outcome by its error, the first that matches; any other is
+``invalid``."""
+
+
+def refusal(error: LeaderboardError) -> str:
+    """A refused submission's outcome, as ``telemetry.SUBMISSIONS`` counts it."""
+    return next((outcome for kind, outcome in REFUSALS if isinstance(error, kind)), "invalid")

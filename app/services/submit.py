@@ -32,6 +32,7 @@ from app.domain.submission import PlannedWrite, Submission, plan_board_write
 from app.domain.ties import SlotTies
 from app.errors import (
     BoardBeingSeeded,
+    Contended,
     CountsIncomplete,
     IdempotencyKeyReused,
     InvalidInput,
@@ -39,7 +40,6 @@ from app.errors import (
     PlayerBeingErased,
     Throttled,
     TransactionCancelled,
-    Unavailable,
 )
 from app.services.admission import BoardAdmission
 from app.services.caches import KeysInFlight, SeenLeases
@@ -287,7 +287,7 @@ class _Writer:
                 telemetry.transaction_cancelled("submission", "throttled")
                 raise
             return SubmitResult(outcome, replayed=False)
-        raise Unavailable(
+        raise Contended(
             "the boards are too contended right now; retry with the same Idempotency-Key",
             retry_after=1,
         )

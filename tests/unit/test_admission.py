@@ -9,6 +9,15 @@ import pytest
 
 from app.errors import BoardBusy
 from app.services.admission import BoardAdmission
+from app.telemetry import REGISTRY
+
+
+def waits(outcome: str) -> float:
+    """The task's count of submissions that found a board full, by outcome (``/metrics``)."""
+    found = REGISTRY.get_sample_value(
+        "leaderboard_board_admission_waits_total", {"outcome": outcome}
+    )
+    return found or 0.0
 
 
 async def test_a_board_lets_in_its_places_and_the_next_one_waits_then_is_refused() -> None:
@@ -25,9 +34,11 @@ async def test_a_board_lets_in_its_places_and_the_next_one_waits_then_is_refused
     holders = [asyncio.create_task(hold()) for _ in range(2)]
     await asyncio.sleep(0.01)
     assert inside == 2
+    waited, refused = waits("waited"), waits("refused")
     with pytest.raises(BoardBusy, match="board b has all the submissions"):
         async with admission.admitted(["b"], shards=1):
             pass
+    assert (waits("waited"), waits("refused")) == (waited + 1, refused + 1)
     async with admission.admitted(["other"], shards=1):  # another board: not held back
         assert admission.in_flight("other") == 1
     release.set()
