@@ -4,13 +4,15 @@ composition root) and closes them at shutdown."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 import structlog
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 
 from app import __version__, telemetry
 from app.api import admin, boards, definitions, health, scores, snapshots
@@ -30,7 +32,7 @@ from app.errors import LeaderboardError
 from app.services.demo import load_demo
 from app.services.leaderboard import Leaderboard
 from app.services.rules import BoardRules
-from app.settings import ConfigurationError, Settings, get_settings
+from app.settings import ConfigurationError, Settings, get_settings, unknown_settings
 
 log = structlog.get_logger(__name__)
 
@@ -49,6 +51,14 @@ def app_state(runtime: Runtime, settings: Settings) -> AppState:
         max_body_bytes=settings.max_body_bytes,
         max_context_bytes=settings.max_context_bytes,
     )
+
+
+def warn_of_unknown_settings(environ: Mapping[str, str]) -> None:
+    """One warning for each ``LEADERBOARD_`` variable that is no setting (a misspelling leaves
+    the setting at its default): its name and the closest setting's, never its value, which may
+    be a secret."""
+    for variable, closest in unknown_settings(environ):
+        log.warning("unknown_setting", variable=variable, suggestion=closest)
 
 
 DEMO_JOB = "loading the demo boards"
@@ -91,6 +101,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
+        warn_of_unknown_settings(os.environ)
         async with open_service_runtime(settings) as runtime:
             if settings.uses_embedded_backend and settings.dev_api_key is None:
                 log.warning(
@@ -139,8 +150,6 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     app.add_middleware(
         RequestContext,
         deadline=settings.request_deadline_seconds,
-        exempt_suffixes=("/seed", "/reconcile"),
-        exempt_puts_under=("/v1/games/",),
         # On AWS the log line carries CloudWatch's embedded metrics; locally it would be noise.
         cloudwatch_metrics=settings.environment == "production",
         placeholder_units=settings.uses_embedded_backend,
@@ -150,8 +159,12 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     install_problem_pages(app)
     install_openapi(app)
     install_viewer(app)
-    for module in (scores, health, boards, definitions, admin, snapshots):
-        app.include_router(module.router)
+    routers = [module.router for module in (scores, health, boards, definitions, admin, snapshots)]
+    for router in routers:
+        app.include_router(router)
+    telemetry.show_known_series(
+        [route.path for router in routers for route in router.routes if isinstance(route, APIRoute)]
+    )
     return app
 
 

@@ -7,15 +7,18 @@
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 import secrets
+from collections.abc import Mapping
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal, Self
+from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from app.domain.definitions import Operator
 from app.domain.keys import Order
@@ -40,6 +43,10 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="LEADERBOARD_", extra="ignore", frozen=True)
 
+    issues_cursors: ClassVar[bool] = True
+    """Whether what runs on these settings hands out page cursors (the service does), which in
+    production must be signed with a secret every task shares."""
+
     environment: Literal["development", "production"] = Field(
         default="development",
         description="`production` never starts the embedded backend, needs `CURSOR_SECRET`, and "
@@ -62,10 +69,15 @@ class Settings(BaseSettings):
     )
 
     undefined_boards: Literal["allow", "refuse"] = Field(
-        default="allow",
+        # Refused in production unless allowed: there a submit key could otherwise bring any
+        # number of variants, and their boards, into being (docs/decisions/0028-*).
+        default_factory=lambda given: (
+            "refuse" if given.get("environment") == "production" else "allow"
+        ),
         description="`refuse`: a variant with no definition is a 404 for reads and a 422 for "
-        "submissions (so a typo in a game name is not an empty board); `allow`: it follows the "
-        "default definition below",
+        "submissions (so a typo in a game name is not an empty board, and a submit key cannot "
+        "bring new variants into being); `allow`: it follows the default definition below",
+        json_schema_extra={"shown_default": "`refuse` in production, `allow` elsewhere"},
     )
     default_order: Order = Field(
         default=Order.DESC,
@@ -82,11 +94,15 @@ class Settings(BaseSettings):
         description="a change reaches every task within it: a task holds every variant with "
         "boards from start-up and reads the games in use again every half of it, in the background",
     )
-    periods: list[PeriodKind] = Field(
+    # NoDecode on each list setting: pydantic-settings would read the value as JSON, and a value
+    # that is not JSON would then stop the loading before any other setting is checked. The
+    # ``_listed`` validators below read it instead, as one error among the others.
+    periods: Annotated[list[PeriodKind], NoDecode] = Field(
         default_factory=lambda: [PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK],
         min_length=1,
-        description="the default definition's periods: the boards a score fans out to (JSON "
-        "list of `alltime`, `day`, `week`, `month`)",
+        description="the default definition's periods: the boards a score fans out to; "
+        "separated by commas as the CLI's `--periods` takes them (`alltime,day`), or a JSON "
+        'list (`["alltime", "day"]`)',
     )
     retention_days: int = Field(
         default=30,
@@ -162,7 +178,7 @@ class Settings(BaseSettings):
         default=True,
         description="a rank read that can only answer a range has its task build (or repair) "
         "its slot's tie counters in the background, where they are missing, unsealed, short of "
-        "rows or hold an uncut crowded chunk (off: only the reconciler and seeds build them)",
+        "rows or hold an uncut crowded chunk (off: only the reconciler and seeding build them)",
     )
     definition_change_grace_seconds: float | None = Field(
         default=None,
@@ -243,14 +259,15 @@ class Settings(BaseSettings):
         "timeout, or it reuses a connection the server just closed (a 502)",
     )
 
-    cors_origins: list[str] | None = Field(
+    cors_origins: Annotated[list[str] | None, NoDecode] = Field(
         default=None,
         description="origins whose pages may read the public boards from a browser (`GET` under "
-        '`/v1/`, no credentials): a JSON list, `["https://game.example"]`, or `["*"]` for any; '
-        "unset: any outside production, none in production. The viewer's own origin needs none",
+        "`/v1/`, no credentials): separated by commas, `https://game.example,https://x.example`, "
+        'or a JSON list, `["https://game.example"]`; `*` for any; unset: any outside '
+        "production, none in production. The viewer's own origin needs none",
         json_schema_extra={"shown_default": "any outside production, none in production"},
     )
-    api_keys: list[ApiKeyEntry] = Field(
+    api_keys: Annotated[list[ApiKeyEntry], NoDecode] = Field(
         default_factory=list,
         description='JSON list of `{"name", "sha256", "scopes"}`; scopes `submit:<game>`, '
         "`submit:*`, `admin`",
@@ -300,12 +317,31 @@ class Settings(BaseSettings):
     state_file: Path | None = Field(
         default=None,
         description="where `leaderboard serve` records its embedded backend for the operator "
-        "commands",
+        "commands: each serve writes `embedded-<pid>.json` in this file's directory",
         json_schema_extra={
             "shown_default": "`$XDG_RUNTIME_DIR/leaderboard/embedded.json`, else "
             "`/tmp/leaderboard-<uid>/embedded.json`"
         },
     )
+
+    @field_validator("periods", "cors_origins", mode="before")
+    @classmethod
+    def _listed(cls, value: object) -> object:
+        """A list from the environment: names separated by commas (``alltime,day``, the form the
+        CLI's ``--periods`` takes), or a JSON list."""
+        if not isinstance(value, str):
+            return value
+        if value.lstrip().startswith("["):
+            return _json(value)
+        return [part.strip() for part in value.split(",") if part.strip()]
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _keys_listed(cls, value: object) -> object:
+        # JSON only: each key is an object, which no comma-separated form would spell.
+        if not isinstance(value, str):
+            return value
+        return _json(value, expected='a JSON list of {"name", "sha256", "scopes"} objects')
 
     @field_validator("cors_origins")
     @classmethod
@@ -348,8 +384,10 @@ class Settings(BaseSettings):
                 "LEADERBOARD_DEV_API_KEY is accepted only with the embedded backend "
                 "(no LEADERBOARD_DYNAMODB_ENDPOINT, not in production)"
             )
-        if self.environment == "production" and (
-            self.cursor_secret is None or len(self.cursor_secret.get_secret_value()) < 32
+        if (
+            self.issues_cursors
+            and self.environment == "production"
+            and (self.cursor_secret is None or len(self.cursor_secret.get_secret_value()) < 32)
         ):
             problems.append("production needs LEADERBOARD_CURSOR_SECRET of 32+ characters")
         if problems:
@@ -383,6 +421,50 @@ class Settings(BaseSettings):
 _PROCESS_CURSOR_KEY = secrets.token_bytes(32)
 
 
+class OperatorSettings(Settings):
+    """The settings of an operator command (``leaderboard keys``, ``seed``, ...): it hands out no
+    page cursor, so production needs no cursor secret for it."""
+
+    issues_cursors: ClassVar[bool] = False
+
+
+def _json(text: str, *, expected: str = "a JSON list") -> object:
+    """``text`` decoded, or a ``ValueError`` that says where it stops being JSON and never quotes
+    it (the value may be a secret)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"not valid JSON ({exc.msg} at character {exc.pos}): give {expected}"
+        ) from None
+
+
+OTHER_PROGRAMS_VARIABLES = frozenset({"URL", "API_KEY", "GAME", "VARIANT"})
+"""``LEADERBOARD_`` variables that are no setting of the service but are read by other programs
+beside it: the clients' examples and the load test (``URL``, ``API_KEY``, ``GAME``, ``VARIANT``),
+besides the load test's ``LOAD_*`` and the test suite's ``TEST_*``."""
+
+
+def unknown_settings(environ: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """Each ``LEADERBOARD_`` variable of ``environ`` that names no setting, with the setting whose
+    name is closest to it, if one is close (``difflib``): pydantic ignores them, so a misspelled
+    setting would otherwise leave its default in force without a word."""
+    settings = [name.upper() for name in Settings.model_fields]
+    unknown = []
+    for variable in sorted(environ):
+        name = variable.upper().removeprefix("LEADERBOARD_")
+        if (
+            not variable.upper().startswith("LEADERBOARD_")
+            or name in settings
+            or name in OTHER_PROGRAMS_VARIABLES
+            or name.startswith(("LOAD_", "TEST_"))
+        ):
+            continue
+        closest = difflib.get_close_matches(name, settings, n=1)
+        unknown.append((variable, f"LEADERBOARD_{closest[0]}" if closest else None))
+    return unknown
+
+
 class ConfigurationError(ValueError):
     """The environment holds settings the service cannot start with. The message names each
     variable and what is wrong with it, never a value: any of them may be a secret."""
@@ -391,14 +473,14 @@ class ConfigurationError(ValueError):
 _PARSING_FAILED = re.compile(r'error parsing value for field "(\w+)"')
 
 
-def load_settings() -> Settings:
+def load_settings(kind: type[Settings] = Settings) -> Settings:
     """The settings from the environment; ``ConfigurationError`` (without the values) if they are
-    not ones the service starts with."""
+    not ones the service starts with (``kind``: ``OperatorSettings`` for an operator command)."""
     try:
-        return Settings()
+        return kind()
     except ValidationError as exc:
         message = describe_errors(exc)
-    except SettingsError as exc:  # a complex value (a list, say) that is not JSON
+    except SettingsError as exc:  # a list or object setting without NoDecode, not JSON
         found = _PARSING_FAILED.search(str(exc))
         message = f"LEADERBOARD_{found[1].upper()}: not valid JSON" if found else str(exc)
     # Raised outside the handler, so that the error carries no context: pydantic's exception

@@ -3,7 +3,8 @@
 Two app instances (standing for two ECS tasks) share one embedded DynamoDB, and per-item
 transaction conflicts are injected as DynamoDB raises them (a transaction touching an item another
 transaction in flight touches is cancelled). Every failure is recorded with its reason; the board
-and its counters are checked against the successes. Printed beside the seeds' figures.
+and its counters are checked against the successes. Printed beside the figures of the earlier
+Lambda design (on API Gateway, Lambda and DynamoDB; "seeds" in the table: docs/scale.md).
 
 ``uv run python -m bench.burst [--players 1000] [--levels 8,16,64,256,1000] [--out docs/bursts.md]``
 """
@@ -33,7 +34,8 @@ from tests.support import counter_total, now_ms, submit
 
 BOARD = "trivia#classic#alltime"
 SEEDS = {8: (1000, 0), 16: (986, 14), 64: (525, 475), 1000: (204, 796)}
-"""The seeds' 2026-08-19 run: succeeded, failed (mostly Lambda throttles, as it turned out)."""
+"""The earlier Lambda design's 2026-08-19 run: succeeded, failed (mostly Lambda throttles, as it
+turned out)."""
 
 
 @dataclass

@@ -79,4 +79,4 @@ class BucketLayout:
 
 
 SEEDS_LAYOUT = BucketLayout(coarse=128, fine=1)
-"""The seeds' histogram: 128 log buckets, no second level."""
+"""The earlier Lambda design's histogram (docs/scale.md): 128 log buckets, no second level."""

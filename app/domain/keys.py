@@ -54,7 +54,7 @@ class Order(enum.StrEnum):
 
 
 _ASC_MARK = "a"
-"""Leads every ``asc`` key; ``desc`` keys lead with a digit, as the seeds' did."""
+"""Leads every ``asc`` key; ``desc`` keys lead with a digit, as the earlier Lambda design's did."""
 
 
 def score_prefix(score: int, order: Order = Order.DESC) -> str:

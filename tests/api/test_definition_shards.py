@@ -1,6 +1,7 @@
-"""A definition's ``shards`` through the HTTP API (DESIGN.md section 12): put, shown and listed;
-anything but 1, 2, 4, ..., 64 a 422 naming the field that stores nothing; and, as for the order,
-a 409 that changes nothing where the variant's boards hold entries, on any of their shards."""
+"""A definition's ``shards`` through the HTTP API (docs/boards.md, docs/openapi.json): put, shown
+and listed; anything but 1, 2, 4, ..., 64 a 422 naming the field that stores nothing; and, as for
+the order, a 409 that changes nothing where the variant's boards hold entries, on any of their
+shards."""
 
 from __future__ import annotations
 

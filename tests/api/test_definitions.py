@@ -1,4 +1,4 @@
-"""Board definitions through the HTTP API (DESIGN.md section 10): defining, reading and listing a
+"""Board definitions through the HTTP API (docs/boards.md): defining, reading and listing a
 variant's definition, each order and operator end to end (submit, top, rank, around, standings,
 rankDelta), month boards, the 409 for reordering history, refused undefined variants, and the bad
 input that must change nothing."""

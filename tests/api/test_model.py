@@ -54,7 +54,7 @@ RULES = list(itertools.product(["desc", "asc"], ["best", "latest", "sum"]))
 
 
 class Model:
-    """What a board of ``order`` and ``operator`` holds, written from DESIGN.md section 10's
+    """What a board of ``order`` and ``operator`` holds, written from docs/boards.md's
     words, not from the service's code: each player's (value, time it was reached)."""
 
     def __init__(self, order: str, operator: str) -> None:

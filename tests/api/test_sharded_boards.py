@@ -1,5 +1,5 @@
-"""A sharded board end to end, over the embedded backend through the real adapter (DESIGN.md
-section 12): every row on its player's partition, and every read in the shape of an unsharded
+"""A sharded board end to end, over the embedded backend through the real adapter (docs/boards.md,
+docs/scale.md): every row on its player's partition, and every read in the shape of an unsharded
 board's and as right: the top page walked by its cursor, playerCount, exact ranks, around, the
 group board, standings, rankDelta, a snapshot, for ``best``, ``sum`` and ``asc`` boards; and the
 reconciler's report says which shard drifted."""

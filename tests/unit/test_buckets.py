@@ -1,4 +1,5 @@
-"""The bucket layout: the seeds' mapping, and bounds that agree with it exactly."""
+"""The bucket layout: the earlier Lambda design's mapping (docs/scale.md), and bounds that agree
+with it exactly."""
 
 from __future__ import annotations
 
