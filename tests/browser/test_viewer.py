@@ -495,6 +495,41 @@ def test_an_earlier_day_is_offered_and_an_empty_board_is_said_so(
     assert page.is_hidden("#top")
 
 
+def test_the_choices_follow_every_page_of_the_board_list(
+    page: Page, service: str, api: httpx.Client
+) -> None:
+    """GET /v1/boards is paged: a listing whose variants of one game continue on a second page,
+    and a game on the second page alone, is offered whole."""
+    listing = api.get("/v1/boards").json()
+    first = dict(listing, nextCursor="page-two")
+    trivia = next(g for g in listing["games"] if g["game"] == "trivia")
+    later_variant = dict(trivia["variants"][0], variant="late-variant")
+    second = dict(
+        listing,
+        games=[
+            {**trivia, "variants": [later_variant]},
+            {**trivia, "game": "later-game"},
+        ],
+        nextCursor=None,
+    )
+    asked: list[str] = []
+
+    def boards(route: Route) -> None:
+        asked.append(route.request.url)
+        answer = second if "cursor=page-two" in route.request.url else first
+        route.fulfill(status=200, json=answer)
+
+    page.route(lambda url: urlsplit(url).path == "/v1/boards", boards)
+    _open(page, service, "trivia/alltopics/alltime")
+    games = page.eval_on_selector_all("#game option", "options => options.map(o => o.value)")
+    assert "later-game" in games
+    assert games.count("trivia") == 1
+    variants = page.eval_on_selector_all("#variant option", "options => options.map(o => o.value)")
+    assert "late-variant" in variants
+    assert "alltopics" in variants
+    assert any("cursor=page-two" in url for url in asked)
+
+
 def test_an_error_from_the_service_is_said_and_the_page_recovers(page: Page, service: str) -> None:
     _open(page, service, "trivia/alltopics/alltime")
     problem = (

@@ -189,8 +189,29 @@
     view.period = fill($("period"), periods, period, periodName);
   }
 
+  // Every page of GET /v1/boards (up to 100 variants a page, each variant whole on one page),
+  // merged by game; at most LISTING_PAGES pages, so that a registry grown past reason does not
+  // keep the page reading.
+  const LISTING_PAGES = 10;
+
+  async function readListing() {
+    const games = new Map();
+    let answer = null;
+    let cursor = null;
+    for (let page = 0; page < LISTING_PAGES; page++) {
+      answer = await api(cursor ? `/v1/boards?cursor=${encodeURIComponent(cursor)}` : "/v1/boards");
+      for (const game of answer.games) {
+        if (games.has(game.game)) games.get(game.game).variants.push(...game.variants);
+        else games.set(game.game, { ...game, variants: [...game.variants] });
+      }
+      cursor = answer.nextCursor;
+      if (!cursor) break;
+    }
+    return { ...answer, games: [...games.values()], nextCursor: null };
+  }
+
   async function loadListing() {
-    const listing = await api("/v1/boards");
+    const listing = await readListing();
     view.listing = listing;
     if (!listing.games.length) {
       ["game", "variant", "period"].forEach((id) => fill($(id), [], null, String));
