@@ -173,7 +173,12 @@ async def _reconcile_live(runtime: Runtime, *, apply: bool) -> int:
     """Every live board; one JSON line on stdout, which CloudWatch reads as metrics (the embedded
     metric format) where the stack runs it on its schedule. Non-zero where a board failed."""
     now = datetime.now(UTC)
-    report = await runtime.leaderboard.operations.reconcile_live(apply=apply, now=now)
+    progress = ProgressReport(sys.stderr)
+    async with progress.ticking():
+        report = await runtime.leaderboard.operations.reconcile_live(
+            apply=apply, now=now, progress=progress
+        )
+    progress.finish()
     document = {
         "applied": apply,
         "drifted": [
@@ -204,7 +209,12 @@ async def run_snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
     operations = runtime.leaderboard.operations
     now = datetime.now(UTC)
     if args.closed_periods:
-        report = await operations.snapshot_closed_periods(now=now, top=args.top)
+        progress = ProgressReport(sys.stderr)
+        async with progress.ticking():
+            report = await operations.snapshot_closed_periods(
+                now=now, top=args.top, progress=progress
+            )
+        progress.finish()
         document = {
             "taken": [
                 {"leaderboardId": s.board_id, "snapshotTakenAt": s.taken_at} for s in report.taken

@@ -13,16 +13,21 @@ from typing import TextIO
 from app.services.progress import Stage
 
 
+def _plural(n: int | None, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _stage_line(stage: Stage, total: int | None) -> str:
-    if stage == "waiting":
-        return f"waiting {total} s for submissions already under way"
-    if stage == "writing rows":
-        return f"writing {total} row{'' if total == 1 else 's'}"
-    if stage == "recounting":
-        return "recounting the board" + (f" (about {total} entries)" if total else "")
-    if stage == "reading counters":
-        return "reading the counters"
-    return f"writing {total} counter item{'' if total == 1 else 's'}"
+    lines: dict[Stage, str] = {
+        "waiting": f"waiting {total} s for submissions already under way",
+        "writing rows": f"writing {_plural(total, 'row')}",
+        "recounting": "recounting the board" + (f" (about {total} entries)" if total else ""),
+        "reading counters": "reading the counters",
+        "writing counters": f"writing {_plural(total, 'counter item')}",
+        "reconciling boards": f"reconciling {_plural(total, 'live board')}",
+        "snapshotting boards": f"snapshotting {_plural(total, 'closed board')}",
+    }
+    return lines[stage]
 
 
 def _counts(done: int, total: int | None) -> str:

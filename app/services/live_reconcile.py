@@ -23,6 +23,7 @@ from app.domain.periods import Board, board_is_expired
 from app.errors import BoardBeingSeeded, LeaderboardError
 from app.services.definitions import Definitions
 from app.services.ports import BoardIndex, BoardRegistry, CounterStore, LeaseStore, StandingStore
+from app.services.progress import Progress
 from app.services.reconcile import ReconcileReport, reconcile_board
 from app.services.snapshots import period_closes_at
 
@@ -86,8 +87,10 @@ async def reconcile_live_boards(
     settle: timedelta,
     apply: bool,
     pass_gap_s: float = 1.0,
+    progress: Progress | None = None,
 ) -> LiveReconcileReport:
-    """Reconcile every live registered board (see the module docstring)."""
+    """Reconcile every live registered board (see the module docstring); ``progress`` hears of
+    each board done."""
     report = LiveReconcileReport()
     live: list[tuple[Board, BoardDefinition]] = []
     for registered in await ports.registry.registered_boards():
@@ -103,8 +106,12 @@ async def reconcile_live_boards(
         if is_live(board, now=now, settle=settle, retention=definition.retention):
             live.append((board, definition))
     gate = asyncio.Semaphore(BOARDS_AT_ONCE)
+    done = 0
+    if progress is not None:
+        progress("reconciling boards", 0, len(live))
 
     async def one(board: Board, definition: BoardDefinition) -> None:
+        nonlocal done
         async with gate:
             try:
                 for _ in range(RUNS_PER_BOARD):
@@ -130,6 +137,9 @@ async def reconcile_live_boards(
                 log.warning("reconcile_failed", board=board.board_id, error=exc.detail)
             else:
                 report.boards.append(found)
+        done += 1
+        if progress is not None:
+            progress("reconciling boards", done, len(live))
 
     await asyncio.gather(*(one(board, definition) for board, definition in live))
     report.boards.sort(key=lambda r: r.board_id)

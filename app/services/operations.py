@@ -109,7 +109,9 @@ class Operations:
             progress=progress,
         )
 
-    async def reconcile_live(self, *, apply: bool, now: datetime) -> LiveReconcileReport:
+    async def reconcile_live(
+        self, *, apply: bool, now: datetime, progress: Progress | None = None
+    ) -> LiveReconcileReport:
         """Every live board, as the stack's schedule runs it."""
         s = self._stores
         return await reconcile_live_boards(
@@ -121,6 +123,7 @@ class Operations:
             settle=self._policies.settle,
             apply=apply,
             pass_gap_s=self._policies.pass_gap_s,
+            progress=progress,
         )
 
     def _snapshot_ports(self) -> SnapshotPorts:
@@ -140,7 +143,9 @@ class Operations:
             shards=definition.shards,
         )
 
-    async def snapshot_closed_periods(self, *, now: datetime, top: int) -> ClosedPeriodsReport:
+    async def snapshot_closed_periods(
+        self, *, now: datetime, top: int, progress: Progress | None = None
+    ) -> ClosedPeriodsReport:
         """A snapshot of every board whose period has closed and has none."""
         return await snapshot_closed_periods(
             ports=self._snapshot_ports(),
@@ -148,6 +153,7 @@ class Operations:
             definitions=self._definitions,
             settle=self._policies.settle,
             top_n=top,
+            progress=progress,
         )
 
     async def create_tables(self, *, deletion_protection: bool = False) -> TablesReport:

@@ -5,10 +5,20 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-Stage = Literal["waiting", "writing rows", "recounting", "reading counters", "writing counters"]
+Stage = Literal[
+    "waiting",
+    "writing rows",
+    "recounting",
+    "reading counters",
+    "writing counters",
+    "reconciling boards",
+    "snapshotting boards",
+]
 """``waiting``: seconds of a seed's grace period; ``writing rows``: rows of a seed file;
 ``recounting``: entries read from the index in one pass (the size is the previous pass's, if
-any); ``reading counters``: counter items read; ``writing counters``: counter items written."""
+any); ``reading counters``: counter items read; ``writing counters``: counter items written;
+``reconciling boards``: live boards reconciled (``reconcile --live``); ``snapshotting boards``:
+closed boards snapshotted (``snapshot --closed-periods``)."""
 
 
 class Progress(Protocol):

@@ -41,6 +41,7 @@ from app.services.ports import (
     SnapshotSummary,
     StandingStore,
 )
+from app.services.progress import Progress
 from app.services.registry import register_board
 from app.services.retries import persist
 
@@ -352,6 +353,7 @@ async def snapshot_closed_periods(
     definitions: Definitions,
     settle: timedelta,
     top_n: int = DEFAULT_TOP_N,
+    progress: Progress | None = None,
 ) -> ClosedPeriodsReport:
     """Take the period-closed snapshot of every registered day and week board whose period has
     closed (``settle`` after its end: pass the allowed submission lateness) and has none yet.
@@ -388,14 +390,22 @@ async def snapshot_closed_periods(
         else:
             due.append((board, definition.shards))
     gate = asyncio.Semaphore(_CLOSING_CONCURRENCY)
+    done = 0
+    if progress is not None:
+        progress("snapshotting boards", 0, len(due))
 
     async def close(board: Board, shards: int) -> None:
+        nonlocal done
         async with gate:
             try:
                 taken = await _take_closing(ports, board, now=now, top_n=top_n, shards=shards)
             except LeaderboardError as exc:
                 _failed(report, board, exc)
                 return
+            finally:
+                done += 1
+                if progress is not None:
+                    progress("snapshotting boards", done, len(due))
         if taken is None:
             report.already_taken.append(board.board_id)
             return

@@ -167,6 +167,12 @@ async def test_snapshot_and_erase_from_the_command_line(
     assert [e["playerId"] for e in json.loads(taken.stdout)["entries"]] == ["ann", "bob"]
     closed = _run(dynamo_endpoint, table_names, "snapshot", "--closed-periods")
     assert closed.returncode == 0, closed.stderr
+    # The scheduled jobs say how far they have got off a terminal too (here: a pipe).
+    assert "snapshotting 0 closed boards ..." in closed.stderr
+    live = _run(dynamo_endpoint, table_names, "reconcile", "--live")
+    assert live.returncode == 0, live.stderr
+    assert "reconciling 1 live board ..." in live.stderr
+    assert "done in" in live.stderr
     erased = _run(dynamo_endpoint, table_names, "erase", "ann")
     assert erased.returncode == 0, erased.stderr
     assert json.loads(erased.stdout)["removed"] == {
@@ -271,6 +277,12 @@ async def test_a_board_seeded_from_the_command_line_gets_its_closed_period_snaps
     assert seeded.returncode == 0, seeded.stderr
     closed = _run(dynamo_endpoint, table_names, "snapshot", "--closed-periods")
     assert closed.returncode == 0, closed.stderr
+    # The scheduled jobs say how far they have got off a terminal too (here: a pipe).
+    assert "snapshotting 0 closed boards ..." in closed.stderr
+    live = _run(dynamo_endpoint, table_names, "reconcile", "--live")
+    assert live.returncode == 0, live.stderr
+    assert "reconciling 1 live board ..." in live.stderr
+    assert "done in" in live.stderr
     assert [s["leaderboardId"] for s in json.loads(closed.stdout)["taken"]] == [board]
 
 
