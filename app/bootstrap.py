@@ -274,7 +274,12 @@ def build_leaderboard(
         ttl_s=settings.definition_cache_seconds,
     )
     registered = RegisteredBoards(ttl_s=settings.board_list_cache_seconds)
-    hot = HotBoards(stores.ranks, policies.reads.layout, ttl_s=settings.hot_board_summary_seconds)
+    hot = HotBoards(
+        stores.ranks,
+        policies.reads.layout,
+        ttl_s=settings.hot_board_summary_seconds,
+        ties=stores.counters,
+    )
     return Leaderboard(
         submissions=Submissions(
             store=stores.submissions,

@@ -134,6 +134,7 @@ class MemoryIndex:
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
         self.tie_reads += 1
         self.counter_reads.append(("tie", board_id, strong))
@@ -923,6 +924,7 @@ class MemoryRanks:
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
         self._t.called("ranks.tie_counts")
         return self._t.tie_counts((board_id, bucket, slot), b_prefix, c_prefix)

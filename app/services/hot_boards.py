@@ -23,13 +23,14 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
 
 from app.domain.buckets import BucketLayout
 from app.domain.models import Page
 from app.domain.shards import partition_ids
-from app.domain.ties import TieCounts
+from app.domain.ties import LEVEL_A, TieCounts
 from app.services.memory import SharedLoads
-from app.services.ports import RankReader
+from app.services.ports import RankReader, StoredTies
 
 TOP = 100
 """The most entries of a board's top the summary holds: the largest page the API serves."""
@@ -62,10 +63,17 @@ class TopPage:
         )
 
 
+class TieReader(Protocol):
+    async def read_ties(self, board_id: str, bucket: int, slot: int) -> StoredTies:
+        """A slot's grain, cuts and every tie count (``CounterStore.read_ties``)."""
+        ...
+
+
 class HotBoards:
     """A ``RankReader`` that answers ``recent`` counter reads from the task's summary (and reads
     the rest live through ``live``), and the summary's top pages and player counts. A ``ttl_s``
-    of 0 keeps no summary: every read is live."""
+    of 0 keeps no summary: every read is live. With ``ties``, the summary also holds the tie
+    counters of the crowded slots ranks on other shards meet (``crowded_slot``)."""
 
     def __init__(
         self,
@@ -73,6 +81,7 @@ class HotBoards:
         layout: BucketLayout,
         *,
         ttl_s: float,
+        ties: TieReader | None = None,
         max_items: int = MAX_ITEMS,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], datetime] = _utc_now,
@@ -87,6 +96,10 @@ class HotBoards:
             max_entries=max_items, ttl_s=ttl_s, clock=clock
         )
         self._tops: SharedLoads[tuple[str, int], TopPage] = SharedLoads(
+            max_entries=max_items, ttl_s=ttl_s, clock=clock
+        )
+        self._ties = ties
+        self._slots: SharedLoads[tuple[str, int, int], StoredTies] = SharedLoads(
             max_entries=max_items, ttl_s=ttl_s, clock=clock
         )
 
@@ -131,10 +144,39 @@ class HotBoards:
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
-        return await self._live.tie_counts(
-            board_id, bucket, slot, b_prefix, c_prefix=c_prefix, strong=strong
+        if not recent or self._ties is None:
+            return await self._live.tie_counts(
+                board_id, bucket, slot, b_prefix, c_prefix=c_prefix, strong=strong
+            )
+        found = await self.crowded_slot(board_id, bucket, slot)
+        counts = {} if found is None else found.counts
+
+        def under(prefix: str) -> dict[str, int]:
+            return {key: n for key, n in counts.items() if key.startswith(prefix)}
+
+        return TieCounts(
+            under(LEVEL_A),
+            under(b_prefix),
+            sealed=found is not None and found.sealed,
+            c={} if c_prefix is None else under(c_prefix),
         )
+
+    async def crowded_slot(self, board_id: str, bucket: int, slot: int) -> StoredTies | None:
+        """A slot's tie counters as of a moment ago (its grain, cuts and every count), for a rank
+        on a shard other than the player's: the player's own row carries where they are counted,
+        another shard's slot is asked whole. ``None`` without a reader of them."""
+        if self._ties is None:
+            return None
+        ties = self._ties
+        return await self._slots.get(
+            (board_id, bucket, slot), lambda: ties.read_ties(board_id, bucket, slot)
+        )
+
+    def crowded_slot_held(self, board_id: str, bucket: int, slot: int) -> StoredTies | None:
+        """``crowded_slot``'s answer where the summary holds it fresh: no read."""
+        return self._slots.held((board_id, bucket, slot))
 
     async def player_count(self, board_id: str, shards: int) -> int:
         """The board's players: every partition's coarse counts in the summary, summed."""

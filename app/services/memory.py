@@ -105,6 +105,13 @@ class SharedLoads(Generic[K, V]):
         # Shielded: a caller that gives up does not cancel the load the others wait for.
         return await asyncio.shield(held)
 
+    def held(self, key: K) -> V | None:
+        """The value kept for ``key``, if a load of it finished and is fresh: no waiting."""
+        held = self._loads.get(key)
+        if held is None or not held.done() or failed(held):
+            return None
+        return held.result()
+
     def holds(self, key: K) -> bool:
         """Whether a loaded value is kept for ``key``: asking for it then waits for nothing."""
         held = self._loads.get(key)

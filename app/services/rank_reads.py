@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 
 from app import telemetry
 from app.domain.buckets import BucketLayout
 from app.domain.ranks import (
+    EstimatedRank,
     Rank,
     RankQuery,
     combine_shards,
@@ -23,7 +25,8 @@ from app.domain.ranks import (
     shard_queries,
     span_of,
 )
-from app.domain.ties import TieCounts
+from app.domain.ties import TieCounts, mark_of
+from app.services.hot_boards import HotBoards
 from app.services.ports import RankReader
 
 
@@ -40,7 +43,12 @@ async def rank_many(
     A query on a sharded board reads each of its partitions (``shard_queries``), all in the same
     round trip, and its rank is their sum (``combine_shards``)."""
     asked = [shard_queries(query) for query in queries]
-    parts = await _rank_parts(reader, layout, [q for qs in asked for q in qs], cap=cap)
+    flat = [q for qs in asked for q in qs]
+    if isinstance(reader, HotBoards):
+        flat = [_marked(reader, layout, q) for q in flat]
+    parts = await _rank_parts(reader, layout, flat, cap=cap)
+    if isinstance(reader, HotBoards):
+        parts = await _in_crowded_slots(reader, layout, flat, parts, cap=cap)
     ranks: list[Rank] = []
     found = iter(parts)
     for query, shard_qs in zip(queries, asked, strict=True):
@@ -94,6 +102,7 @@ async def _rank_parts(
             p.tie.b_prefix,
             c_prefix=None if p.tie.cut is None else p.tie.c_prefix,
             strong=p.query.board_id in strong,
+            recent=p.query.board_id in recent,
         )
         for p in plans
     ]
@@ -114,6 +123,55 @@ async def _rank_parts(
         )
         for p, count, tie in zip(plans, counted, ties, strict=True)
     ]
+
+
+def _marked(hot: HotBoards, layout: BucketLayout, query: RankQuery) -> RankQuery:
+    """A query on another shard than the player's, where the summary holds that shard's crowded
+    slot: where its tie counters would count the key (so the COUNT is of the key's chunk only)."""
+    if not query.elsewhere or query.tie_mark is not None:
+        return query
+    held = hot.crowded_slot_held(query.board_id, *layout.fine_of(query.key.score))
+    if held is None or held.grain is None:
+        return query
+    return replace(query, tie_mark=mark_of(query.key, held.grain, held.cuts))
+
+
+async def _in_crowded_slots(
+    hot: HotBoards,
+    layout: BucketLayout,
+    queries: Sequence[RankQuery],
+    parts: list[tuple[Rank, int]],
+    *,
+    cap: int,
+) -> list[tuple[Rank, int]]:
+    """Each part on another shard than the player's that is a range for a crowded slot, asked
+    again within that shard's tie counters (read into the summary for it), where the slot has
+    them: a third round trip, only for those, and only while the summary does not hold them."""
+    crowded = [
+        i
+        for i, (query, (rank, _)) in enumerate(zip(queries, parts, strict=True))
+        if query.elsewhere and query.tie_mark is None and isinstance(rank, EstimatedRank)
+    ]
+    if not crowded:
+        return parts
+    found = await asyncio.gather(
+        *(
+            hot.crowded_slot(queries[i].board_id, *layout.fine_of(queries[i].key.score))
+            for i in crowded
+        )
+    )
+    again = [
+        (i, replace(queries[i], tie_mark=mark_of(queries[i].key, ties.grain, ties.cuts)))
+        for i, ties in zip(crowded, found, strict=True)
+        if ties is not None and ties.grain is not None
+    ]
+    if not again:
+        return parts
+    settled = await _rank_parts(hot, layout, [query for _, query in again], cap=cap)
+    parts = list(parts)
+    for (i, _), part in zip(again, settled, strict=True):
+        parts[i] = part
+    return parts
 
 
 async def _nothing_between() -> tuple[int, bool]:

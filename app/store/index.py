@@ -173,6 +173,7 @@ class RankReads:
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
         return await self._counters.tie_counts(
             board_id, bucket, slot, b_prefix, c_prefix=c_prefix, consistent=strong

@@ -189,15 +189,16 @@ class SimRankReader:
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
         """A layout without tie counters gives no query a grain, so this is never asked."""
         raise SimulationError("this layout has no tie counters")
 
     async def seeds_histogram(self, board_id: str) -> Mapping[int, int]:
-        """The seeds' one metadata row (a GetItem): all 128 bucket counters."""
+        """The earlier Lambda design's one metadata row (a GetItem): all 128 bucket counters."""
         self._check_board(board_id)
         if self._layout != SEEDS_LAYOUT:
-            raise SimulationError("the seeds' histogram is 128 log buckets")
+            raise SimulationError("the earlier Lambda design's histogram is 128 log buckets")
         self._begin(1)
         counts = [self._totals[b] for b in range(SEEDS_LAYOUT.coarse)]
         nbytes = seeds_meta_bytes(counts, sum(counts))
@@ -224,7 +225,7 @@ def answer_of(rank: Rank) -> Answer:
 
 
 async def seeds_rank_of(reader: SimRankReader, key: RankKey, *, cap: int) -> Answer:
-    """The seeds' algorithm, as their write-up describes it (bench only)."""
+    """The earlier Lambda design's algorithm, as its write-up describes it (bench only)."""
     ahead, capped = await reader.count_keys(
         BOARD_ID, TOP_OF_BOARD, key_just_below(key.encode()), limit=cap
     )

@@ -97,6 +97,7 @@ class SimTieReader(SimRankReader):
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
         """The slot's level-A items and the level-B items under ``b_prefix``: two Queries sent
         together, as ``CounterItems.tie_counts`` sends them. The model cuts no chunk (a moment

@@ -4,6 +4,7 @@ when; a rank reads the player's own shard live and one COUNT on every other one.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import MutableMapping
 from datetime import datetime
 from typing import Any
@@ -114,3 +115,39 @@ async def test_a_sharded_board_s_reads_come_from_the_task_s_summary_and_say_when
         # coarse and fine counters, and one COUNT of the index on every shard.
         own = 1 + settings.counter_shards + 1
         assert calls_of(logs)[1] == DEFINITION + own + SHARDS
+
+
+async def test_ranks_in_a_slot_crowded_on_every_shard_become_exact(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    """One score for everyone, a COUNT cap far below each shard's share of the slot: a rank
+    read answers a range at first and has its own shard's slot built (tie counters); once
+    every shard's is, each rank is exact, the other shards' counted through their tie counters
+    (read into the task's summary), not a capped COUNT."""
+    settings = make_settings(dynamo_endpoint, table_names, rank_count_cap=4)
+    async with serve(settings) as running:
+        http = running.http
+        put = await http.put(
+            "/v1/games/trivia/variants/live",
+            json={"periods": ["alltime"], "shards": 4},
+            headers=ADMIN,
+        )
+        assert put.status_code == 200, put.text
+        t0 = now_ms() - 60_000
+        players = [f"q{i:02d}" for i in range(32)]
+        for i, player in enumerate(players):
+            sent = await submit(
+                http, player=player, score=700, achieved_ms=t0 + i, variant="live", rankDelta=False
+            )
+            assert sent.status_code == 200, sent.text
+        ranks: dict[str, object] = {}
+        for _ in range(60):  # until every shard's slot is built: a few seconds
+            for player in players:
+                ranks[player] = (await http.get(f"{URL}/players/{player}")).json()["rank"]
+            if all(r["kind"] == "exact" for r in ranks.values()):  # type: ignore[index]
+                break
+            await asyncio.sleep(0.5)
+        assert [ranks[p] for p in players] == [
+            {"kind": "exact", "rank": i + 1, "topPercent": round(100 * (i + 1) / 32, 2)}
+            for i in range(32)
+        ]

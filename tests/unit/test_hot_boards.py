@@ -10,12 +10,14 @@ from datetime import UTC, datetime, timedelta
 
 from app.domain.keys import Order, RankKey
 from app.domain.models import Page
-from app.domain.ranks import ExactRank, RankQuery
-from app.domain.shards import player_partition
-from app.domain.ties import TieCounts
+from app.domain.ranks import EstimatedRank, ExactRank, RankQuery
+from app.domain.shards import partition_ids, player_partition
+from app.domain.ties import TieCounts, choose_grain, mark_of, tie_counts, tie_group
 from app.services.boards import merged_page
 from app.services.hot_boards import HotBoards
+from app.services.ports import StoredTies
 from app.services.rank_reads import rank_many, rank_of
+from tests.fakes import MemoryIndex
 from tests.unit.test_shards import BOARD, LAYOUT, ShardedIndex
 
 SHARDS = 16
@@ -65,6 +67,7 @@ class Counted:
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
         self.calls["tie", board_id] += 1
         return await self.index.tie_counts(board_id, bucket, slot, b_prefix, c_prefix=c_prefix)
@@ -215,3 +218,62 @@ async def test_the_first_page_of_a_short_board_says_there_is_no_more() -> None:
     assert [e.player_id for e in top.first(30).entries] == [k.player_id for k in index.keys]
     assert top.first(30).next_start is None
     assert top.first(29).next_start is not None
+
+
+CAP = 6
+
+
+def crowded_board(players: int) -> tuple[list[RankKey], dict[str, MemoryIndex]]:
+    """``players`` on one score, a millisecond apart: one slot crowded on every shard, each
+    shard's slot with the tie grain a build would give it for a cap of ``CAP``."""
+    keys = [RankKey(50, 1_000 + i, f"c{i:04d}", Order.DESC) for i in range(players)]
+    slot = LAYOUT.fine_of(50)
+    parts = {}
+    for pid in partition_ids(BOARD, SHARDS):
+        mine = [k for k in keys if player_partition(BOARD, k.player_id, SHARDS) == pid]
+        grain = choose_grain(mine, group=tie_group(CAP))
+        parts[pid] = MemoryIndex(LAYOUT, mine, pid, grains={slot: grain})
+    return keys, parts
+
+
+class CrowdedShards(Counted):
+    """Counted reads of shards whose crowded slot has tie counters, and those counters read whole
+    (``read_ties``), as the summary reads them."""
+
+    def __init__(self, keys: list[RankKey], parts: dict[str, MemoryIndex]) -> None:
+        super().__init__(ShardedIndex(keys, SHARDS))
+        self.index.parts = parts
+
+    async def read_ties(self, board_id: str, bucket: int, slot: int) -> StoredTies:
+        self.calls["read_ties", board_id] += 1
+        part = self.index.parts[board_id]
+        grain = part.grains[(bucket, slot)]
+        in_slot = [k for k in part.keys if LAYOUT.fine_of(k.score) == (bucket, slot)]
+        marks = [mark_of(k, grain, {}) for k in in_slot]
+        return StoredTies(grain, tie_counts(in_slot, marks), sealed=True)
+
+
+def crowded_query(key: RankKey, parts: dict[str, MemoryIndex]) -> RankQuery:
+    own = parts[player_partition(BOARD, key.player_id, SHARDS)]
+    grain = own.grains[LAYOUT.fine_of(key.score)]
+    return RankQuery(BOARD, key, tie_mark=mark_of(key, grain, {}), shards=SHARDS)
+
+
+async def test_a_rank_in_a_slot_crowded_on_every_shard_is_exact_through_their_tie_counters() -> (
+    None
+):
+    keys, parts = crowded_board(400)
+    live = CrowdedShards(keys, parts)
+    hot = HotBoards(live, LAYOUT, ttl_s=1.0, clock=Clock(), ties=live)
+    without = HotBoards(live, LAYOUT, ttl_s=1.0, clock=Clock())
+    for key in keys[150:160]:
+        truth = live.index.true_rank(key)
+        blind = await rank_of(without, LAYOUT, crowded_query(key, parts), cap=CAP)
+        assert isinstance(blind, EstimatedRank), "each other shard's slot is past the cap"
+        assert blind.rank_range[0] <= truth <= blind.rank_range[1]
+        rank = await rank_of(hot, LAYOUT, crowded_query(key, parts), cap=CAP)
+        assert isinstance(rank, ExactRank)
+        assert rank.rank == truth
+    # Each other shard's slot is read whole once, into the summary; later ranks find it there.
+    assert 0 < live.of("read_ties") <= SHARDS
+    assert all(n == 1 for (kind, _), n in live.calls.items() if kind == "read_ties")

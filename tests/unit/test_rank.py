@@ -184,6 +184,7 @@ class _ReadsApart:
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
         return await self.after.tie_counts(board_id, bucket, slot, b_prefix, c_prefix=c_prefix)
 

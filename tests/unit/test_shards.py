@@ -122,6 +122,7 @@ class ShardedIndex:
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
         return await self.parts[board_id].tie_counts(
             board_id, bucket, slot, b_prefix, c_prefix=c_prefix

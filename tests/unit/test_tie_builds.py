@@ -233,6 +233,7 @@ class MemoryBoard:
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
         items = self.ties.get((bucket, slot), {})
 

@@ -55,6 +55,7 @@ class RankReader(Protocol):
         *,
         c_prefix: str | None = None,
         strong: bool = False,
+        recent: bool = False,
     ) -> TieCounts:
         """A crowded slot's level-A counts and seal, its level-B counts under ``b_prefix``, and
         (where given) its level-C counts under ``c_prefix``."""
