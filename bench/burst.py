@@ -4,7 +4,7 @@ Two app instances (standing for two ECS tasks) share one embedded DynamoDB, and 
 transaction conflicts are injected as DynamoDB raises them (a transaction touching an item another
 transaction in flight touches is cancelled). Every failure is recorded with its reason; the board
 and its counters are checked against the successes. Printed beside the figures of the earlier
-Lambda design (on API Gateway, Lambda and DynamoDB; "seeds" in the table: docs/scale.md).
+Lambda design (on API Gateway, Lambda and DynamoDB: docs/scale.md).
 
 ``uv run python -m bench.burst [--players 1000] [--levels 8,16,64,256,1000] [--out docs/bursts.md]``
 """
@@ -150,8 +150,9 @@ async def run_level(
 
 def table(results: list[LevelResult]) -> str:
     lines = [
-        "| in flight | succeeded | failed (reason) | seeds: succeeded / failed | conflicts injected "
-        "| transactions sent | most attempts | on the board | counters (coarse, fine) | seconds |",
+        "| in flight | succeeded | failed (reason) | Lambda design: succeeded / failed "
+        "| conflicts injected | transactions sent | most attempts | on the board "
+        "| counters (coarse, fine) | seconds |",
         "| ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     for r in results:

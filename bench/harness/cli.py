@@ -151,6 +151,7 @@ def _bursts_in_process(endpoint: str, scale: Scale) -> list[dict[str, Any]]:
                 "players": r.players,
                 "succeeded": r.succeeded,
                 "failures": dict(r.failures),
+                # seeds_*: the earlier Lambda design's figures (results.json keeps the names).
                 "seeds_succeeded": seeds[0] if seeds else None,
                 "seeds_failed": seeds[1] if seeds else None,
                 "conflicts_injected": r.conflicts_injected,

@@ -38,8 +38,9 @@ def render(results: dict[str, Any], notes: str) -> str:
         "second), never throttles, never conflicts unless told to, and reports placeholder "
         "`ConsumedCapacity` (its column below). Seconds and milliseconds here are this machine's "
         "and moto's; on AWS each round trip is a network hop of a few milliseconds, so the round "
-        "trips column is the one to carry over. The seeds' latencies were measured on AWS "
-        "(API Gateway, Lambda, DynamoDB in us-east-1): beside ours they compare shapes, not speeds.",
+        "trips column is the one to carry over. The earlier Lambda design's latencies were "
+        "measured on AWS (API Gateway, Lambda, DynamoDB in us-east-1): beside ours they compare "
+        "shapes, not speeds.",
         "",
         "### Which part needs what",
         "",
@@ -94,12 +95,12 @@ def render(results: dict[str, Any], notes: str) -> str:
             "measured there (they do not depend on the board's size) and the rank reads run the "
             "service's `rank_many`/`rank_of` over `bench/rank_sim`'s in-memory index, which "
             "accounts each read's bytes the same way (trivia scores, normal 5,000 / 1,500). Both "
-            "are given at 10^3, where they can be compared. The seeds counted the same way: their "
-            "new player's submission as shipped (a reservation and an outcome write, a "
-            "transaction per board of a ConditionCheck, the row and their 1.5 KB counter row, "
-            "and the index entry: 29 write units), a strongly consistent row read per board and "
-            "one COUNT from the top of each board (capped at 2,000, then their counter row); "
-            "their rank read the row and the same COUNT. Player: where the new player lands "
+            "are given at 10^3, where they can be compared. The earlier Lambda design counted the "
+            "same way: its new player's submission as shipped (a reservation and an outcome "
+            "write, a transaction per board of a ConditionCheck, the row and its 1.5 KB counter "
+            "row, and the index entry: 29 write units), a strongly consistent row read per board "
+            "and one COUNT from the top of each board (capped at 2,000, then its counter row); "
+            "its rank read: the row and the same COUNT. Player: where the new player lands "
             "(share of the board ahead of them).",
             "",
             *report.session_table(results),
@@ -190,9 +191,9 @@ def render(results: dict[str, Any], notes: str) -> str:
             "",
             *report.bursts_table(results),
             "",
-            "The seeds' failures were mostly Lambda throttles at a concurrency limit of 10 "
-            "(their 2026-09-28 re-check); their next limit was conflict on their one counter row. "
-            "Seconds are the embedded backend's queue. docs/bursts.md has the history.",
+            "The earlier Lambda design's failures were mostly Lambda throttles at a concurrency "
+            "limit of 10 (its 2026-09-28 re-check); its next limit was conflict on its one counter "
+            "row. Seconds are the embedded backend's queue. docs/bursts.md has the history.",
             "",
             "![bursts](benchmarks/bursts.png)",
             "",
@@ -206,8 +207,9 @@ def render(results: dict[str, Any], notes: str) -> str:
             "(`rankDelta` false) and the top page (`limit=1`) asked until it shows them; the time "
             "from the POST's answer to the answer of that GET. On the embedded backend the index "
             "is written with the table, so this is one GET's time on this machine, growing with "
-            "the board as moto walks it; on AWS it is the GSI's lag plus a GET. The seeds: DEV, "
-            "us-east-1, 2026-08-18, through API Gateway and Lambda, 100 samples a size.",
+            "the board as moto walks it; on AWS it is the GSI's lag plus a GET. The earlier "
+            "Lambda design: DEV, us-east-1, 2026-08-18, through API Gateway and Lambda, 100 "
+            "samples a size.",
             "",
             *report.propagation_table(results),
             "",

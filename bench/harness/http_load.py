@@ -17,7 +17,8 @@ import httpx
 from app.domain.clock import iso_ms
 
 SEEDS_PROPAGATION = {100: (160, 235, 449), 1_000: (158, 181, 206), 10_000: (158, 210, 265)}
-"""The seeds' 2026-08-18 run on DEV (API Gateway, Lambda, DynamoDB): p50, p95, p99 in ms."""
+"""The earlier Lambda design's 2026-08-18 run on DEV (API Gateway, Lambda, DynamoDB): p50, p95,
+p99 in ms."""
 SEED_CHUNK_BYTES = 60_000
 """Seed files are sent in pieces under the service's default 64 KiB body limit."""
 
@@ -123,7 +124,7 @@ class Propagation:
             "post_ms_p50": round(percentile(self.post_ms, 0.5), 1),
             "gets_until_shown_max": max(self.polls, default=0),
             "gets_until_shown_mean": round(statistics.fmean(self.polls), 2) if self.polls else None,
-            "seeds_ms_p50_p95_p99": seeds,
+            "seeds_ms_p50_p95_p99": seeds,  # the earlier Lambda design's
             "seed_seconds": round(self.seed_seconds, 1),
         }
 

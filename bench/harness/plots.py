@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 from bench.harness.overhead import TARGET_RATIO
 
 OURS, SEEDS, BEFORE = "#1f77b4", "#d62728", "#7f7f7f"
+"""Colours of ours, of the earlier Lambda design (``SEEDS``) and of the figures before."""
 
 
 def _save(fig: Any, path: Path) -> str:
@@ -97,7 +98,7 @@ def session_cost(results: dict[str, Any], out: Path) -> str:
         pick[s]["seeds_session_read_units"] + pick[s]["seeds_submit_write_units"] for s in sizes
     ]
     ax.bar([i - 0.2 for i in x], ours, 0.4, color=OURS, label="ours")
-    ax.bar([i + 0.2 for i in x], seeds, 0.4, color=SEEDS, label="the seeds' design")
+    ax.bar([i + 0.2 for i in x], seeds, 0.4, color=SEEDS, label="the earlier Lambda design")
     ax.set_xticks(list(x), [f"{s:,} players" for s in sizes])
     ax.set_ylabel("read + write units")
     ax.set_title("A median player's session: one 3-board submission and 5 rank reads")
@@ -169,7 +170,7 @@ def bursts(results: dict[str, Any], out: Path) -> str:
         [r["seeds_succeeded"] or 0 for r in rows],
         0.4,
         color=SEEDS,
-        label="the seeds (2026-08-19; none at 256)",
+        label="the earlier Lambda design (2026-08-19; none at 256)",
     )
     ax.set_xticks(list(x), [str(r["in_flight"]) for r in rows])
     ax.set_xlabel("requests in flight")
@@ -198,11 +199,11 @@ def propagation(results: dict[str, Any], out: Path) -> str:
             0.1,
             color=SEEDS,
             alpha=shade,
-            label=f"seeds {q}",
+            label=f"Lambda design {q}",
         )
     ax.set_xticks(list(x), [f"{r['players']:,} players" for r in rows])
     ax.set_ylabel("ms from the POST's answer to a GET showing it")
-    ax.set_title("Propagation (ours: this machine, embedded backend; seeds: AWS DEV)")
+    ax.set_title("Propagation (ours: this machine, embedded backend; Lambda design: AWS DEV)")
     ax.legend(ncol=2, fontsize=8)
     return _save(fig, out / "propagation.png")
 

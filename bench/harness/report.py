@@ -67,8 +67,8 @@ def session_table(results: dict[str, Any]) -> list[str]:
     where = {0.1: "top 10%", 0.5: "median", 0.9: "bottom 10%"}
     lines = [
         "| players a board | player | counted on | ours: submission W / R | ours: rank read R "
-        "| ours: session W + R | $ per 10^6 sessions | seeds: submission W / R | seeds: rank read R "
-        "| seeds: session W + R | seeds: $ per 10^6 |",
+        "| ours: session W + R | $ per 10^6 sessions | Lambda design: submission W / R "
+        "| Lambda design: rank read R | Lambda design: session W + R | Lambda design: $ per 10^6 |",
         "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     lines.extend(
@@ -147,8 +147,9 @@ def memory_table(results: dict[str, Any]) -> list[str]:
 
 def bursts_table(results: dict[str, Any]) -> list[str]:
     lines = [
-        "| in flight | succeeded | failed (reason) | seeds: succeeded / failed | conflicts injected "
-        "| transactions sent | most attempts | on the board | counters (coarse, fine) | seconds |",
+        "| in flight | succeeded | failed (reason) | Lambda design: succeeded / failed "
+        "| conflicts injected | transactions sent | most attempts | on the board "
+        "| counters (coarse, fine) | seconds |",
         "| ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     for r in results["bursts"]:
@@ -169,8 +170,8 @@ def bursts_table(results: dict[str, Any]) -> list[str]:
 
 def propagation_table(results: dict[str, Any]) -> list[str]:
     lines = [
-        "| players | samples | errors | ours p50 / p95 / p99 (ms) | seeds p50 / p95 / p99 (ms) "
-        "| GETs until shown (mean, max) | POST p50 (ms) |",
+        "| players | samples | errors | ours p50 / p95 / p99 (ms) "
+        "| Lambda design p50 / p95 / p99 (ms) | GETs until shown (mean, max) | POST p50 (ms) |",
         "| ---: | ---: | --- | ---: | ---: | ---: | ---: |",
     ]
     for r in results["propagation"]:

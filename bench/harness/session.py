@@ -1,13 +1,14 @@
 """Cost: write and read units of a typical player session (one three-board submission and five
-rank reads) on boards of 10^3, 10^4 and 10^5 players, ours beside the seeds' design counted the
-same way, and in dollars.
+rank reads) on boards of 10^3, 10^4 and 10^5 players, ours beside the earlier Lambda design
+counted the same way, and in dollars.
 
 Ours on the embedded backend where it holds the board (10^3 players on each of the three boards:
 the real service, traced, every unit from real items); past that, the submission's fixed part
 (its read of the state and its transaction) is the one measured on the embedded backend and the
 rank part runs over ``bench.rank_sim``'s in-memory index (the real ``rank_many``/``rank_of`` over
-``SimRankReader``, which accounts what each read would cost). The seeds: their write path as
-shipped and their rank read (a COUNT from the top, capped at 2,000, then their metadata row).
+``SimRankReader``, which accounts what each read would cost). The earlier Lambda design
+(``seeds_*`` in names and run files): its write path as shipped and its rank read (a COUNT from
+the top, capped at 2,000, then its metadata row).
 """
 
 from __future__ import annotations
@@ -52,10 +53,11 @@ PRICES: dict[str, Any] = {
     "region": "us-east-1",
     "table_class": "Standard",
     "source": "DynamoDB on-demand prices for US East (N. Virginia) as published since the "
-    "price cut of 2024-11-01 (the seeds' pricing example gives the same $0.625 per million "
-    "writes); taken from what the harness's author knows, not fetched during the run",
+    "price cut of 2024-11-01 (the earlier Lambda design's pricing example gives the same $0.625 "
+    "per million writes); taken from what the harness's author knows, not fetched during the run",
 }
 SEEDS_CAP = 2_000
+"""The earlier Lambda design's exact-rank limit: its COUNT from the top stopped at 2,000."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class SessionCost:
     submit_read: float
     rank_read: float
     """Read units of one rank read (the mean of the session's five)."""
+    # ``seeds_*``: the same for the earlier Lambda design (results.json stores these names).
     seeds_submit_write: float
     seeds_submit_read: float
     seeds_rank_read: float
@@ -78,6 +81,7 @@ class SessionCost:
 
     @property
     def seeds_read(self) -> float:
+        """The earlier Lambda design's read units of the session."""
         return self.seeds_submit_read + RANK_READS * self.seeds_rank_read
 
     @staticmethod
@@ -107,14 +111,14 @@ class SessionCost:
         }
 
 
-# ---- the seeds, counted by the same rules ------------------------------------------------------
+# ---- the earlier Lambda design, counted by the same rules --------------------------------------
 
 
 def seeds_write_units(boards: int = 3) -> float:
-    """A new player's submission as the seeds shipped it: the reservation (a put) and the outcome
-    (an update), both standard; per board one transaction of a ConditionCheck on the seeding
-    lease, the row (under 1 KB) and their 1.5 KB metadata row (2 KB: 2 units, 4 in a transaction);
-    and the row's index entry."""
+    """A new player's submission as the earlier Lambda design shipped it: the reservation (a put)
+    and the outcome (an update), both standard; per board one transaction of a ConditionCheck on
+    the seeding lease, the row (under 1 KB) and its 1.5 KB metadata row (2 KB: 2 units, 4 in a
+    transaction); and the row's index entry."""
     row = units.write_blocks(rank_sim.INDEX_ENTRY_BYTES + 40)
     meta = units.write_blocks(rank_sim.seeds_meta_bytes([0] * 128, 0) + 64)
     per_board = 2 * (1 + row + meta) + 1  # check, row, meta in a transaction; the index entry
@@ -122,8 +126,9 @@ def seeds_write_units(boards: int = 3) -> float:
 
 
 def seeds_rank_units(ahead: int, meta_bytes: int) -> float:
-    """Their rank (beside the row read, counted apart): a COUNT from the top of the board of the
-    entries ahead, capped at 2,000; when capped, their metadata row (eventually consistent)."""
+    """The earlier Lambda design's rank (beside the row read, counted apart): a COUNT from the top
+    of the board of the entries ahead, capped at 2,000; when capped, its metadata row (eventually
+    consistent)."""
     counted = min(ahead, SEEDS_CAP)
     read = units.read_units(counted * rank_sim.INDEX_ENTRY_BYTES, consistent=False)
     if ahead >= SEEDS_CAP:
@@ -132,13 +137,14 @@ def seeds_rank_units(ahead: int, meta_bytes: int) -> float:
 
 
 ROW_READ = units.read_units(rank_sim.INDEX_ENTRY_BYTES + 40, consistent=True)
-"""A strongly consistent read of one player's row (under 4 KB): 1 unit, theirs and ours."""
+"""A strongly consistent read of one player's row (under 4 KB): 1 unit, the earlier Lambda
+design's and ours."""
 
 
 def seeds_session(ahead: int, meta_bytes: int, boards: int = 3) -> tuple[float, float, float]:
-    """(submission writes, submission reads, one rank read) for a new player with ``ahead``
-    players ahead on each board. Their submission reads each board's row, then counts once a
-    board for the rank after (a new player has no rank before)."""
+    """The earlier Lambda design's (submission writes, submission reads, one rank read) for a new
+    player with ``ahead`` players ahead on each board. Its submission reads each board's row, then
+    counts once a board for the rank after (a new player has no rank before)."""
     submit_read = boards * (ROW_READ + seeds_rank_units(ahead, meta_bytes))
     return seeds_write_units(boards), submit_read, ROW_READ + seeds_rank_units(ahead, meta_bytes)
 
@@ -150,7 +156,8 @@ async def _sim_costs(
     size: int, quantiles: tuple[float, ...], seed: int
 ) -> list[tuple[float, float, int, int, int]]:
     """Per quantile: (rank part of a new player's submission on one board, one rank read's rank
-    part, the true number ahead, seeds' meta bytes, index) over a simulated trivia board."""
+    part, the true number ahead, the earlier Lambda design's meta bytes, index) over a simulated
+    trivia board."""
     trivia = next(d for d in rank_sim.DISTRIBUTIONS if d.name == "trivia")
     board = rank_sim.build_board(trivia, size, np.random.default_rng(seed))
     spec = rank_sim.LayoutSpec(LAYOUT.coarse, LAYOUT.fine)

@@ -8,7 +8,7 @@ Capacity:
 
 - a standard write: 1 write unit per KB of the item, rounded up, the larger of before and after;
 - a write inside ``TransactWriteItems``: 2 per KB per item (a ``ConditionCheck`` included, as the
-  seeds counted it);
+  earlier Lambda design counted it);
 - a GSI write: 1 per KB of the index entry, per entry touched; 2 when the indexed key changes (a
   delete of the old entry and a put of the new); 0 when nothing the index holds changed;
 - a read: 1 unit per 4 KB, rounded up, strongly consistent; 0.5 eventually consistent; a Query sums

@@ -35,8 +35,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--layouts",
         choices=sorted(LAYOUT_SETS),
         default="all",
-        help="every layout (default), or the tie comparison: the seeds, the shipped layout "
-        "without and with tie counters",
+        help="every layout (default), or the tie comparison: the earlier Lambda design, the "
+        "shipped layout without and with tie counters",
     )
     parser.add_argument("--seed", type=int, default=20_261_130)
     parser.add_argument(

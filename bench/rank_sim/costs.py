@@ -19,7 +19,8 @@ BOARD_ID: Final = "trivia#alltopics#alltime"
 SHARDS: Final = 4
 """Coarse counters are spread over this many partition keys (the adapter's default)."""
 CAP: Final = 2_000
-"""The COUNT cap (``Settings.rank_count_cap``'s default) and the seeds' exact-rank limit."""
+"""The COUNT cap (``Settings.rank_count_cap``'s default) and the earlier Lambda design's exact-rank
+limit."""
 UNIT_BYTES: Final = 4_096
 """A read unit covers 4 KB of a Query's items (summed, then rounded up); eventually consistent
 reads cost half a unit per 4 KB. Figures below are kept in half units and reported as RCU."""
@@ -28,8 +29,9 @@ BASE_MS: Final = 1_790_000_000_000
 """achievedAt of the first achievement on a simulated board (2026-09-21T14:13:20Z)."""
 LAST_PLAYED_AT: Final = "2026-11-30T12:34:56.789Z"
 SEEDS_HISTOGRAM_ATTRIBUTE: Final = "bucket{:03d}"
+"""The attribute of each of the earlier Lambda design's 128 bucket counters."""
 TOP_OF_BOARD: Final = score_prefix(SCORE_CEILING - 1)
-"""Sorts before every rank key: the seeds counted from here."""
+"""Sorts before every rank key: the earlier Lambda design counted from here."""
 
 
 def player_id(number: int) -> str:
@@ -81,8 +83,8 @@ entry it counts, exactly as if it had returned them."""
 
 
 def seeds_meta_bytes(counts: Sequence[int], players: int) -> int:
-    """The seeds' one metadata row: 128 ``bucketNNN`` attributes (zeros included), the player count
-    and a histogram version."""
+    """The earlier Lambda design's one metadata row: 128 ``bucketNNN`` attributes (zeros included),
+    the player count and a histogram version."""
     attributes: dict[str, str | int] = {
         "playerId": f"meta#{BOARD_ID}",
         "leaderboardId": BOARD_ID,

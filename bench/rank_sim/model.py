@@ -1,5 +1,5 @@
-"""Bucket layouts, and the vectorised model of the rank algorithms (the service's and the
-seeds' own) over every player of a board."""
+"""Bucket layouts, and the vectorised model of the rank algorithms (the service's and the earlier
+Lambda design's) over every player of a board."""
 
 from __future__ import annotations
 
@@ -62,7 +62,8 @@ class Ties:
 
 @dataclass(frozen=True)
 class LayoutSpec:
-    """A bucket layout to compare; ``seeds`` runs the seeds' algorithm over 128 log buckets."""
+    """A bucket layout to compare; ``seeds`` runs the earlier Lambda design's algorithm over 128
+    log buckets."""
 
     coarse: int
     fine: int
@@ -77,7 +78,7 @@ class LayoutSpec:
     @property
     def name(self) -> str:
         if self.seeds:
-            return "seeds (count 2,000, then 128 buckets)"
+            return "Lambda design (count 2,000, then 128 buckets)"
         if self.fine == 1:
             return f"{self.coarse}"
         name = f"{self.coarse} x {self.fine}" + (", nearer half" if self.nearer_half else "")
@@ -94,6 +95,7 @@ def bucket_layout(coarse: int, fine: int) -> BucketLayout:
 
 
 SEEDS: Final = LayoutSpec(128, 1, seeds=True)
+"""The earlier Lambda design's scheme: a COUNT from the top to 2,000, then 128 log buckets."""
 FULL_READ: Final = LayoutSpec(128, 512)
 """The first default: 128 x 512 with every fine counter of the bucket read."""
 DEFAULT: Final = LayoutSpec(128, 1_024, nearer_half=True)
@@ -118,7 +120,8 @@ LAYOUTS: Final = (
     TIES,
 )
 TIE_LAYOUTS: Final = (SEEDS, DEFAULT, TIES)
-"""The seeds' scheme, the shipped layout without tie counters and with them: docs/rank-ties.md."""
+"""The earlier Lambda design's scheme, the shipped layout without tie counters and with them:
+docs/rank-ties.md."""
 LAYOUT_SETS: Final = {"all": LAYOUTS, "ties": TIE_LAYOUTS}
 
 
@@ -316,8 +319,9 @@ def _two_level(board: Board, spec: LayoutSpec, hist: HistogramReads) -> Answers:
 
 
 def model_seeds(board: Board, placement: Placement) -> Answers:
-    """The seeds: COUNT from the top, stopping at the cap; past it, a range from the buckets above
-    the player's and the player's own (no count inside it), never below ``CAP + 1``."""
+    """The earlier Lambda design: COUNT from the top, stopping at the cap; past it, a range from
+    the buckets above the player's and the player's own (no count inside it), never below
+    ``CAP + 1``."""
     n = board.size
     bucket = placement.bucket
     counts = np.bincount(bucket, minlength=SEEDS_LAYOUT.coarse).astype(np.int64)

@@ -136,7 +136,8 @@ def render(run: Run, *, command: str, recommendation: str) -> str:
         f"{os.cpu_count()} CPUs ({platform.python_implementation()} {platform.python_version()}, "
         f"numpy {np.__version__}).",
         f"- Board sizes: {', '.join(f'{s:,}' for s in sizes)}. Every player of every board is "
-        "ranked by the vectorised model; the real `rank_of` (and the bench's seeds algorithm) ran "
+        "ranked by the vectorised model; the real `rank_of` (and the bench's code for the earlier "
+        "Lambda design's algorithm) ran "
         f"over the in-memory index for {checked:,} players in all and agreed with the model on "
         "every one (answer, entries read, counter items and bytes, read units, round trips, and "
         "the true rank).",
@@ -166,10 +167,10 @@ def render(run: Run, *, command: str, recommendation: str) -> str:
         "bound. RCU: each Query's item bytes "
         "rounded up to 4 KB, 0.5 RCU per 4 KB (eventually consistent), at least 0.5 per Query. "
         "The row read (strongly consistent, under 4 KB: 1 RCU) is the same for every layout and "
-        "the seeds, and is not in the RCU columns.",
-        f"- The seeds: a COUNT from the top of the board, capped at {CAP:,}; when capped, a read of "
-        "the one metadata row (128 `bucketNNN` counters, about "
-        f"{seeds_meta_bytes([1_000] * 128, 10**6):,} bytes) in a second round trip. Their "
+        "the earlier Lambda design, and is not in the RCU columns.",
+        f"- The earlier Lambda design: a COUNT from the top of the board, capped at {CAP:,}; when "
+        "capped, a read of the one metadata row (128 `bucketNNN` counters, about "
+        f"{seeds_meta_bytes([1_000] * 128, 10**6):,} bytes) in a second round trip. Its "
         f"{CAP:,}-entry COUNT alone costs "
         f"{_units(query_half_units(CAP * INDEX_ENTRY_BYTES) / 2)} RCU. The range's low end is "
         f"at least {CAP + 1:,} (the capped count proves it).",
@@ -182,13 +183,13 @@ def render(run: Run, *, command: str, recommendation: str) -> str:
         "round: every level-A item of the slot and every level-B item of their A chunk; the "
         "COUNT runs from the start of their B chunk, not of the slot. Each player's grain is on "
         "their row (read first, as today), so the round is still one.",
-        "- Range width is `hi - lo` of the estimated answers only (the seeds' 2,501-row fixture "
-        "gave 500). Percentiles are nearest-rank.",
+        "- Range width is `hi - lo` of the estimated answers only (the earlier Lambda design's "
+        "2,501-row fixture gave 500). Percentiles are nearest-rank.",
         "- Counter items written: a new player writes a coarse and a fine item; an improvement "
         "writes -1/+1 to the coarse items when the bucket changes and to the fine items when the "
         "slot changes (0, 2 or 4 items); improvements are 200,000 players per board re-drawing "
-        "from the board's distribution, those who beat their best. The seeds wrote their one "
-        "metadata row on every accepted score.",
+        "from the board's distribution, those who beat their best. The earlier Lambda design "
+        "wrote its one metadata row on every accepted score.",
         "",
         "## Targets at 1,000,000 players",
         "",

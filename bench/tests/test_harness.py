@@ -1,6 +1,6 @@
 """The benchmark harness's pieces that need no backend: the unit arithmetic holds on known items,
-round trips are counted as the longest chain of calls, the seeds' arithmetic gives their 29 write
-units, the plots and the CPU figures render. The full run is ``python -m bench`` (docs/benchmarks.md)."""
+round trips are counted as the longest chain of calls, the earlier Lambda design's arithmetic gives
+its 29 write units, the plots and the CPU figures render. The full run is ``python -m bench`` (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -74,8 +74,9 @@ def test_round_trips_are_the_longest_chain_of_calls_that_do_not_overlap() -> Non
 
 
 def test_the_seeds_new_player_costs_their_29_write_units() -> None:
+    """The earlier Lambda design's new player costs its 29 write units."""
     assert session.seeds_write_units() == 29
-    # Past the top 2,000 their rank read is a 2,000-entry COUNT and their counter row.
+    # Past the top 2,000 its rank read is a 2,000-entry COUNT and its counter row.
     assert session.seeds_rank_units(5_000, 1_513) == pytest.approx(42.0)
 
 

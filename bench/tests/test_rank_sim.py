@@ -1,5 +1,6 @@
 """The rank simulation at 10^4 players: the real rank code agrees with the vectorised model, every
-range holds the true rank, and the default layout is at least as exact as the seeds' scheme."""
+range holds the true rank, and the default layout is at least as exact as the earlier Lambda
+design's scheme."""
 
 from __future__ import annotations
 
@@ -80,18 +81,20 @@ def test_every_range_contains_the_true_rank_and_every_exact_rank_is_true(name: s
         assert bool(np.all(answers.hi[~exact] >= rank[~exact])), spec.name
         assert bool(np.all(answers.entries <= CAP)), spec.name
         estimated_somewhere |= bool((~exact).any())
-    assert estimated_somewhere  # the seeds at least must have answered with ranges
+    assert estimated_somewhere  # the earlier Lambda design at least must have answered with ranges
 
 
 @pytest.mark.parametrize("name", REQUIRED)
 def test_the_default_layout_is_at_least_as_exact_as_the_seeds(
     results: dict[str, BoardResult], name: str
 ) -> None:
+    """At least as exact as the earlier Lambda design's scheme (``SEEDS``): its top 2,000 only."""
     rows = {row.layout: row for row in results[name].rows}
     seeds, first, default = rows[SEEDS.name], rows[FULL_READ.name], rows[DEFAULT.name]
     assert first.exact_share >= seeds.exact_share
     assert default.exact_share >= first.exact_share
-    # The seeds count 2,000 from the top: on 10,000 players exactly the top fifth is exact.
+    # The earlier Lambda design counts 2,000 from the top: on 10,000 players exactly the top
+    # fifth is exact.
     assert seeds.exact_share == pytest.approx(CAP / SIZE)
 
 
@@ -177,7 +180,7 @@ def test_the_command_writes_the_report_and_keeps_the_recommendation(tmp_path: Pa
     report = out.read_text(encoding="utf-8")
     assert "KEEP ME" in report
     assert "#### trivia, 3,000 players" in report
-    assert "\n| seeds (count 2,000, then 128 buckets) | 66.6667% |" in report  # the top 2,000
+    assert "\n| Lambda design (count 2,000, then 128 buckets) | 66.6667% |" in report  # top 2,000
 
 
 # ---- tie counters --------------------------------------------------------------------------------
