@@ -250,6 +250,7 @@ async def open_runtime(
             )
         finally:
             await slot_builds.close()
+            dynamo.close()
 
 
 def build_slot_builds(settings: Settings, stores: Stores, policies: Policies) -> SlotBuilds:

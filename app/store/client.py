@@ -159,16 +159,26 @@ class Dynamo:
     def __init__(self, client: DynamoDBClient, *, in_flight: asyncio.Semaphore) -> None:
         self._client = client
         self._in_flight = in_flight
+        self._closed = False
 
     @property
     def client(self) -> DynamoDBClient:
         return self._client
+
+    def close(self) -> None:
+        """No call from now on: the client is about to close. Work that outlives the requests
+        that started it (a shared load a cancelled request left running) then fails with
+        ``Unavailable`` instead of calling a closed client, which would open an HTTP session
+        nobody closes."""
+        self._closed = True
 
     async def call(self, what: str, operation: Callable[[], Awaitable[T]]) -> T:
         """Run one call under the bound, translating its errors. ``operation`` makes the call only
         when invoked, so a call cancelled while it waits for a place is never started."""
         try:
             async with self._in_flight:
+                if self._closed:
+                    raise Unavailable(f"the service is stopping: no DynamoDB call ({what})")
                 return await operation()
         except (ClientError, BotoCoreError) as exc:
             error = translate(exc, what, read_timeout=_read_timeout(self._client))

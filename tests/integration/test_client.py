@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from app.bootstrap import open_runtime
+from app.errors import Unavailable
 from app.store.tables import TableNames
 from tests.conftest import make_settings
 
@@ -85,3 +86,25 @@ async def test_the_connection_pool_holds_every_call_in_flight(
     async with open_runtime(settings) as runtime:
         config: Any = runtime.client.meta.config  # botocore sets its options at run time
         assert config.max_pool_connections == bound
+
+
+async def test_work_that_outlives_the_runtime_makes_no_call(
+    dynamo_endpoint: str, table_names: TableNames
+) -> None:
+    """A load a cancelled request left running can reach DynamoDB after the service stopped: it
+    fails as unavailable, without a call, where a call on the closed client would open an HTTP
+    session that nobody closes."""
+    settings = make_settings(dynamo_endpoint, table_names)
+    sent: list[str] = []
+
+    def record(request: Any, **_: Any) -> None:
+        sent.append(request.url)
+
+    async with open_runtime(settings, create_tables=True) as runtime:
+        runtime.client.meta.events.register("before-send.dynamodb", record)
+        standings = runtime.stores.standings
+        assert await standings.read_standing("trivia#classic#alltime", "ann") is None
+    made = len(sent)
+    with pytest.raises(Unavailable, match="the service is stopping"):
+        await standings.read_standing("trivia#classic#alltime", "ann")
+    assert len(sent) == made
