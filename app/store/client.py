@@ -405,4 +405,26 @@ async def open_client(
         aws_secret_access_key=secret,
     ) as client:
         client.meta.events.register("after-call.dynamodb", record_call)
-        yield client
+        try:
+            yield client
+        finally:
+            _refuse_calls_once_closed(client)
+
+
+class ClientClosed(RuntimeError):
+    """A call on a DynamoDB client after it closed."""
+
+
+def _refuse_calls_once_closed(client: DynamoDBClient) -> None:
+    """aiobotocore opens a client's HTTP session on its first call, and opens another on a call
+    made after the client closed, which nothing then closes (an ``Unclosed client session``
+    at garbage collection). Once the client closes, such a call fails instead, saying so: work
+    that outlives the client (``Dynamo.close`` stops the service's own) cannot leak."""
+    http = getattr(getattr(client, "_endpoint", None), "http_session", None)
+    if http is None or not hasattr(http, "_get_session"):
+        return  # another aiobotocore: nothing to guard
+
+    async def closed(proxy_url: object) -> None:
+        raise ClientClosed("a DynamoDB call on a client that has closed")
+
+    http._get_session = closed

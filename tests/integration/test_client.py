@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import HTTPClientError
 
 from app.bootstrap import open_runtime
 from app.errors import Unavailable
@@ -108,3 +109,7 @@ async def test_work_that_outlives_the_runtime_makes_no_call(
     with pytest.raises(Unavailable, match="the service is stopping"):
         await standings.read_standing("trivia#classic#alltime", "ann")
     assert len(sent) == made
+    # And a call on the closed client itself fails, saying so, opening nothing (botocore
+    # wraps the guard's error as the HTTP client's).
+    with pytest.raises(HTTPClientError, match="a client that has closed"):
+        await runtime.client.list_tables(Limit=1)
