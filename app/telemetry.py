@@ -200,6 +200,18 @@ def _child(metric: Counter | Histogram, *labels: str) -> Any:
     return metric.labels(*labels)
 
 
+DATA_PLANE_OPERATIONS = (
+    "GetItem",
+    "BatchGetItem",
+    "Query",
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "BatchWriteItem",
+    "TransactWriteItems",
+)
+"""The operations the service sends, as DynamoDB (and its per-operation metrics) names them."""
+
 KNOWN_LABELS: dict[Counter, tuple[tuple[str, ...], ...]] = {
     DYNAMODB_FAILURES: tuple((kind,) for kind in ("throttled", "busy", "unavailable", "rejected")),
     CANCELLATIONS: tuple(
@@ -211,18 +223,7 @@ KNOWN_LABELS: dict[Counter, tuple[tuple[str, ...], ...]] = {
     REPEATS: (("replayed",), ("in_flight",)),
     SUBMISSIONS: tuple((outcome,) for outcome in SUBMISSION_OUTCOMES),
     BOARD_ADMISSIONS: (("waited",), ("refused",)),
-    DYNAMODB_RETRIES: tuple(
-        (operation,)
-        for operation in (
-            "GetItem",
-            "BatchGetItem",
-            "Query",
-            "PutItem",
-            "UpdateItem",
-            "DeleteItem",
-            "TransactWriteItems",
-        )
-    ),
+    DYNAMODB_RETRIES: tuple((operation,) for operation in DATA_PLANE_OPERATIONS),
 }
 """The label values each counter is known to take, shown at 0 from the start: a dashboard's panel
 then draws a flat line where nothing has happened yet, not "no data"."""

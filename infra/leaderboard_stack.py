@@ -43,6 +43,7 @@ from app.store.tables import (
     scores_table_spec,
     snapshots_table_spec,
 )
+from app.telemetry import DATA_PLANE_OPERATIONS
 from app.telemetry import NAMESPACE as METRICS_NAMESPACE
 
 CONTAINER_NAME = "api"
@@ -164,19 +165,6 @@ class DeployConfig:
             ),
             keep_previous_rank_index=_flag(node.try_get_context("keepPreviousRankIndex") or False),
         )
-
-
-DATA_PLANE_OPERATIONS = (
-    "GetItem",
-    "BatchGetItem",
-    "Query",
-    "PutItem",
-    "UpdateItem",
-    "DeleteItem",
-    "BatchWriteItem",
-    "TransactWriteItems",
-)
-"""The operations the service sends, as DynamoDB's per-operation metrics name them."""
 
 
 def _sum_over_operations(

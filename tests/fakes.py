@@ -148,16 +148,7 @@ class MemoryIndex:
         ]
         cuts = self.cuts.get((bucket, slot), {})
         counts = tie_counts(in_slot, [mark_of(k, grain, cuts) for k in in_slot])
-
-        def under(prefix: str) -> dict[str, int]:
-            return {k: n for k, n in counts.items() if k.startswith(prefix)}
-
-        return TieCounts(
-            under(LEVEL_A),
-            under(b_prefix),
-            sealed=True,
-            c={} if c_prefix is None else under(c_prefix),
-        )
+        return TieCounts.within(counts, b_prefix, c_prefix=c_prefix, sealed=True)
 
 
 # ---- the board table ---------------------------------------------------------------------------

@@ -236,3 +236,25 @@ class TieCounts:
     sealed: bool
     c: Mapping[str, int] = field(default_factory=dict)
     """The level-C counts of one cut B chunk, where asked for."""
+
+    @classmethod
+    def within(
+        cls,
+        counts: Mapping[str, int],
+        b_prefix: str,
+        *,
+        c_prefix: str | None = None,
+        sealed: bool,
+    ) -> TieCounts:
+        """What a rank reads of a slot's counts held whole (every level, by sort key): level A,
+        level B under ``b_prefix`` and, where given, level C under ``c_prefix``."""
+
+        def under(prefix: str) -> dict[str, int]:
+            return {key: n for key, n in counts.items() if key.startswith(prefix)}
+
+        return cls(
+            under(LEVEL_A),
+            under(b_prefix),
+            sealed=sealed,
+            c={} if c_prefix is None else under(c_prefix),
+        )

@@ -170,27 +170,26 @@ async def read_board(
         start, first_rank = (decoded.rank_key, decoded.player_id), decoded.next_rank
     if board_is_expired(board, now=now, retention=retention):
         return BoardPage(board_id, 0, [], None)
+    summary = hot if shards > 1 else None  # a sharded board's summary, if the task keeps one
+    counted = (
+        player_counts.of(counters, board_id, shards=shards)
+        if summary is None
+        else summary.player_count(board_id, shards)
+    )
     read_at = None
-    if hot is not None and shards > 1:
-        if start is None and limit <= TOP:
-            top, player_count = await asyncio.gather(
-                hot.top(
-                    board_id,
-                    shards,
-                    lambda: merged_page(index, board_id, shards=shards, limit=TOP, start=None),
-                ),
-                hot.player_count(board_id, shards),
-            )
-            page, read_at = top.first(limit), top.read_at
-        else:
-            page, player_count = await asyncio.gather(
-                merged_page(index, board_id, shards=shards, limit=limit, start=start),
-                hot.player_count(board_id, shards),
-            )
+    if summary is not None and start is None and limit <= TOP:
+        top, player_count = await asyncio.gather(
+            summary.top(
+                board_id,
+                shards,
+                lambda: merged_page(index, board_id, shards=shards, limit=TOP, start=None),
+            ),
+            counted,
+        )
+        page, read_at = top.first(limit), top.read_at
     else:
         page, player_count = await asyncio.gather(
-            merged_page(index, board_id, shards=shards, limit=limit, start=start),
-            player_counts.of(counters, board_id, shards=shards),
+            merged_page(index, board_id, shards=shards, limit=limit, start=start), counted
         )
     entries = [RankedEntry(first_rank + i, entry) for i, entry in enumerate(page.entries)]
     next_cursor = None

@@ -28,7 +28,7 @@ from typing import Protocol
 from app.domain.buckets import BucketLayout
 from app.domain.models import Page
 from app.domain.shards import partition_ids
-from app.domain.ties import LEVEL_A, TieCounts
+from app.domain.ties import TieCounts
 from app.services.memory import SharedLoads
 from app.services.ports import RankReader, StoredTies
 
@@ -150,18 +150,8 @@ class HotBoards:
             return await self._live.tie_counts(
                 board_id, bucket, slot, b_prefix, c_prefix=c_prefix, strong=strong
             )
-        found = await self.crowded_slot(board_id, bucket, slot)
-        counts = {} if found is None else found.counts
-
-        def under(prefix: str) -> dict[str, int]:
-            return {key: n for key, n in counts.items() if key.startswith(prefix)}
-
-        return TieCounts(
-            under(LEVEL_A),
-            under(b_prefix),
-            sealed=found is not None and found.sealed,
-            c={} if c_prefix is None else under(c_prefix),
-        )
+        found = await self._slot(self._ties, board_id, bucket, slot)
+        return TieCounts.within(found.counts, b_prefix, c_prefix=c_prefix, sealed=found.sealed)
 
     async def crowded_slot(self, board_id: str, bucket: int, slot: int) -> StoredTies | None:
         """A slot's tie counters as of a moment ago (its grain, cuts and every count), for a rank
@@ -169,7 +159,9 @@ class HotBoards:
         another shard's slot is asked whole. ``None`` without a reader of them."""
         if self._ties is None:
             return None
-        ties = self._ties
+        return await self._slot(self._ties, board_id, bucket, slot)
+
+    async def _slot(self, ties: TieReader, board_id: str, bucket: int, slot: int) -> StoredTies:
         return await self._slots.get(
             (board_id, bucket, slot), lambda: ties.read_ties(board_id, bucket, slot)
         )

@@ -107,15 +107,16 @@ class SharedLoads(Generic[K, V]):
 
     def held(self, key: K) -> V | None:
         """The value kept for ``key``, if a load of it finished and is fresh: no waiting."""
-        held = self._loads.get(key)
-        if held is None or not held.done() or failed(held):
-            return None
-        return held.result()
+        loaded = self._loaded(key)
+        return None if loaded is None else loaded.result()
 
     def holds(self, key: K) -> bool:
         """Whether a loaded value is kept for ``key``: asking for it then waits for nothing."""
+        return self._loaded(key) is not None
+
+    def _loaded(self, key: K) -> asyncio.Future[V] | None:
         held = self._loads.get(key)
-        return held is not None and held.done() and not failed(held)
+        return held if held is not None and held.done() and not failed(held) else None
 
     def put(self, key: K, value: V, *, at: float) -> None:
         """Keep ``value`` for ``key`` as of ``at`` (when the load that found it began), unless

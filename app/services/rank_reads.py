@@ -27,7 +27,7 @@ from app.domain.ranks import (
 )
 from app.domain.ties import TieCounts, mark_of
 from app.services.hot_boards import HotBoards
-from app.services.ports import RankReader
+from app.services.ports import RankReader, StoredTies
 
 
 async def rank_of(reader: RankReader, layout: BucketLayout, query: RankQuery, *, cap: int) -> Rank:
@@ -131,9 +131,15 @@ def _marked(hot: HotBoards, layout: BucketLayout, query: RankQuery) -> RankQuery
     if not query.elsewhere or query.tie_mark is not None:
         return query
     held = hot.crowded_slot_held(query.board_id, *layout.fine_of(query.key.score))
-    if held is None or held.grain is None:
-        return query
-    return replace(query, tie_mark=mark_of(query.key, held.grain, held.cuts))
+    return _counted_in(query, held) or query
+
+
+def _counted_in(query: RankQuery, ties: StoredTies | None) -> RankQuery | None:
+    """``query`` where its shard's slot tie counters ``ties`` count its key, if they have a
+    grain."""
+    if ties is None or ties.grain is None:
+        return None
+    return replace(query, tie_mark=mark_of(query.key, ties.grain, ties.cuts))
 
 
 async def _in_crowded_slots(
@@ -161,9 +167,9 @@ async def _in_crowded_slots(
         )
     )
     again = [
-        (i, replace(queries[i], tie_mark=mark_of(queries[i].key, ties.grain, ties.cuts)))
+        (i, counted)
         for i, ties in zip(crowded, found, strict=True)
-        if ties is not None and ties.grain is not None
+        if (counted := _counted_in(queries[i], ties)) is not None
     ]
     if not again:
         return parts
