@@ -1,1 +1,1 @@
-"""Benchmarks and simulations; run as modules (``uv run python -m bench.<name>``)."""
+"""Benchmarks and simulations; run as modules (``python3 tools/uv.py run --frozen --all-groups python -m bench.<name>``)."""

@@ -6,7 +6,7 @@ transaction in flight touches is cancelled). Every failure is recorded with its 
 and its counters are checked against the successes. Printed beside the figures of the earlier
 Lambda design (on API Gateway, Lambda and DynamoDB: docs/scale.md).
 
-``uv run python -m bench.burst [--players 1000] [--levels 8,16,64,256,1000] [--out docs/bursts.md]``
+``python3 tools/uv.py run --frozen --all-groups python -m bench.burst [--players 1000] [--levels 8,16,64,256,1000] [--out docs/bursts.md]``
 """
 
 from __future__ import annotations

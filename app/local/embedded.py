@@ -67,7 +67,7 @@ class EmbeddedDynamo:
         if importlib.util.find_spec("moto") is None:
             raise RuntimeError(
                 "the embedded backend needs moto, which this install lacks: install the project "
-                "with its `local` dependency group (`uv sync`), or set LEADERBOARD_DYNAMODB_ENDPOINT"
+                "with its `local` dependency group (`python3 tools/uv.py sync --frozen`), or set LEADERBOARD_DYNAMODB_ENDPOINT"
             )
         for _ in range(3):  # another process may take the free port before moto binds it
             self.port = free_port(self.host)

@@ -1,6 +1,6 @@
 """Rank cost and exactness at scale: the rank code over an in-memory index, boards of 10^4 to 10^7.
 
-Run it as ``uv run python -m bench.rank_sim [--sizes 10000,100000] [--quick] [--out FILE]``.
+Run it as ``python3 tools/uv.py run --frozen --all-groups python -m bench.rank_sim [--sizes 10000,100000] [--quick] [--out FILE]``.
 
 Every player of every board is ranked by a vectorised (numpy) model of ``app.services.rank_reads.rank_of``
 and of the earlier Lambda design's algorithm (count from the top to 2,000, then a range from 128 log

@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimulationError as exc:
         log(f"FAILED: {exc}")
         return 1
-    command = "uv run python -m bench.rank_sim " + " ".join(
+    command = "python3 tools/uv.py run --frozen --all-groups python -m bench.rank_sim " + " ".join(
         sys.argv[1:] if argv is None else list(argv)
     )
     if args.out is not None:
