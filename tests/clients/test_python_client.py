@@ -1,9 +1,13 @@
 """The Python client in clients/python, imported from its folder (not installed): its retry policy
 against ``httpx.MockTransport``, then submissions, board walks, ranks and errors against the real
-service in a subprocess, the example game server, and the wheel ``uv build`` makes."""
+service in a subprocess, the example game server run as the README says, and the wheel
+``uv build`` makes."""
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -26,6 +30,7 @@ from clients.python.leaderboard_client import (
 from tests.served import ROOT, ServiceExited, clean_environment, serve
 
 CLIENT_DIR = ROOT / "clients" / "python"
+README = CLIENT_DIR / "README.md"
 
 KEY = "python-client-test-key"
 READY_TIMEOUT_S = 60.0  # the service and its moto child start in about 4 s on an idle machine
@@ -303,26 +308,88 @@ def test_a_bad_key_raises_unauthorized_without_retrying(
     assert error.detail
 
 
-def test_the_example_game_server_posts_and_prints_the_top(
+def _readme_example_commands() -> tuple[tuple[dict[str, str], list[str]], ...]:
+    """The README's lines that start the service and run the example game server, each as its
+    leading ``NAME=value`` settings and its words (continuation lines joined, comments and a
+    trailing ``&`` dropped)."""
+    blocks = re.findall(r"^```sh\n(.*?)^```", README.read_text(), re.MULTILINE | re.DOTALL)
+    (block,) = [block for block in blocks if "examples/game_server.py" in block]
+    commands = []
+    for line in block.replace("\\\n", " ").splitlines():
+        words = [word for word in shlex.split(line, comments=True) if word != "&"]
+        settings = {}
+        while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+            name, _, value = words.pop(0).partition("=")
+            settings[name] = value
+        if words:
+            commands.append((settings, words))
+    return tuple(commands)
+
+
+def _fresh_shell_environment() -> dict[str, str]:
+    """This environment as a new shell in the checkout has it: without the service's settings, a
+    proxy, or the virtual environment this test runs in (so ``python3`` is the machine's own)."""
+    proxies = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
+    ours = {(ROOT / ".venv" / "bin").resolve()}
+    if sys.prefix != sys.base_prefix:  # run from a virtual environment: its bin too
+        ours.add(Path(sys.prefix, "bin").resolve())
+    path = [entry for entry in os.environ.get("PATH", "").split(os.pathsep) if entry]
+    environment = {
+        k: v for k, v in clean_environment().items() if k not in {*proxies, "VIRTUAL_ENV"}
+    }
+    environment["PATH"] = os.pathsep.join(e for e in path if Path(e).resolve() not in ours)
+    return environment
+
+
+def test_the_readme_runs_the_example_game_server_as_it_says(
     service: str, connect: Callable[[str], LeaderboardClient]
 ) -> None:
-    proxies = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"}
-    environment = {k: v for k, v in clean_environment().items() if k not in proxies} | {
+    """The README's two lines, from the repository's root in a shell with only the machine's
+    ``python3``: its service command is there (asked for its help), and its example command posts
+    a round to a service and prints the top, with httpx from the repository's environment."""
+    commands = _readme_example_commands()
+    assert len(commands) == 2, f"the README should start the service, then the example: {commands}"
+    (serve_settings, serve_words), (settings, words) = commands
+    for command in (serve_words, words):
+        assert command[:2] == ["python3", "tools/uv.py"], (
+            f"a README command should need nothing but python3 (tools/uv.py brings uv): {command}"
+        )
+    port = serve_words[serve_words.index("--port") + 1]
+    assert settings["LEADERBOARD_URL"] == f"http://127.0.0.1:{port}"
+    assert serve_settings == {"LEADERBOARD_DEV_API_KEY": settings["LEADERBOARD_API_KEY"]}
+
+    environment = _fresh_shell_environment()
+    helped = subprocess.run(
+        [*serve_words, "--help"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert helped.returncode == 0, f"{shlex.join(serve_words)} --help:\n{helped.stderr[-3000:]}"
+    assert "--port" in helped.stdout
+
+    # Against this module's service, on a board of its own (the README's key and URL replaced).
+    settings |= {
         "LEADERBOARD_URL": service,
         "LEADERBOARD_API_KEY": KEY,
         "LEADERBOARD_GAME": "pyclient",
         "LEADERBOARD_VARIANT": "example",
-        "PYTHONPATH": str(CLIENT_DIR),
     }
     finished = subprocess.run(
-        [sys.executable, str(CLIENT_DIR / "examples" / "game_server.py")],
-        env=environment,
+        words,
+        cwd=ROOT,
+        env=environment | settings,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         check=False,
     )
-    assert finished.returncode == 0, finished.stderr
+    assert finished.returncode == 0, (
+        f"the README's example command, {shlex.join(words)}:\n{finished.stderr[-3000:]}"
+    )
     players = ["ada", "grace", "linus", "margaret"]
     for player_id in players:
         assert f"posted {player_id} " in finished.stdout

@@ -1,9 +1,12 @@
 """The TypeScript client: installed from its lock, its generated types current with the committed
-OpenAPI document, its own tests passing, packed into an installable tarball, and its example game
-server posting a round and reading the top of a running service."""
+OpenAPI document, its own tests passing, packed into an installable tarball that a strict project
+can install and type-check the READMEs' examples against, and its example game server posting a
+round and reading the top of a running service."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import tarfile
@@ -11,18 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from tests.served import clean_environment, serve
+from tests.served import ROOT, clean_environment, serve
 
-CLIENT = Path(__file__).resolve().parents[2] / "clients" / "typescript"
+CLIENT = ROOT / "clients" / "typescript"
 KEY = "ts-client-test-key"
 NPM, NODE = shutil.which("npm"), shutil.which("node")
+PACKAGE = json.loads((CLIENT / "package.json").read_text())
+TS_BLOCK = re.compile(r"^```ts\n(.*?)^```", re.MULTILINE | re.DOTALL)
+# What tsc prints for each problem with --pretty false: file(line,column): error TSnnnn: message.
+DIAGNOSTIC = re.compile(r"^(?P<file>.+?)\((?P<line>\d+),(?P<column>\d+)\): error (?P<code>TS\d+): ")
 
 
-def _npm(*args: str) -> str:
+def _npm(*args: str, cwd: Path = CLIENT) -> str:
     assert NPM is not None
     ran = subprocess.run(
         [NPM, *args],
-        cwd=CLIENT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
@@ -46,21 +53,110 @@ def built() -> Path:
         "--default-non-nullable",
         "false",
         "--output",
-        "src/schema.d.ts",
+        "src/schema.ts",
         "--check",
     )
     _npm("test")  # builds, then the retry tests against a fake fetch
     return CLIENT / "dist"
 
 
-def test_the_package_packs_into_an_installable_tarball(built: Path, tmp_path: Path) -> None:
-    _npm("pack", "--pack-destination", str(tmp_path))
-    (tarball,) = tmp_path.glob("*.tgz")
+@pytest.fixture(scope="module")
+def tarball(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What ``npm pack`` makes (its prepack builds again), the file it names last on stdout."""
+    destination = tmp_path_factory.mktemp("packed")
+    name = _npm("pack", "--pack-destination", str(destination)).splitlines()[-1]
+    return destination / name
+
+
+def test_the_package_packs_into_an_installable_tarball(tarball: Path) -> None:
+    version = PACKAGE["version"]
+    assert tarball.name == f"leaderboard-client-{version}.tgz"
+    readme = (CLIENT / "README.md").read_text()
+    pack_line = next(line for line in readme.splitlines() if line.startswith("npm pack"))
+    assert re.search(r"(?<![\w@/-])leaderboard-client-<version>\.tgz", pack_line), (
+        f"the README's npm pack line should name the file npm makes ({tarball.name}): {pack_line}"
+    )
     with tarfile.open(tarball) as packed:
         names = set(packed.getnames())
-    assert {"package/dist/src/index.js", "package/dist/src/index.d.ts"} <= names
+    # The types the declarations import ship beside them (./schema.js is src/schema.ts, built).
+    shipped = {"index.js", "index.d.ts", "schema.js", "schema.d.ts"}
+    assert {f"package/dist/src/{name}" for name in shipped} <= names
     assert "package/package.json" in names
     assert not any("/test/" in name or "node_modules" in name for name in names)
+
+
+def _readme_example(readme: Path) -> str:
+    blocks = TS_BLOCK.findall(readme.read_text())
+    assert len(blocks) == 1, f"{readme} should hold one ```ts example, not {len(blocks)}"
+    return str(blocks[0])
+
+
+def test_a_strict_project_installs_the_tarball_and_type_checks_the_readme_examples(
+    tarball: Path, tmp_path: Path
+) -> None:
+    """As a consumer: the tarball installed into a project type-checked with ``strict`` and without
+    ``skipLibCheck``; the READMEs' examples compile, and a string score is refused."""
+    example = _readme_example(CLIENT / "README.md")
+    wrong, replaced = re.subn(r"\bscore: (\d+)", r'score: "\1"', example)
+    assert replaced == 1, "the README's example should submit one numeric score"
+    sources = {
+        "client-readme.ts": example,
+        "root-readme.ts": _readme_example(ROOT / "README.md"),
+        "string-score.ts": wrong,
+    }
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "package.json").write_text(
+        json.dumps({"name": "consumer", "private": True, "type": "module"})
+    )
+    options = {
+        "strict": True,
+        "skipLibCheck": False,
+        "module": "NodeNext",
+        "moduleResolution": "NodeNext",
+        "target": "ES2022",
+        "types": ["node"],
+        "noEmit": True,
+    }
+    (tmp_path / "tsconfig.json").write_text(
+        json.dumps({"compilerOptions": options, "files": sorted(sources)})
+    )
+    # From npm's cache where it can (`npm ci` above filled it), at the versions the client pins.
+    node_types = f"@types/node@{PACKAGE['devDependencies']['@types/node']}"
+    _npm(
+        "install",
+        "--prefer-offline",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        str(tarball),
+        node_types,
+        cwd=tmp_path,
+    )
+    # The client's own pinned tsc (installed by `npm ci`) compiling the consumer's project.
+    assert NODE is not None
+    tsc = CLIENT / "node_modules" / "typescript" / "bin" / "tsc"
+    ran = subprocess.run(
+        [NODE, str(tsc), "-p", str(tmp_path), "--pretty", "false"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    found = [m.groupdict() for m in map(DIAGNOSTIC.match, ran.stdout.splitlines()) if m]
+    # The one error: the string where the score's number goes, reported at `score`.
+    line = next(i for i, text in enumerate(wrong.splitlines(), 1) if 'score: "' in text)
+    column = wrong.splitlines()[line - 1].index('score: "') + 1
+    expected = [
+        {"file": "string-score.ts", "line": str(line), "column": str(column), "code": "TS2322"}
+    ]
+    assert found == expected, (
+        "the packed client should type-check the READMEs' examples under strict, skipLibCheck"
+        f" false, and refuse only the string score (TS2322 at line {line}, column {column}):\n"
+        f"{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"
+    )
+    assert "Type 'string' is not assignable to type 'number'" in ran.stdout
 
 
 def test_the_example_game_server_posts_a_round_and_reads_the_top(
