@@ -5,11 +5,13 @@ question, the API asked by the test itself.
 The service runs with ``LEADERBOARD_RANK_COUNT_CAP=1``, so that a handful of players tied on one
 score get an estimated rank from the API itself (the demo's players, whose scores rarely tie, keep
 exact ranks), and with the board list read afresh on each request, so a board a test makes is
-listed at once. About 30 s; the page polls every 5 s and one test waits for a refresh.
+listed at once. About 30 s; the page polls every 5 s and one test waits for a refresh. Midnight
+UTC is the browser's fake clock (``BrowserContext.clock``) and a board list the test answers.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import uuid
@@ -47,16 +49,25 @@ DASH = "\u2013"  # the en dash the page writes between a range's two ends
 REFRESH_TIMEOUT_MS = 15_000  # the page refreshes every 5 s
 
 # The visible text of each row's cells, as a sighted reader sees it: without the text kept for
-# screen readers (.visually-hidden).
+# screen readers (.visually-hidden), and with an entry's metadata (.meta, under the name) apart.
 ROWS_JS = """(selector) => [...document.querySelectorAll(selector + " tbody tr")].map((row) => {
-  const text = (cell) => {
-    const copy = cell.cloneNode(true);
-    copy.querySelectorAll(".visually-hidden").forEach((hidden) => hidden.remove());
+  const text = (element, without) => {
+    const copy = element.cloneNode(true);
+    copy.querySelectorAll(without).forEach((hidden) => hidden.remove());
     return copy.textContent.trim();
   };
-  const cells = Object.fromEntries([...row.cells].map((cell) => [cell.className.split(" ")[0], text(cell)]));
-  return { ...cells, playerId: row.dataset.playerId, classes: [...row.classList] };
+  const visible = (cell) => text(cell, ".visually-hidden, .meta");
+  const cells = Object.fromEntries([...row.cells].map((c) => [c.className.split(" ")[0], visible(c)]));
+  const meta = row.querySelector(".meta");
+  return {
+    ...cells,
+    meta: meta ? text(meta, ".visually-hidden") : "",
+    playerId: row.dataset.playerId,
+    classes: [...row.classList],
+  };
 })"""
+# When an entry was achieved, as every table writes it: UTC, 24-hour, to the second.
+UTC_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
 
 
 @pytest.fixture(scope="module")
@@ -127,14 +138,36 @@ def page(context: BrowserContext) -> Iterator[Page]:
     assert problems == [], problems
 
 
-def _open(page: Page, service: str, board: str, player: str | None = None) -> None:
+def _open(
+    page: Page, service: str, board: str, player: str | None = None, *, rows: bool = True
+) -> None:
     game, variant, period = board.split("/")
     address = f"{service}/#game={game}&variant={variant}&period={period}"
     response = page.goto(address + (f"&player={player}" if player else ""))
     assert response is not None
     assert response.ok, f"GET / answered {response.status}: {response.text()[:300]}"
-    if player is None:
+    if player is None and rows:
         wait_for_rows(page)
+
+
+def _wait_for_text(page: Page, selector: str, text: str) -> None:
+    """Until the element's text is ``text`` (the page refreshes every 5 s)."""
+    page.wait_for_function(
+        "([selector, text]) => document.querySelector(selector).textContent === text",
+        arg=[selector, text],
+        timeout=REFRESH_TIMEOUT_MS,
+    )
+
+
+def _values(page: Page, select: str) -> list[str]:
+    values: list[str] = page.eval_on_selector_all(
+        f"{select} option", "options => options.map(o => o.value)"
+    )
+    return values
+
+
+def _hash(page: Page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(page.url).fragment).items()}
 
 
 def _rows(page: Page, table: str = "#top") -> list[dict[str, Any]]:
@@ -161,7 +194,8 @@ def _top(percent: float) -> str:
 
 def _as_shown(entry: dict[str, Any], score_format: str = "integer") -> dict[str, str]:
     """An API entry as the page shows it: the rank (or the range), the name and the id, the
-    country, the score as its board says it reads, and when in UTC to the minute."""
+    country, the score as its board says it reads, and when in UTC on a 24-hour clock to the
+    second."""
     rank = (
         str(entry["rank"])
         if entry["rank"] is not None
@@ -177,8 +211,17 @@ def _as_shown(entry: dict[str, Any], score_format: str = "integer") -> dict[str,
         "name": name,
         "country": entry["country"] or "",
         "score": _score(entry["score"], score_format),
-        "when": f"{achieved[:10]} {achieved[11:16]}",
+        "when": f"{achieved[:10]} {achieved[11:19]}",
     }
+
+
+def _metadata(entry: dict[str, Any]) -> str:
+    """An entry's metadata as the page writes it under the name: "key: value" pairs, a value
+    that is not a string as its compact JSON; nothing for none."""
+    return " · ".join(
+        f"{key}: {value if isinstance(value, str) else json.dumps(value, separators=(',', ':'))}"
+        for key, value in (entry["metadata"] or {}).items()
+    )
 
 
 def _shown(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -493,6 +536,303 @@ def test_an_earlier_day_is_offered_and_an_empty_board_is_said_so(
     )
     assert page.text_content("#board-count") == "0 players"
     assert page.is_hidden("#top")
+
+
+def test_a_link_to_the_current_period_opens_it(page: Page, service: str, api: httpx.Client) -> None:
+    """`period=day`, `week` and `month` name the current period, as in the API's paths: the
+    link opens today's board (and keeps saying `day`), not all-time."""
+    day, week, month = api.get("/v1/boards").json()["currentPeriods"]
+    expected = api.get(f"/v1/leaderboards/trivia/alltopics/{day}").json()
+    assert expected["entries"]  # the demo plays today
+    assert api.get("/v1/leaderboards/trivia/alltopics/day").json() == expected  # the API's word
+    _open(page, service, "trivia/alltopics/day")
+
+    assert page.text_content("#board-heading") == f"Top of trivia / alltopics / Today ({day[4:]})"
+    assert _shown(_rows(page)) == [_as_shown(e) for e in expected["entries"]]
+    assert page.input_value("#period") == day
+    assert _hash(page)["period"] == "day"  # a link to "today", whichever day that is
+
+    page.goto("about:blank")
+    _open(page, service, "trivia/alltopics/week")
+    assert page.text_content("#board-heading") == (
+        f"Top of trivia / alltopics / This week ({week[5:]})"
+    )
+    assert page.input_value("#period") == week
+    page.goto("about:blank")
+    _open(page, service, "trivia/season/month")
+    assert (
+        page.text_content("#board-heading") == f"Top of trivia / season / This month ({month[6:]})"
+    )
+    assert page.input_value("#period") == month
+
+
+def test_a_link_to_a_board_the_list_does_not_hold_opens_that_board(
+    page: Page, service: str, api: httpx.Client
+) -> None:
+    """A defined variant nobody has played, a game nobody has, an earlier period nobody played:
+    not in GET /v1/boards, but the API reads each as an empty board, so the page shows it as
+    asked, and never another game in its place."""
+    variant = f"fresh{uuid.uuid4().hex[:6]}"
+    defined = api.put(
+        f"/v1/games/trivia/variants/{variant}",
+        # The default's order and operator, so that the service holds no board to define it.
+        json={"order": "desc", "operator": "best", "periods": ["alltime", "month"]},
+        headers={"Authorization": f"Bearer {KEY}"},
+    )
+    assert defined.status_code == 200, defined.text
+    listing = api.get("/v1/boards").json()
+    (trivia,) = [g for g in listing["games"] if g["game"] == "trivia"]
+    assert variant not in [v["variant"] for v in trivia["variants"]]
+    read = api.get(f"/v1/leaderboards/trivia/{variant}/alltime")
+    assert (read.status_code, read.json()["entries"]) == (200, [])
+    month = listing["currentPeriods"][2]
+
+    _open(page, service, f"trivia/{variant}/alltime", rows=False)
+    _wait_for_text(page, "#board-message", "This board is empty: nobody has a score on it yet.")
+    assert page.text_content("#board-heading") == f"Top of trivia / {variant} / All time"
+    assert page.text_content("#board-count") == "0 players"
+    assert (page.input_value("#game"), page.input_value("#variant")) == ("trivia", variant)
+    assert page.input_value("#period") == "alltime"
+    # Its definition says how it ranks and which periods it keeps (no day, no week): offered.
+    assert page.text_content("#board-rule") == "Higher is better · best score kept"
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('#period option').length === n",
+        arg=2,
+        timeout=REFRESH_TIMEOUT_MS,
+    )
+    assert _values(page, "#period") == ["alltime", month]
+    assert "error" not in (page.get_attribute("#board-message", "class") or "")
+
+    # A game the list does not hold at all.
+    game = f"nogame{uuid.uuid4().hex[:6]}"
+    page.goto("about:blank")
+    _open(page, service, f"{game}/classic/alltime", rows=False)
+    _wait_for_text(page, "#board-heading", f"Top of {game} / classic / All time")
+    assert page.text_content("#board-message") == (
+        "This board is empty: nobody has a score on it yet."
+    )
+    assert (page.input_value("#game"), page.input_value("#variant")) == (game, "classic")
+    assert "trivia" in _values(page, "#game")  # the listed games stay on offer
+
+    # An earlier day of a listed variant that nobody played: offered in its place among the days.
+    day = datetime.fromisoformat(listing["currentPeriods"][0][4:]).date()
+    earlier = f"day:{(day - timedelta(days=3)).isoformat()}"
+    page.goto("about:blank")
+    _open(page, service, f"trivia/alltopics/{earlier}", rows=False)
+    _wait_for_text(page, "#board-heading", f"Top of trivia / alltopics / {earlier[4:]}")
+    assert page.text_content("#board-message") == (
+        "This board is empty: nobody has a score on it yet."
+    )
+    assert page.input_value("#period") == earlier
+    (alltopics,) = [v for v in trivia["variants"] if v["variant"] == "alltopics"]
+    periods = list(alltopics["periods"])
+    periods.insert(periods.index(listing["currentPeriods"][0]) + 1, earlier)
+    assert _values(page, "#period") == periods
+
+
+def test_a_board_the_api_refuses_is_said_so_naming_it(
+    page: Page, service: str, api: httpx.Client
+) -> None:
+    """A board that cannot be shown is not replaced by another: the page names what the link
+    asked for and says why, in the API's words."""
+    refused = api.get("/v1/leaderboards/trivia/alltopics/yesterday")
+    assert refused.status_code == 422  # the API's answer, first
+    _open(page, service, "trivia/alltopics/yesterday", rows=False)
+    page.wait_for_selector("#board-message.error", timeout=REFRESH_TIMEOUT_MS)
+    assert page.text_content("#board-message") == (
+        "Cannot show the board trivia / alltopics / yesterday. The service answered 422 "
+        f"(Invalid input): {refused.json()['detail']}."
+    )
+    assert page.is_hidden("#top")
+    assert page.text_content("#board-heading") == "Top of trivia / alltopics / yesterday"
+    assert (page.input_value("#game"), page.input_value("#variant")) == ("trivia", "alltopics")
+    assert page.input_value("#period") == "yesterday"
+
+    # As production answers a variant nobody defined (LEADERBOARD_UNDEFINED_BOARDS=refuse).
+    variant = f"undefined{uuid.uuid4().hex[:6]}"
+    problem = {
+        "type": "/problems/not-found",
+        "title": "Not found",
+        "status": 404,
+        "detail": f"trivia/{variant} is not a defined variant",
+    }
+    page.route(
+        lambda url: f"/v1/leaderboards/trivia/{variant}/" in url,
+        lambda route: route.fulfill(
+            status=404, json=problem, headers={"Content-Type": "application/problem+json"}
+        ),
+    )
+    page.goto("about:blank")
+    _open(page, service, f"trivia/{variant}/alltime", rows=False)
+    page.wait_for_selector("#board-message.error", timeout=REFRESH_TIMEOUT_MS)
+    assert page.text_content("#board-message") == (
+        f"Cannot show the board trivia / {variant} / All time. The service answered 404 "
+        f"(Not found): trivia/{variant} is not a defined variant."
+    )
+    assert page.is_hidden("#top")
+    assert page.input_value("#variant") == variant
+
+    # A game the list does not hold, and no variant named: no board to ask for.
+    page.goto("about:blank")
+    page.goto(f"{service}/#game=nothing-here")
+    page.wait_for_selector("#board-message.error", timeout=REFRESH_TIMEOUT_MS)
+    assert page.text_content("#board-message") == (
+        "No board to show: the board list has no game “nothing-here”, and the link names no "
+        "variant of it. Choose a board above."
+    )
+    assert page.input_value("#game") == "nothing-here"
+    assert page.is_hidden("#top")
+
+
+def test_today_moves_on_at_midnight_and_a_chosen_day_stays(
+    context: BrowserContext, page: Page, service: str, api: httpx.Client
+) -> None:
+    """The browser's clock is set to 5 minutes before midnight UTC, and the board list answers as it
+    did the day before; past midnight, it answers as it does. A page following today
+    (`period=day`) moves on to the new day's board; one where the reader chose an earlier day
+    stays on that day."""
+    listing = api.get("/v1/boards").json()
+    today = datetime.fromisoformat(listing["currentPeriods"][0][4:]).date()
+    new_day, old_day, older_day = (f"day:{today - timedelta(days=n)}" for n in (0, 1, 2))
+    (trivia,) = [g for g in listing["games"] if g["game"] == "trivia"]
+    (alltopics,) = [v for v in trivia["variants"] if v["variant"] == "alltopics"]
+    assert new_day in alltopics["periods"]
+
+    def as_the_day_before(variant: dict[str, Any]) -> dict[str, Any]:
+        periods = list(variant["periods"])
+        if new_day in periods:
+            at = periods.index(new_day)
+            periods[at : at + 1] = [old_day, older_day]
+        return {**variant, "periods": periods}
+
+    before = {
+        **listing,
+        "games": [
+            {**g, "variants": [as_the_day_before(v) for v in g["variants"]]}
+            for g in listing["games"]
+        ],
+        "currentPeriods": [old_day, *listing["currentPeriods"][1:]],
+    }
+    midnight = datetime(today.year, today.month, today.day, tzinfo=UTC)
+    past_midnight = {"now": False}
+
+    def boards(route: Route) -> None:
+        if past_midnight["now"]:
+            route.fallback()  # the service's own list
+        else:
+            route.fulfill(status=200, json=before)
+
+    context.route(lambda url: urlsplit(url).path == "/v1/boards", boards)
+    context.clock.install(time=midnight - timedelta(minutes=5))
+
+    _open(page, service, "trivia/alltopics/day", rows=False)
+    _wait_for_text(page, "#board-heading", f"Top of trivia / alltopics / Today ({old_day[4:]})")
+    assert page.input_value("#period") == old_day
+    chooser = context.new_page()
+    _open(chooser, service, "trivia/alltopics/day", rows=False)
+    _wait_for_text(chooser, "#board-heading", f"Top of trivia / alltopics / Today ({old_day[4:]})")
+    chooser.select_option("#period", older_day)  # the reader picks the day before
+    _wait_for_text(chooser, "#board-heading", f"Top of trivia / alltopics / {older_day[4:]}")
+    assert _hash(chooser)["period"] == older_day
+    # And "Today" chosen again is "today", whichever day: the link says so.
+    chooser.select_option("#period", old_day)
+    _wait_for_text(chooser, "#board-heading", f"Top of trivia / alltopics / Today ({old_day[4:]})")
+    assert _hash(chooser)["period"] == "day"
+    chooser.select_option("#period", older_day)
+    _wait_for_text(chooser, "#board-heading", f"Top of trivia / alltopics / {older_day[4:]}")
+
+    past_midnight["now"] = True
+    context.clock.fast_forward("05:10")  # 00:00:10 UTC: the next refresh is due
+
+    expected = api.get(f"/v1/leaderboards/trivia/alltopics/{new_day}").json()
+    _wait_for_text(page, "#board-heading", f"Top of trivia / alltopics / Today ({new_day[4:]})")
+    wait_for_rows(page)
+    assert _shown(_rows(page)) == [_as_shown(e) for e in expected["entries"]]
+    assert page.input_value("#period") == new_day
+    assert _hash(page)["period"] == "day"
+    assert page.text_content("#board-message") == ""
+
+    # The chooser's page has read the new list too ("Today" is the new day) and stays put.
+    chooser.wait_for_function(
+        "(label) => [...document.querySelectorAll('#period option')].some((o) => o.text === label)",
+        arg=f"Today ({new_day[4:]})",
+        timeout=REFRESH_TIMEOUT_MS,
+    )
+    assert chooser.text_content("#board-heading") == (
+        f"Top of trivia / alltopics / {older_day[4:]}"
+    )
+    assert chooser.input_value("#period") == older_day
+    assert _hash(chooser)["period"] == older_day
+
+
+def test_times_are_utc_on_a_24_hour_clock_whatever_the_locale(
+    browser: Browser, service: str, api: httpx.Client
+) -> None:
+    """A reader in Los Angeles with a US English browser (a 12-hour clock, UTC-8) sees the same
+    times as anyone: UTC, 24-hour, in the tables and in the "Updated" line."""
+    board = "/v1/leaderboards/trivia/alltopics/alltime"
+    entries = api.get(board).json()["entries"]
+    player = entries[4]["playerId"]
+    around = api.get(f"{board}/players/{player}/around", params={"before": 5, "after": 5}).json()
+    day = api.get("/v1/boards").json()["currentPeriods"][0][4:]
+    context = browser.new_context(
+        viewport=DESKTOP, locale="en-US", timezone_id="America/Los_Angeles"
+    )
+    try:
+        context.clock.set_fixed_time(datetime.fromisoformat(f"{day}T21:05:09+00:00"))
+        page = context.new_page()
+        _open(page, service, "trivia/alltopics/alltime", player=player)
+        page.wait_for_selector("#around tbody tr", timeout=REFRESH_TIMEOUT_MS)
+        wait_for_rows(page)
+
+        assert page.text_content("#updated") == "Updated 21:05:09 UTC"  # not "1:05:09 PM"
+        for table, expected in (("#top", entries), ("#around", around["entries"])):
+            shown = _rows(page, table)
+            assert [r["when"] for r in shown] == [_as_shown(e)["when"] for e in expected]
+            assert all(UTC_TIME.fullmatch(r["when"]) for r in shown), shown
+        first = entries[0]["achievedAt"]
+        assert page.get_attribute("#top tbody tr time", "title") == (
+            f"{first[:10]} {first[11:23]} UTC"
+        )
+        assert page.text_content("#top th.when") == "Achieved (UTC)"
+    finally:
+        context.close()
+
+
+def test_an_entrys_metadata_is_shown_as_text_in_both_tables(
+    page: Page, service: str, api: httpx.Client
+) -> None:
+    variant = f"meta{uuid.uuid4().hex[:6]}"
+    _submit(api, "m1", 300, variant=variant, metadata={"car": "mk2", "replay": "r-2931"})
+    _submit(
+        api,
+        "m2",
+        200,
+        variant=variant,
+        displayName="Em Two",
+        metadata={"laps": [81234, 80999], "note": "<img src=x>&amp;", "ghost": True},
+    )
+    _submit(api, "m3", 100, variant=variant)  # none
+    board = f"/v1/leaderboards/trivia/{variant}/alltime"
+    expected = api.get(board).json()["entries"]
+    around = api.get(f"{board}/players/m2/around", params={"before": 5, "after": 5}).json()
+    assert [e["metadata"] is not None for e in expected] == [True, True, False]
+    assert [e["metadata"] for e in around["entries"]] == [e["metadata"] for e in expected]
+
+    _open(page, service, f"trivia/{variant}/alltime", player="m2")
+    page.wait_for_selector("#around tbody tr", timeout=REFRESH_TIMEOUT_MS)
+    wait_for_rows(page)
+
+    for table, entries in (("#top", expected), ("#around", around["entries"])):
+        rows = _rows(page, table)
+        assert [r["meta"] for r in rows] == [_metadata(e) for e in entries]
+        assert _shown(rows) == [_as_shown(e) for e in entries]  # the name and id as before
+    assert _rows(page)[0]["meta"] == "car: mk2 · replay: r-2931"
+    note = _rows(page)[1]["meta"]
+    assert "note: <img src=x>&amp;" in note  # as text: never markup
+    assert "laps: [81234,80999]" in note
+    assert page.eval_on_selector_all("#top img, #around img", "images => images.length") == 0
+    assert page.eval_on_selector_all("#top tbody tr:last-child .meta", "lines => lines.length") == 0
 
 
 def test_the_choices_follow_every_page_of_the_board_list(

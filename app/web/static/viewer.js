@@ -9,7 +9,8 @@
   const REFRESH_MS = 5000;
   const PAGE_SIZE = 25;
   const AROUND = 5;
-  // The registry gains a board each new day and week: read the list again about once a minute.
+  // The registry gains a board each new day and week: read the list again about once a minute,
+  // and at the first refresh after the browser's clock passes midnight UTC (listingDue).
   const LISTING_EVERY = 12;
   // The API's id rule (app/domain/keys.py); checked here so that an id with a "/" or a space is
   // refused with a reason instead of being sent as a different path.
@@ -21,7 +22,13 @@
     listing: null, // the last answer of GET /v1/boards
     game: null,
     variant: null,
-    period: null,
+    period: null, // the period read: "alltime" or dated ("day:2026-12-06"), as the API lists them
+    // "day", "week" or "month" while the reader follows the current period of that kind (a link
+    // saying period=day, or the "Today" choice): the next current one replaces it as the list
+    // moves on. null on all-time, and on a dated period chosen as such, which stays put.
+    follows: null,
+    drawn: false, // whether the chosen board has been drawn since it was chosen
+    listingAskedOn: null, // the browser's UTC date the list was last read early for (listingDue)
     cursors: [null], // cursors[i] opens page i; page 0 needs none
     page: 0,
     nextCursor: null,
@@ -133,20 +140,38 @@
 
   // ---- the board list ------------------------------------------------------------------------
 
+  const kindOf = (period) => period.split(":")[0];
+  const currentOf = (kind) => view.listing.currentPeriods.find((p) => kindOf(p) === kind) || null;
+  const isCurrent = (period) => view.listing.currentPeriods.includes(period);
+
+  // A period as a link or a choice names it: "day", "week" or "month" is the current period of
+  // that kind as the service names it (`currentPeriods`), followed as it moves on; any other
+  // ("alltime", a dated period, something the API will refuse) is itself.
+  function resolve(period) {
+    const current = period && !period.includes(":") ? currentOf(period) : null;
+    return current ? { period: current, follows: period } : { period: period || null, follows: null };
+  }
+
+  // What a choice of the period list asks for: the current period is "Today", not one date.
+  const asChosen = (period) => (isCurrent(period) ? kindOf(period) : period);
+
   function periodName(period) {
     if (period === "alltime") return "All time";
     const [kind, label] = period.split(":");
-    if (!view.listing.currentPeriods.includes(period)) return label || kind;
+    if (!isCurrent(period)) return label || kind;
     const names = { day: "Today", week: "This week" };
     return `${names[kind] || `This ${kind}`} (${label})`;
   }
+
+  const boardName = () => `${view.game} / ${view.variant} / ${periodName(view.period)}`;
+  const boardKey = () => JSON.stringify([view.game, view.variant, view.period]);
 
   // A variant's periods as the API lists them, plus the current period of each kind it has
   // (today's board exists as soon as anyone plays today; until then it is an empty board).
   function periodsOf(variant) {
     const periods = [...variant.periods];
     for (const current of view.listing.currentPeriods) {
-      const kind = current.split(":")[0];
+      const kind = kindOf(current);
       if (!periods.includes(current) && periods.some((p) => p.startsWith(`${kind}:`))) {
         const at = periods.findIndex((p) => p.startsWith(`${kind}:`));
         periods.splice(at, 0, current);
@@ -155,11 +180,42 @@
     return periods;
   }
 
+  const listedGame = () => view.listing.games.find((g) => g.game === view.game) || null;
+  const listedVariant = () => ((listedGame() || { variants: [] }).variants.find((v) => v.variant === view.variant) || null);
+
+  // The periods offered for the chosen variant: those the list gives it; for a variant the list
+  // does not hold (defined, but nobody has played it yet), all-time and the current period of
+  // each kind its definition keeps, once that is read.
+  function offeredPeriods() {
+    const listed = listedVariant();
+    if (listed) return periodsOf(listed);
+    const definition = view.rules.of === variantKey() ? view.rules.definition : null;
+    if (!definition || !Array.isArray(definition.periods)) return [];
+    return definition.periods.map((kind) => (kind === "alltime" ? kind : currentOf(kind))).filter(Boolean);
+  }
+
+  // The choices with the one asked for among them: a board the list does not hold is offered as
+  // asked (a link to it opens it), never swapped for another.
+  const including = (values, asked) => (asked == null || values.includes(asked) ? values : [...values, asked]);
+
+  // The same for a period, in its place: all-time first, then with its kind, newest first.
+  function includingPeriod(periods, asked) {
+    if (asked == null || periods.includes(asked)) return periods;
+    if (asked === "alltime") return [asked, ...periods];
+    const kind = kindOf(asked);
+    let at = periods.findIndex((p) => kindOf(p) === kind && p < asked);
+    if (at < 0) {
+      const last = periods.map(kindOf).lastIndexOf(kind);
+      at = last < 0 ? periods.length : last + 1;
+    }
+    return [...periods.slice(0, at), asked, ...periods.slice(at)];
+  }
+
   function fill(select, values, chosen, name) {
     const groups = new Map(); // optgroups by period kind, in the order the API gives them
     const options = values.map((value) => {
       const option = new Option(name(value), value, false, value === chosen);
-      const kind = value.includes(":") ? value.split(":")[0] : null;
+      const kind = value.includes(":") ? kindOf(value) : null;
       if (select.id === "period" && kind) {
         if (!groups.has(kind)) {
           const group = document.createElement("optgroup");
@@ -177,16 +233,37 @@
     return select.value || null;
   }
 
-  // Fill the three choices from the listing, keeping what is chosen where it still exists.
-  function choose(want) {
+  // The period: as asked where `exact` (a link, or the view kept across a new read of the list,
+  // even if the list does not hold it: the API says whether it can be read), else one the
+  // variant has (all-time where it has it). "day" etc. follow the current period.
+  function choosePeriod(wanted, exact) {
+    if (!view.variant) {
+      view.period = fill($("period"), [], null, String);
+      view.follows = null;
+      return;
+    }
+    const offered = offeredPeriods();
+    let { period, follows } = resolve(wanted);
+    if (!period || (!exact && !offered.includes(period))) {
+      period = offered.includes("alltime") || !offered.length ? "alltime" : offered[0];
+      follows = isCurrent(period) ? kindOf(period) : null;
+    }
+    view.follows = follows;
+    view.period = fill($("period"), includingPeriod(offered, period), period, periodName);
+  }
+
+  // Fill the three choices from the listing: the game and variant asked for, even where the list
+  // does not hold them (a board nobody has played yet reads as an empty board), the first
+  // variant of the game where none is asked, and the period as choosePeriod says.
+  function choose(want, exact = false) {
     const games = view.listing.games;
-    const game = games.find((g) => g.game === want.game) || games[0];
-    view.game = fill($("game"), games.map((g) => g.game), game.game, String);
-    const variant = game.variants.find((v) => v.variant === want.variant) || game.variants[0];
-    view.variant = fill($("variant"), game.variants.map((v) => v.variant), variant.variant, String);
-    const periods = periodsOf(variant);
-    const period = periods.includes(want.period) ? want.period : periods.includes("alltime") ? "alltime" : periods[0];
-    view.period = fill($("period"), periods, period, periodName);
+    const gameId = want.game || games[0].game;
+    const game = games.find((g) => g.game === gameId) || { game: gameId, variants: [] };
+    view.game = fill($("game"), including(games.map((g) => g.game), gameId), gameId, String);
+    const variantId = want.variant || (game.variants.length ? game.variants[0].variant : null);
+    const variants = including(game.variants.map((v) => v.variant), variantId);
+    view.variant = fill($("variant"), variants, variantId, String);
+    choosePeriod(want.period, exact);
   }
 
   // Every page of GET /v1/boards (up to 100 variants a page, each variant whole on one page),
@@ -217,7 +294,21 @@
       ["game", "variant", "period"].forEach((id) => fill($(id), [], null, String));
       return false;
     }
-    choose({ game: view.game, variant: view.variant, period: view.period });
+    choose({ game: view.game, variant: view.variant, period: view.follows || view.period }, true);
+    return true;
+  }
+
+  // Whether this refresh reads the list again: the first, then every LISTING_EVERY-th, and once
+  // as soon as the browser's clock has passed the end of the listed current day (every week and
+  // month also ends at a midnight UTC), so that "Today" moves on at midnight rather than up to a
+  // minute later. The clock only says when to ask: what is current stays the service's word, and
+  // a clock ahead of the service's costs one read more a day.
+  function listingDue() {
+    if (view.listing === null || view.refreshes % LISTING_EVERY === 0) return true;
+    const today = new Date().toISOString().slice(0, 10);
+    const day = currentOf("day");
+    if (!day || day.slice(4) >= today || view.listingAskedOn === today) return false;
+    view.listingAskedOn = today;
     return true;
   }
 
@@ -244,17 +335,50 @@
 
   const countryNames = typeof Intl.DisplayNames === "function" ? new Intl.DisplayNames(["en"], { type: "region" }) : null;
 
+  // Every time the page writes is in UTC on a 24-hour clock, whatever the reader's locale and
+  // time zone: "2026-12-06" and "14:05:09" (the tables' heading says UTC, the "Updated" line too).
+  function utcParts(instant) {
+    const iso = instant.toISOString();
+    return { date: iso.slice(0, 10), clock: iso.slice(11, 19), millis: iso.slice(19, 23) };
+  }
+
   function whenCell(iso) {
+    const instant = new Date(iso);
+    if (Number.isNaN(instant.getTime())) return document.createTextNode(String(iso)); // as given
+    const { date, clock, millis } = utcParts(instant);
     const time = document.createElement("time");
     time.dateTime = iso;
-    time.title = iso;
-    const date = document.createElement("span");
-    date.textContent = iso.slice(0, 10);
-    const clock = document.createElement("span");
-    clock.className = "clock";
-    clock.textContent = ` ${iso.slice(11, 16)}`;
-    time.append(date, clock);
+    time.title = `${date} ${clock}${millis} UTC`;
+    const day = document.createElement("span");
+    day.textContent = date;
+    const hour = document.createElement("span");
+    hour.className = "clock";
+    hour.textContent = ` ${clock}`;
+    time.append(day, hour);
     return time;
+  }
+
+  // An entry's metadata (the small JSON object its submission sent: a car, a replay id) as one
+  // line of "key: value" pairs; a value that is not a string is written as its JSON. Text only.
+  function metadataText(metadata) {
+    if (!metadata || typeof metadata !== "object") return "";
+    return Object.entries(metadata)
+      .map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)
+      .join(" · ");
+  }
+
+  // The name cell: the name (a link to the player's view), the id, and the metadata under them.
+  function nameContent(entry) {
+    const fragment = playerLink(entry);
+    if (entry.playerId === view.player) fragment.append(hidden(" (the player you looked up)"));
+    const text = metadataText(entry.metadata);
+    if (text) {
+      const line = document.createElement("span");
+      line.className = "meta";
+      line.append(hidden("metadata: "), text);
+      fragment.append(line);
+    }
+    return fragment;
   }
 
   function playerLink(entry) {
@@ -300,7 +424,7 @@
         rankCell.title = "estimated: the true rank is within this range";
         rankCell.append(hidden(" (estimated range)"));
       }
-      cell(row, "name", playerLink(entry));
+      cell(row, "name", nameContent(entry));
       const country = cell(row, "country", entry.country || "");
       if (entry.country && countryNames) country.title = countryNames.of(entry.country) || "";
       cell(row, "score", scoreText(entry.score)); // the API's score, as its board says it reads
@@ -308,7 +432,6 @@
       if (entry.playerId === view.player) {
         row.classList.add("open");
         row.setAttribute("aria-current", "true");
-        row.querySelector(".name").append(hidden(" (the player you looked up)"));
       }
       return row;
     });
@@ -320,8 +443,9 @@
 
   function drawBoard(page) {
     view.scoreFormat = page.scoreFormat;
+    view.drawn = true;
     const count = page.playerCount;
-    $("board-heading").textContent = `Top of ${view.game} / ${view.variant} / ${periodName(view.period)}`;
+    $("board-heading").textContent = `Top of ${boardName()}`;
     $("board-count").textContent = `${count} player${count === 1 ? "" : "s"}`;
     const entries = page.entries;
     $("top").hidden = entries.length === 0;
@@ -337,6 +461,21 @@
     $("page-label").textContent = entries.length
       ? `Page ${view.page + 1}: ranks ${entries[0].rank}–${entries[entries.length - 1].rank}`
       : `Page ${view.page + 1}`;
+  }
+
+  // The board asked for cannot be shown (the API refuses it, or the link names no variant): said
+  // where the board would be, naming what was asked, and no other board shown in its place.
+  function cannotShow(text) {
+    view.drawn = false;
+    view.shown.top = null;
+    $("board-heading").textContent = view.variant ? `Top of ${boardName()}` : "Top";
+    $("board-count").textContent = "";
+    $("board-rule").hidden = true;
+    $("top").hidden = true;
+    $("prev").disabled = true;
+    $("next").disabled = true;
+    $("page-label").textContent = "";
+    say("board-message", text, true);
   }
 
   function drawPlayer(found, around) {
@@ -373,7 +512,7 @@
     view.shown.around = null;
     $("player-heading").textContent = view.player;
     if (error.status === 404 && error.problem.type === "/problems/not-found") {
-      say("player-message", `No player “${view.player}” on this board (${view.game} / ${view.variant} / ${periodName(view.period)}). Check the id, or choose another board.`, true);
+      say("player-message", `No player “${view.player}” on this board (${boardName()}). Check the id, or choose another board.`, true);
     } else {
       say("player-message", describe(error), true);
     }
@@ -388,7 +527,9 @@
     const generation = view.generation;
     let wait = REFRESH_MS;
     try {
-      if (view.listing === null || view.refreshes % LISTING_EVERY === 0) {
+      if (listingDue()) {
+        const reread = view.listing !== null;
+        const before = boardKey();
         if (!(await loadListing())) {
           say("message", "No boards yet: a board appears here once a score is submitted to it (POST /v1/scores) or it is seeded.");
           $("board").hidden = true;
@@ -396,6 +537,16 @@
         }
         $("board").hidden = false;
         say("message", "");
+        if (reread && boardKey() !== before && generation === view.generation) {
+          // The current period moved on (midnight UTC) and the reader follows it: a new board.
+          forget({ board: true });
+          remember();
+        }
+      }
+      if (!view.variant) {
+        view.refreshes += 1;
+        cannotShow(`No board to show: the board list has no game “${view.game}”, and the link names no variant of it. Choose a board above.`);
+        return;
       }
       const path = boardPath();
       const cursor = view.cursors[view.page];
@@ -413,6 +564,8 @@
         // A failed read costs only the words: the board shows without them.
         const read = rules.status === "fulfilled";
         view.rules = { of: read ? rulesFor : null, definition: read ? rules.value : null };
+        // A variant the list does not hold: its periods are those its definition keeps.
+        if (read && !listedVariant()) choosePeriod(view.follows || view.period, true);
       }
       const scroll = [window.scrollX, window.scrollY];
       if (page.status === "fulfilled") {
@@ -424,12 +577,13 @@
         else playerError(found.status === "rejected" ? found.reason : around.reason);
       }
       window.scrollTo(...scroll); // redrawn rows of the same height: the reader stays where they were
-      $("updated").textContent = `Updated ${new Date().toLocaleTimeString()}`;
+      $("updated").textContent = `Updated ${utcParts(new Date()).clock} UTC`;
       view.refreshes += 1;
     } catch (error) {
       if (error.name === "AbortError") return;
-      const target = view.listing === null ? "message" : "board-message";
-      say(target, (view.listing === null ? "Could not list the boards. " : "Could not refresh the board; it shows the last answer. ") + describe(error), true);
+      if (view.listing === null) say("message", `Could not list the boards. ${describe(error)}`, true);
+      else if (!view.drawn) cannotShow(`Cannot show the board ${boardName()}. ${describe(error)}`);
+      else say("board-message", `Could not refresh the board; it shows the last answer. ${describe(error)}`, true);
       if (error.retryAfter) wait = error.retryAfter * 1000; // as the service asks (429, 503)
     } finally {
       // The next refresh is scheduled only once this one is done, so they never overlap.
@@ -442,7 +596,8 @@
   // ---- what is chosen, and the address bar -------------------------------------------------------
 
   function hashOf(change) {
-    const state = { game: view.game, variant: view.variant, period: view.period, player: view.player, ...change };
+    // A reader following the current period links to it as such ("period=day"), not to its date.
+    const state = { game: view.game, variant: view.variant, period: view.follows || view.period, player: view.player, ...change };
     const params = new URLSearchParams();
     for (const [key, value] of Object.entries(state)) if (value) params.set(key, value);
     return params.toString();
@@ -453,14 +608,19 @@
   }
 
   // A new board, page or player: forget what the tables showed (nothing "moved" on a first view).
-  function changed({ board = false, player = false } = {}) {
-    view.generation += 1;
+  function forget({ board = false, player = false } = {}) {
     if (board) {
       view.cursors = [null];
       view.page = 0;
       view.shown.top = null;
+      view.drawn = false;
     }
     if (board || player) view.shown.around = null;
+  }
+
+  function changed(what = {}) {
+    view.generation += 1;
+    forget(what);
     remember();
     refresh();
   }
@@ -498,13 +658,20 @@
     return { game: params.get("game"), variant: params.get("variant"), period: params.get("period"), player: params.get("player") };
   }
 
+  // A new address (a link followed, the address bar edited): what it names is opened as asked; what
+  // it leaves out stays as it was, unless it names another game or variant.
   function applyHash() {
     const want = fromHash();
-    const board = ["game", "variant", "period"].some((key) => want[key] && want[key] !== view[key]);
-    if (want.game) view.game = want.game;
-    if (want.variant) view.variant = want.variant;
-    if (want.period) view.period = want.period;
-    if (view.listing && view.listing.games.length) choose(want);
+    const same = (!want.game || want.game === view.game) && (!want.variant || want.variant === view.variant);
+    const asked = {
+      game: want.game || view.game,
+      variant: want.variant || (same ? view.variant : null),
+      period: want.period || (same ? view.follows || view.period : null),
+    };
+    const before = boardKey();
+    if (view.listing && view.listing.games.length) choose(asked, true);
+    else Object.assign(view, asked, { follows: null }); // read as asked once the list is in
+    const board = boardKey() !== before;
     if (want.player && want.player !== view.player) {
       if (board) changed({ board: true });
       openPlayer(want.player);
@@ -526,11 +693,11 @@
       changed({ board: true });
     });
     $("variant").addEventListener("change", () => {
-      choose({ game: view.game, variant: $("variant").value, period: view.period });
+      choose({ game: view.game, variant: $("variant").value, period: view.follows || view.period });
       changed({ board: true });
     });
     $("period").addEventListener("change", () => {
-      view.period = $("period").value;
+      choosePeriod(asChosen($("period").value), false);
       changed({ board: true });
     });
     $("board-form").addEventListener("submit", (event) => event.preventDefault());
