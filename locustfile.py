@@ -45,6 +45,8 @@ from gevent.pool import Pool  # type: ignore[import-untyped]
 from locust import FastHttpUser, LoadTestShape, User, between, constant_pacing, events, task
 from locust.contrib.fasthttp import ResponseContextManager
 from locust.env import Environment
+from locust.runners import WorkerRunner
+from locust.stats import RequestStats, StatsEntry
 
 log = logging.getLogger("leaderboard.load")
 
@@ -126,6 +128,10 @@ STANDINGS = "/v1/players/[playerId]/standings"
 RETRY = " (retry)"
 NEXT_PAGE = " (next page)"
 NOT_ON_BOARD = " (404 not on board)"
+SHED = " (shed)"
+"""A request the service refused at once because it was overloaded (503, problem type
+``overloaded``): counted apart, so the other rows hold only what the service let in."""
+OVERLOADED = "/problems/overloaded"
 
 PERIODS = ("alltime", "day", "week")
 COUNTRIES = ("GB", "US", "DE", "FR", "BR", "IN", "JP", "NG")
@@ -208,6 +214,14 @@ def failure_reason(response: ResponseContextManager) -> str:
         detail = str(body.get("detail") or "")
         return _one_line(f"{status} {title}: {detail}" if detail else f"{status} {title}")
     return _one_line(f"{status} (not a problem document): {response.text or 'empty body'}")
+
+
+def is_shed(response: ResponseContextManager) -> bool:
+    """The service refused the request at once, overloaded, having done nothing for it."""
+    if response.status_code != 503:
+        return False
+    body = json_body(response)
+    return isinstance(body, dict) and body.get("type") == OVERLOADED
 
 
 def retry_after_seconds(response: ResponseContextManager, default: float = 1.0) -> float:
@@ -341,6 +355,9 @@ class GameServer(LeaderboardClient):
                     response.failure(f"{status} without the submission's boards")
                 return None
             reason = failure_reason(response)
+            if is_shed(response):
+                # Renamed here, after the fact: only the answer says it was shed.
+                response.request_meta["name"] = SCORES + SHED
             if status not in RETRY_AFTER_STATUSES | GATEWAY_STATUSES:
                 response.failure(reason)  # the request itself is wrong: resending cannot help
                 return None
@@ -363,6 +380,62 @@ def _refuse_game_servers_without_a_key(environment: Environment, **_: Any) -> No
 
 # Locust's event hooks are unannotated.
 events.init.add_listener(_refuse_game_servers_without_a_key)  # type: ignore[no-untyped-call]
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """A run's figures with shed answers apart: what the service let in (answered, and how fast),
+    what it refused at once, and any other failure."""
+
+    seconds: float
+    accepted: int
+    shed: int
+    failed: int
+    accepted_p50_ms: float
+    accepted_p95_ms: float
+
+    @classmethod
+    def of(cls, stats: RequestStats) -> Outcomes:
+        let_in = StatsEntry(stats, "let in", "")
+        shed = failed = 0
+        for entry in stats.entries.values():
+            if entry.name.endswith(SHED):
+                shed += entry.num_requests
+            else:
+                let_in.extend(entry)
+                failed += entry.num_failures
+        seconds = max(0.0, (let_in.last_request_timestamp or 0) - stats.total.start_time)
+        return cls(
+            seconds=seconds,
+            accepted=let_in.num_requests - failed,
+            shed=shed,
+            failed=failed,
+            accepted_p50_ms=let_in.get_response_time_percentile(0.5) if let_in.num_requests else 0,
+            accepted_p95_ms=let_in.get_response_time_percentile(0.95) if let_in.num_requests else 0,
+        )
+
+    def lines(self) -> list[str]:
+        sent = self.accepted + self.shed + self.failed
+        per_s = self.accepted / self.seconds if self.seconds else 0.0
+        return [
+            f"answered: {self.accepted} ({per_s:.1f}/s), latency p50 {self.accepted_p50_ms:.0f} ms, "
+            f"p95 {self.accepted_p95_ms:.0f} ms",
+            f"shed (503 overloaded, refused at once): {self.shed} "
+            f"({100 * self.shed / sent if sent else 0:.1f}% of requests)",
+            f"failed otherwise: {self.failed}",
+        ]
+
+
+def _report_outcomes(environment: Environment, **_: Any) -> None:
+    """At the end of a run (standalone or on the master, which holds every worker's figures),
+    throughput, shed rate and the latency of what was let in, each on its own line."""
+    if isinstance(environment.runner, WorkerRunner) or environment.stats is None:
+        return
+    for line in Outcomes.of(environment.stats).lines():
+        log.info("outcome: %s", line)
+
+
+events.quitting.add_listener(_report_outcomes)  # type: ignore[no-untyped-call]
 
 
 class Player(LeaderboardClient):
@@ -407,7 +480,8 @@ class Player(LeaderboardClient):
 
         With ``not_found_is_news``, a 404 is a success under its own name: a player who has not
         played on that board yet is a normal answer, and its count says how often readers asked
-        too early. A 429 is a failure, and then the player waits as asked, as a client would."""
+        too early. A 429, or a shed answer (under its own name), is a failure, and then the
+        player waits as asked, as a client would."""
         wait_s = 0.0
         with self.client.get(path, name=name, catch_response=True) as response:
             status = response.status_code
@@ -423,8 +497,10 @@ class Player(LeaderboardClient):
                 response.request_meta["name"] = name + NOT_ON_BOARD
                 response.success()
                 return None
+            if is_shed(response):
+                response.request_meta["name"] = name + SHED
             response.failure(failure_reason(response))
-            if status == 429:
+            if status == 429 or is_shed(response):
                 wait_s = backoff(retry_after_seconds(response))
         if wait_s:
             gevent.sleep(wait_s)

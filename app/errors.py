@@ -24,6 +24,7 @@
     │   ├── Throttled                 DynamoDB throttled the call past botocore's retries, or
     │   │                             cancelled a transaction for throughput (never contention)
     │   ├── ItemBusy                  a plain write met a transaction holding its item
+    │   ├── Overloaded                the task answers all its backend serves within the target
     │   └── CountsIncomplete          a seed or a counter rebuild has the counters part-written
     └── StoreError                    raised by the DynamoDB adapter, handled inside the services
         ├── ConditionFailed           a conditional write found another state
@@ -226,6 +227,13 @@ class BoardBusy(Unavailable):
     time (``app.services.admission``): nothing was done; retry after ``Retry-After``."""
 
     title, slug = "Board busy", "board-busy"
+
+
+class Overloaded(Unavailable):
+    """The task already has in flight all the requests its backend answers within the latency
+    target (``app.api.overload``): refused at once, with nothing read or done."""
+
+    title, slug = "Overloaded", "overloaded"
 
 
 class Contended(Unavailable):

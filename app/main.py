@@ -21,6 +21,7 @@ from app.api.deps import AppState
 from app.api.docs import install_docs
 from app.api.middleware import RequestContext
 from app.api.openapi import install_openapi
+from app.api.overload import AdaptiveLimit, Admission
 from app.api.problem_types import install_problem_pages
 from app.api.problems import install_problem_handlers
 from app.api.ratelimit import RateLimiter, RatePolicy
@@ -144,6 +145,16 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
     )
     app.router.route_class = StrictQueryRoute  # the app's own routes (the viewer's, /docs)
+    if settings.admission_latency_target_seconds > 0:
+        # Inside CORS, so a refused page of another origin can read why; inside RequestContext,
+        # so a refusal is logged and counted.
+        app.add_middleware(
+            Admission,
+            limit=AdaptiveLimit(
+                target_s=settings.admission_latency_target_seconds,
+                initial=settings.admission_initial_limit,
+            ),
+        )
     if settings.browser_origins:
         # Inside RequestContext: a preflight is logged, counted and held to the deadline too.
         app.add_middleware(PublicReadsCors, origins=settings.browser_origins)

@@ -209,6 +209,24 @@ class Settings(BaseSettings):
         description="how long a submission waits for a place on a board whose limit of "
         "submissions at once is reached, before it is refused with Retry-After",
     )
+    admission_latency_target_seconds: float = Field(
+        default=1.0,
+        ge=0,
+        le=60,
+        description="the latency a task keeps its requests under `/v1/` within: it lets in as "
+        "many at once as its backend answers within it, and refuses the rest at once (503 "
+        "`overloaded`, with Retry-After) instead of queueing them to the deadline; health, "
+        "readiness, metrics and the admin's seeds, reconciles and definitions are never refused "
+        "(0: no limit)",
+    )
+    admission_initial_limit: int = Field(
+        default=16,
+        ge=1,
+        le=10000,
+        description="requests under `/v1/` a task lets in at once when it starts, before it has "
+        "measured its backend; the limit then follows the latency, up to doubling every half "
+        "second while answers come within the target",
+    )
     counter_shards: int = Field(
         default=2,
         ge=1,

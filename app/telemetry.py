@@ -64,6 +64,7 @@ EVENTS = (
     "admission_waits",
     "admission_refusals",
     "deadline_exceeded",
+    "shed",
 )
 """The per-request counts a request's log line carries as CloudWatch metrics (``emf_fields``),
 each also a Prometheus series: the same figures, on AWS and locally."""
@@ -180,6 +181,19 @@ REPEATS = Counter(
     ["outcome"],
     registry=REGISTRY,
 )
+SHED = Counter(
+    "leaderboard_requests_shed",
+    "Requests refused at once (503 overloaded) because the task already had in flight all it "
+    "answers within the latency target (LEADERBOARD_ADMISSION_LATENCY_TARGET_SECONDS), by kind: "
+    "public reads (read) and submissions and other writes (write).",
+    ["kind"],
+    registry=REGISTRY,
+)
+ADMISSION_LIMIT = Gauge(
+    "leaderboard_admission_limit",
+    "Requests under /v1/ the task lets in at once: the limit that follows the backend's latency.",
+    registry=REGISTRY,
+)
 KEY_CACHE_ENTRIES = Gauge(
     "leaderboard_api_key_cache_entries",
     "API key answers held (bounded by LEADERBOARD_API_KEY_CACHE_MAX_ENTRIES, twice).",
@@ -223,6 +237,7 @@ KNOWN_LABELS: dict[Counter, tuple[tuple[str, ...], ...]] = {
     REPEATS: (("replayed",), ("in_flight",)),
     SUBMISSIONS: tuple((outcome,) for outcome in SUBMISSION_OUTCOMES),
     BOARD_ADMISSIONS: (("waited",), ("refused",)),
+    SHED: (("read",), ("write",)),
     DYNAMODB_RETRIES: tuple((operation,) for operation in DATA_PLANE_OPERATIONS),
 }
 """The label values each counter is known to take, shown at 0 from the start: a dashboard's panel
@@ -265,6 +280,15 @@ def submission_answered(outcome: str) -> None:
 def board_admission(outcome: Literal["waited", "refused"]) -> None:
     BOARD_ADMISSIONS.labels(outcome).inc()
     _count("admission_waits" if outcome == "waited" else "admission_refusals")
+
+
+def request_shed(kind: Literal["read", "write"]) -> None:
+    SHED.labels(kind).inc()
+    _count("shed")
+
+
+def admission_limit(limit: float) -> None:
+    ADMISSION_LIMIT.set(limit)
 
 
 def dynamodb_call(operation: str, *, read_units: float, write_units: float, retries: int) -> None:

@@ -859,7 +859,12 @@ class LeaderboardStack(Stack):
             graph("Rank answers: exact vs range", [ours("rank_exact"), ours("rank_estimated")]),
             graph(
                 "Bursts and deadlines",
-                [ours("admission_waits"), ours("admission_refusals"), ours("deadline_exceeded")],
+                [
+                    ours("shed"),
+                    ours("admission_waits"),
+                    ours("admission_refusals"),
+                    ours("deadline_exceeded"),
+                ],
             ),
             graph(
                 "In flight",

@@ -121,9 +121,11 @@ PANELS: tuple[Panel, ...] = (
     ),
     Panel(
         "Bursts and deadlines",
-        "Submissions that found a board's admission limit full and waited, or were refused "
-        "board-busy; repeated Idempotency-Keys; requests cut at the request deadline.",
+        "Requests refused at once as overloaded (shed), by kind; submissions that found a "
+        "board's admission limit full and waited, or were refused board-busy; repeated "
+        "Idempotency-Keys; requests cut at the request deadline.",
         (
+            Query(rate("leaderboard_requests_shed_total", "kind"), "shed {{kind}}"),
             Query(
                 rate("leaderboard_board_admission_waits_total", "outcome"), "admission {{outcome}}"
             ),
@@ -136,8 +138,12 @@ PANELS: tuple[Panel, ...] = (
     ),
     Panel(
         "In flight",
-        "Requests being served now.",
-        (Query("sum(leaderboard_http_requests_in_flight)", "requests"),),
+        "Requests being served now, and how many under /v1/ the task lets in at once (the "
+        "overload limit, which follows the backend's latency).",
+        (
+            Query("sum(leaderboard_http_requests_in_flight)", "requests"),
+            Query("max(leaderboard_admission_limit)", "limit"),
+        ),
         "short",
     ),
     Panel(

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from app.api.invalid import invalid_input, validation_errors
 from app.api.middleware import lift_deadline
+from app.api.overload import leave_admission
 from app.api.patterns import IDEMPOTENCY_KEY_PATTERN, PERIOD_PATTERN
 from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
 from app.api.readiness import ReadinessLog, StartupJobs
@@ -190,7 +191,15 @@ async def require_admin(principal: PrincipalDep) -> Principal:
 ADMIN_ONLY = Depends(require_admin)
 """The admin endpoints' router-level dependency."""
 
-NO_DEADLINE = Depends(lift_deadline)
+
+async def long_operation() -> None:
+    """The request runs on with no deadline, outside the overload limit (its time says nothing
+    of the backend's latency)."""
+    await lift_deadline()
+    await leave_admission()
+
+
+NO_DEADLINE = Depends(long_operation)
 """The admin routes whose work takes as long as it does (seeding, reconciling, a definition's
 change): listed after the admin check, so no one else's request runs without a deadline."""
 

@@ -50,6 +50,9 @@ MEANING: dict[str, str] = {
     "board-busy": "This task already has as many submissions to the board in flight as it lets "
     "in at once (a burst past what the board takes): nothing was written; retry after "
     "Retry-After with the same Idempotency-Key.",
+    "overloaded": "This task already answers as many requests as its backend serves within its "
+    "latency target: the request was refused at once and nothing was done; retry after "
+    "Retry-After (a submission with the same Idempotency-Key).",
     "internal": "A fault of the service, logged with the request's id (X-Request-Id): report it "
     "with that id.",
 }

@@ -181,3 +181,46 @@ def test_a_refused_submission_is_a_failure_with_the_problems_reason(
     assert [row["Name"] for row in failures] == [SCORES], failures
     # The status, then the problem document's title and detail: "401 Unauthorized: <why>".
     assert re.fullmatch(r"CatchResponseError\('401 [^:]+: \S.*'\)", failures[0]["Error"]), failures
+
+
+# More than the embedded backend serves (one call at a time): three game servers posting 40
+# results at once every 5 s, and three readers.
+OVERLOAD_RUN = SMALL_RUN | {
+    "LEADERBOARD_LOAD_PLAYERS": "200",
+    "LEADERBOARD_LOAD_ROUND_PLAYERS": "40",
+    "LEADERBOARD_LOAD_BURST_CONCURRENCY": "40",
+}
+SHED = " (shed)"
+OUTCOME = re.compile(r"outcome: shed \(503 overloaded, refused at once\): (\d+) ")
+
+
+def test_overload_is_refused_at_once_by_name_and_nothing_waits_for_the_deadline(
+    tmp_path: Path,
+) -> None:
+    """Past what the backend serves, the service refuses the excess at once (503 overloaded), the
+    locustfile names those answers apart and waits as told, and no request waits until the
+    deadline cuts it off (a queue the backend cannot serve: once, 43% of requests at 8 users)."""
+    environment = clean_environment("LOCUST_") | {"LEADERBOARD_DEV_API_KEY": KEY}
+    with serve(tmp_path, environment, ready_timeout_s=READY_TIMEOUT_S) as base_url:
+        prefix = tmp_path / "overload"
+        output = _run_locust(
+            base_url,
+            prefix,
+            seconds=15,
+            users=6,
+            extra_env=OVERLOAD_RUN | {"LEADERBOARD_API_KEY": KEY},
+        )
+    _assert_locustfile_raised_nothing(prefix, output)
+    requests = _requests(prefix)
+    shed = {name: counts for name, counts in requests.items() if name.endswith(SHED)}
+    assert set(requests) <= KNOWN_NAMES | {name + SHED for name in KNOWN_NAMES}, requests
+    assert shed.get(f"POST {SCORES}{SHED}", (0, 0))[0] > 0, f"nothing shed: {requests}"
+    assert all(sent == failed for sent, failed in shed.values())  # a refusal is no answer
+    # Every other request was answered: nothing reached the deadline, nothing else failed.
+    failures = _failures(prefix)
+    assert [r for r in failures if not r["Name"].endswith(SHED)] == [], failures
+    assert all("Overloaded" in r["Error"] for r in failures), failures
+    # The run's own summary counts the shed answers apart.
+    counted = OUTCOME.search(output)
+    assert counted is not None, output
+    assert int(counted.group(1)) == sum(sent for sent, _ in shed.values())
