@@ -16,6 +16,7 @@ from app.api.schemas import (
 )
 from app.bootstrap import Runtime
 from app.cli.output import as_json, print_json, print_model
+from app.cli.progress import ProgressReport
 from app.domain.keys import is_valid_id
 from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import InvalidInput
@@ -172,7 +173,12 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
         except ValidationError as exc:
             raise invalid_input(validation_errors(exc.errors()), whole="definition") from None
         definition = wanted.definition(retention_days=rules.default.retention_days)
-        stored = await rules.define(game, variant, definition, now=datetime.now(UTC))
+        progress = ProgressReport(sys.stderr)
+        async with progress.ticking():
+            stored = await rules.define(
+                game, variant, definition, now=datetime.now(UTC), progress=progress
+            )
+        progress.finish()
         out = BoardDefinitionOut.of(game, variant, stored.definition, defined_at=stored.defined_at)
     print_model(out, one_line=args.json)
     return 0

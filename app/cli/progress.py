@@ -20,6 +20,8 @@ def _plural(n: int | None, noun: str) -> str:
 def _stage_line(stage: Stage, total: int | None) -> str:
     lines: dict[Stage, str] = {
         "waiting": f"waiting {total} s for submissions already under way",
+        "holding boards": f"holding the variant's boards {total} s while submissions under the "
+        "old order, operator or shards finish",
         "writing rows": f"writing {_plural(total, 'row')}",
         "recounting": "recounting the board" + (f" (about {total} entries)" if total else ""),
         "reading counters": "reading the counters",
@@ -118,7 +120,10 @@ class ProgressReport:
                 await ticks
 
     def finish(self) -> None:
-        if self._live and self._stage is not None:
+        """How long it all took, where any stage was told (a quick act tells nothing)."""
+        if self._stage is None:
+            return
+        if self._live:
             print(file=self._stream)
         took = self._clock() - self._began
         print(f"done in {took:.1f} s", file=self._stream, flush=True)

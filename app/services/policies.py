@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from app.domain.buckets import BucketLayout
+from app.domain.definitions import BoardDefinition
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,23 @@ class SeedPolicy:
 RANKING_CHANGE_HOLDER = "definition:"
 """How the leases of a change of order, operator or shards name their holder (a submission's 409
 says why the board is held)."""
+
+
+def ranking_change_holder(game: str, variant: str, wanted: BoardDefinition, nonce: str) -> str:
+    """A ranking change's lease holder: it ends with the ranking the change puts, which a
+    submission already holding that definition may write under (``lets_through``)."""
+    return f"{RANKING_CHANGE_HOLDER}{game}/{variant}:{nonce}:{_ranking(wanted)}"
+
+
+def lets_through(holder: str, definition: BoardDefinition) -> bool:
+    """Whether a ranking change's lease leaves a submission under ``definition`` free to write:
+    only one that already follows the ranking the change puts (a task learns it once it is put).
+    """
+    return holder.startswith(RANKING_CHANGE_HOLDER) and holder.endswith(f":{_ranking(definition)}")
+
+
+def _ranking(definition: BoardDefinition) -> str:
+    return f"{definition.order.value}.{definition.operator.value}.{definition.shards}"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 
 Stage = Literal[
     "waiting",
+    "holding boards",
     "writing rows",
     "recounting",
     "reading counters",
@@ -14,7 +15,8 @@ Stage = Literal[
     "reconciling boards",
     "snapshotting boards",
 ]
-"""``waiting``: seconds of a seed's grace period; ``writing rows``: rows of a seed file;
+"""``waiting``: seconds of a seed's grace period; ``holding boards``: seconds of a ranking
+change's grace period; ``writing rows``: rows of a seed file;
 ``recounting``: entries read from the index in one pass (the size is the previous pass's, if
 any); ``reading counters``: counter items read; ``writing counters``: counter items written;
 ``reconciling boards``: live boards reconciled (``reconcile --live``); ``snapshotting boards``:

@@ -40,6 +40,10 @@ class BoardRegistrar:
         self._registry = registry
         self._known: Recent[str, None] = Recent(max_entries=max_remembered)
 
+    def knows(self, boards: Sequence[Board]) -> bool:
+        """Whether every one of the boards is registered by this process already."""
+        return all(board.board_id in self._known for board in boards)
+
     async def ensure(self, board: Board, *, retention: timedelta) -> None:
         """``retention``: the board's (its definition's); the registry row goes with its rows."""
         board_id = board.board_id

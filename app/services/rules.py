@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 import uuid
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from app.domain.periods import Board, Period, board_is_expired
 from app.domain.shards import partition_ids
 from app.errors import BoardBeingSeeded, Conflict, LeaderboardError
 from app.services.definitions import Definitions, Resolved
-from app.services.policies import RANKING_CHANGE_HOLDER, RedefinePolicy
+from app.services.policies import RedefinePolicy, ranking_change_holder
 from app.services.ports import (
     BoardIndex,
     BoardRegistry,
@@ -26,6 +27,7 @@ from app.services.ports import (
     LeaseStore,
     StoredDefinition,
 )
+from app.services.progress import Progress
 from app.services.registry import RegisteredBoards
 
 log = structlog.get_logger(__name__)
@@ -105,6 +107,7 @@ class BoardRules:
         *,
         now: datetime,
         hold: bool = True,
+        progress: Progress | None = None,
     ) -> StoredDefinition:
         """Put (upsert) the variant's definition. Changing the order, the operator or the shards
         of a variant whose boards hold entries is a ``Conflict``: it would reorder their history,
@@ -112,16 +115,15 @@ class BoardRules:
         that board empty; removing one stops the fan-out to it.
 
         Such a change (``BoardDefinition.fixed_changes``) and the submissions under the old
-        definition cannot both land: it holds every board a submission could reach (the
-        registered ones, and each period's boards from ``policy.reach`` back to past the hold)
-        with a seeding lease, so from then on every submission to them is refused (409, as
-        during a seed); waits out ``policy.grace_s``, by when each submission that read the old
-        definition and no lease is done or cut off; then checks, strongly, that the boards hold
-        no entries (every partition of each, under the current shards). Only then is the
-        definition put. The leases then stay ``policy.after_s``, until no task can hold the old
-        definition, and lapse on their own (released at once where no task holds a definition at
-        all); a refused change releases them at once. With ``hold=False`` (a demo filling fresh
-        tables before it serves) nothing can be in flight, and the boards are not held."""
+        definition cannot both land: it holds every board a submission could reach with a
+        seeding lease (decision 0017), so from then on every submission under the old definition
+        is refused (409); waits out ``policy.grace_s`` (told to ``progress``), by when each that
+        read no lease is done, unless no board of the variant is registered (a task registers a
+        board before it first reads its lease, so then none can be writing: decision 0031);
+        checks, strongly, that the boards hold no entries; only then puts the definition. The
+        leases stay ``policy.after_s``, while a task may hold the old definition, and let a
+        submission under the new one through. With ``hold=False`` (a demo filling fresh tables)
+        the boards are not held."""
         policy = self._policy if hold else None
         current = await self.definitions.of(game, variant)
         fixed = definition.fixed_changes(current.definition)
@@ -131,10 +133,11 @@ class BoardRules:
             boards = await _reachable(
                 self._ports.registry, game, variant, now, current, definition, policy
             )
-            holder = f"{RANKING_CHANGE_HOLDER}{game}/{variant}:{uuid.uuid4().hex[:8]}"
+            holder = ranking_change_holder(game, variant, definition, uuid.uuid4().hex[:8])
             await _hold(self._ports.leases, boards, holder, policy)
             try:
-                await asyncio.sleep(policy.grace_s)
+                if await self._ports.registry.registered_boards(prefix=f"{game}#{variant}#"):
+                    await _wait_out(policy.grace_s, progress)
                 await _refuse_if_holding(
                     self._ports, game, variant, now, current, fixed, strong=True, boards=boards
                 )
@@ -169,6 +172,20 @@ class BoardRules:
         stored = await self._ports.store.put_definition(game, variant, definition)
         self.definitions.learn(stored)
         return stored
+
+
+async def _wait_out(grace_s: float, progress: Progress | None) -> None:
+    """The grace, second by second where someone watches."""
+    if progress is None:
+        await asyncio.sleep(grace_s)
+        return
+    waited = 0.0
+    while waited < grace_s:
+        progress("holding boards", math.floor(waited), math.ceil(grace_s))
+        step = min(1.0, grace_s - waited)
+        await asyncio.sleep(step)
+        waited += step
+    progress("holding boards", math.ceil(grace_s), math.ceil(grace_s))
 
 
 async def _let_go(leases: LeaseStore, boards: Sequence[str], holder: str) -> None:

@@ -11,7 +11,6 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import timedelta
 from typing import Any
 
 import structlog
@@ -36,15 +35,13 @@ from app.errors import (
     CountsIncomplete,
     IdempotencyKeyReused,
     InvalidInput,
-    LeaderboardError,
     PlayerBeingErased,
     Throttled,
     TransactionCancelled,
 )
 from app.services.admission import BoardAdmission
 from app.services.caches import KeysInFlight, SeenLeases
-from app.services.fanout import all_or_none
-from app.services.policies import RANKING_CHANGE_HOLDER, SubmitPolicy
+from app.services.policies import RANKING_CHANGE_HOLDER, SubmitPolicy, lets_through
 from app.services.ports import (
     RankReader,
     RequestRecord,
@@ -226,6 +223,16 @@ class _Writer:
         board_ids = [board.board_id for board in self._boards]
         row_ids = list(self._rows.values())
         player = self._submission.player_id
+        if not self._registrar.knows(self._boards):
+            # A task registers a board before it first reads its lease: a ranking change that
+            # finds none of a variant's boards registered knows no task can be writing (decision
+            # 0031). A guessed definition is confirmed first: no board of a variant that does not
+            # have it (or of one that is refused) is registered.
+            if confirm is not None:
+                confirmed, confirm = await confirm(), None
+                if confirmed != self._definition:
+                    raise _GuessedWrong(confirmed)
+            await self._registrar.ensure_all(self._boards, retention=self._definition.retention)
         for attempt in range(self._policy.max_attempts):
             await wait_before(
                 attempt, base_s=self._policy.backoff_base_s, cap_s=self._policy.backoff_cap_s
@@ -273,11 +280,8 @@ class _Writer:
                 boards=tuple(p.write for p in planned),
             )
             try:
-                await all_or_none(
-                    self._submissions.commit_submission(
-                        write, token=self._token(state, attempt), now_ms=self._now_ms
-                    ),
-                    _register_quietly(self._registrar, self._boards, self._definition.retention),
+                await self._submissions.commit_submission(
+                    write, token=self._token(state, attempt), now_ms=self._now_ms
                 )
             except TransactionCancelled as cancelled:
                 telemetry.transaction_cancelled("submission", cancelled.kind)
@@ -316,16 +320,19 @@ class _Writer:
         for board in self._boards:
             read = state.leases.get(board.board_id)
             lease = read if board.board_id in state.leases else self._leases.get(board.board_id)
-            if lease is not None and lease.is_live(self._now_ms / 1000):
-                why = (
-                    "held while its variant's order, operator or shards change"
-                    if lease.holder.startswith(RANKING_CHANGE_HOLDER)
-                    else "being seeded"
-                )
-                raise BoardBeingSeeded(
-                    f"board {board.board_id} is {why}; retry shortly",
-                    retry_after=min(60, lease.expires_at - now_s),
-                )
+            if lease is None or not lease.is_live(self._now_ms / 1000):
+                continue
+            if lets_through(lease.holder, self._definition):
+                continue  # a ranking change already put, and this submission follows it
+            why = (
+                "held while its variant's order, operator or shards change"
+                if lease.holder.startswith(RANKING_CHANGE_HOLDER)
+                else "being seeded"
+            )
+            raise BoardBeingSeeded(
+                f"board {board.board_id} is {why}; retry shortly",
+                retry_after=min(60, lease.expires_at - now_s),
+            )
 
     def _token(self, state: SubmissionState, attempt: int) -> str:
         """The same request, state read and attempt: the same call, which DynamoDB applies once
@@ -462,18 +469,6 @@ class _Writer:
 
 def _exact(rank: Rank | None) -> int | None:
     return rank.rank if isinstance(rank, ExactRank) else None
-
-
-async def _register_quietly(
-    registrar: BoardRegistrar, boards: list[Board], retention: timedelta
-) -> None:
-    """Make the boards findable by the closed-period snapshot job (a conditional put the first time
-    this process sees a board), beside the transaction. The scores do not depend on it: a failure
-    is logged, and the next submission to the board tries again."""
-    try:
-        await registrar.ensure_all(boards, retention=retention)
-    except LeaderboardError as exc:
-        log.warning("board_registration_failed", detail=exc.detail)
 
 
 def _checked_achieved_at(submission: Submission, policy: SubmitPolicy, now_ms: int) -> int:

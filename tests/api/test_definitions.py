@@ -300,7 +300,7 @@ async def test_a_task_that_guessed_a_new_variant_s_rules_wrong_writes_by_the_def
         assert (await other.http.get(day)).json()["entries"] == []  # the default's day board: none
 
 
-async def test_a_first_submission_to_a_variant_reads_its_definition_beside_its_state(
+async def test_a_first_submission_to_a_variant_reads_its_definition_then_registers_its_boards(
     dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
     settings = make_settings(dynamo_endpoint, table_names, definition_cache_seconds=10)
@@ -316,12 +316,13 @@ async def _reads_beside(service: Service) -> None:
 
     service.runtime.client.meta.events.register("before-call.dynamodb", started)
     await post(service.http, "ann", 50, now_ms() - 1000, rankDelta=False)
-    # Both go out before either answers (the GetItem no longer waits in front of the state read).
-    assert sorted(names[:2]) == ["BatchGetItem", "GetItem"], names
-    # Then the transaction, with the registry's puts for the new boards beside it.
-    assert sorted(names[2:]) == ["PutItem"] * 3 + ["TransactWriteItems"], names
+    # The definition first, so that only the boards it names are registered; the registry before
+    # the state read, so that a ranking change finding no board registered knows none is being
+    # written (decision 0031); then the transaction.
+    assert names == ["GetItem", *["PutItem"] * 3, "BatchGetItem", "TransactWriteItems"], names
     await post(service.http, "bob", 40, now_ms() - 1000, rankDelta=False)
-    assert names.count("GetItem") == 1  # held from then on
+    # Held and registered from then on: the state read and the transaction alone.
+    assert names[6:] == ["BatchGetItem", "TransactWriteItems"], names
 
 
 async def test_a_definition_says_how_its_scores_read_and_every_board_read_repeats_it(

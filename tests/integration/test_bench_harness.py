@@ -25,10 +25,11 @@ async def test_a_new_player_and_a_rank_read_trace_as_docs_architecture_says(
     assert new.write_units == 23
     assert new.index_write_units == 3
     first = scenarios["new player, first time the task sees its boards"]
-    # Also the variant's definition (beside the first read: the default guessed, and right) and
-    # the registry (beside the transaction): no round trip of their own.
-    assert (len(first.calls), first.round_trips) == (18, 3)
-    assert sorted(c.operation for c in first.calls[:2]) == ["BatchGetItem", "GetItem"]
+    # Also the variant's definition, then the registry, each a round trip before the first read:
+    # a board is registered before its lease is first read (decision 0031), and only the boards
+    # of the variant's own definition.
+    assert (len(first.calls), first.round_trips) == (18, 5)
+    assert [c.operation for c in first.calls[:5]] == ["GetItem", *["PutItem"] * 3, "BatchGetItem"]
     # A score that is not the player's best moves nothing: no tie grain to read, 3 round trips.
     same = scenarios["no improvement"]
     assert (same.round_trips, [c.operation for c in same.calls].count("BatchGetItem")) == (3, 1)

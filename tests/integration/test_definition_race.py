@@ -6,6 +6,7 @@ ranks and its definition agree."""
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import timedelta
 
 import httpx
@@ -73,8 +74,10 @@ async def test_a_change_of_order_racing_eight_submissions_leaves_one_order(
         assert {a.status_code for a in answers} <= {200, 409}, [a.text for a in answers]
         assert changed.status_code in (200, 409), changed.text
         if changed.status_code == 200:
-            # Every submission that read the old definition was waited out and found: none did.
-            assert landed == []
+            # Every submission that read the old definition was waited out and found: none
+            # landed in the old order; those that landed came after the change, in its order
+            # (a change that leads finds no board registered and does not wait).
+            assert all(a.json()["boards"][0]["best"] is not None for a in landed)
         else:
             assert "hold entries" in changed.json()["detail"]
             assert landed, "the change was refused with no entry on the board"
@@ -109,6 +112,52 @@ async def test_a_task_holding_the_old_definition_is_refused_until_its_copy_lapse
         first = await submit(other.http, player="ann", score=80, achieved_ms=now_ms() - 500)
         assert first.status_code == 409, first.text  # held, not written in the old order
         await _later_submissions_follow(other.http, "asc")
+
+
+async def test_a_variant_no_one_has_submitted_to_is_defined_and_scored_within_seconds(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    """Nothing can have been written under another definition: the change neither waits out a
+    grace nor refuses the first submissions under the definition it puts (issue 40: 11 s, then
+    409s for as long again)."""
+    settings = make_settings(
+        dynamo_endpoint,
+        table_names,
+        periods=["alltime"],
+        definition_change_grace_seconds=60,
+        definition_cache_seconds=10,
+    )
+    async with serve(settings) as service:
+        began = time.monotonic()
+        changed = await service.http.put(
+            VARIANT, json={"order": "asc", "periods": ["alltime"]}, headers=ADMIN
+        )
+        assert changed.status_code == 200, changed.text
+        first = await submit(service.http, player="ann", score=80, achieved_ms=now_ms() - 500)
+        assert first.status_code == 200, first.text
+        took = time.monotonic() - began
+        second = await submit(service.http, player="bob", score=30, achieved_ms=now_ms() - 400)
+        assert second.status_code == 200, second.text
+        assert await _one_order(service.http) == "asc"
+    assert took < 30, f"{took:.1f} s from the definition to the first score"
+
+
+async def test_a_variant_with_boards_registered_is_still_held_for_its_grace(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    # A board a task has registered may have a submission in flight under the old definition.
+    board = Board("trivia", "classic", Period(PeriodKind.ALLTIME))
+    await register_board(registry=runtime.stores.registry, board=board, retention=timedelta(30))
+    settings = make_settings(
+        dynamo_endpoint, table_names, periods=["alltime"], definition_change_grace_seconds=2
+    )
+    async with serve(settings) as service:
+        began = time.monotonic()
+        changed = await service.http.put(
+            VARIANT, json={"order": "asc", "periods": ["alltime"]}, headers=ADMIN
+        )
+        assert changed.status_code == 200, changed.text
+        assert time.monotonic() - began >= 2
 
 
 async def test_a_board_past_its_retention_does_not_stop_a_change_of_order(

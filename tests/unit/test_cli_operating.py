@@ -106,6 +106,18 @@ async def test_ticking_prints_while_one_call_keeps_the_work_from_reporting() -> 
     assert out.getvalue() == before  # the ticks stop with the block
 
 
+def test_a_ranking_change_says_why_it_holds_and_a_quick_act_says_nothing() -> None:
+    out = io.StringIO()
+    progress = ProgressReport(out, live=False)
+    progress.finish()
+    assert out.getvalue() == ""  # a definition that held nothing: its JSON alone
+    progress("holding boards", 0, 11)
+    assert out.getvalue() == (
+        "holding the variant's boards 11 s while submissions under the old order, operator or "
+        "shards finish ...\n"
+    )
+
+
 def test_on_a_terminal_the_line_is_redrawn_in_place() -> None:
     out = io.StringIO()
     progress = ProgressReport(out, live=True)

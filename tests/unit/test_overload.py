@@ -82,7 +82,10 @@ def _p95(values: list[float]) -> float:
     return ordered[int(0.95 * (len(ordered) - 1))]
 
 
-SERIAL: dict[Kind, float] = {"write": 0.14, "read": 0.04}  # a submission's 14 calls and a read's 4, at 10 ms each
+SERIAL: dict[Kind, float] = {
+    "write": 0.14,
+    "read": 0.04,
+}  # a submission's 14 calls and a read's 4, at 10 ms each
 
 
 def test_a_round_that_the_backend_takes_is_let_in_whole() -> None:

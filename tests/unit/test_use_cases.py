@@ -4,6 +4,8 @@ against what was put in, with no backend."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
@@ -28,6 +30,7 @@ from app.errors import (
 from app.services.demo import load_demo
 from app.services.leaderboard import Leaderboard
 from app.services.ports import StoredDefinition
+from app.services.registry import register_board
 from app.services.slot_builds import SlotBuilds
 from app.settings import Settings
 from tests.fakes import MemoryStores
@@ -171,6 +174,63 @@ async def test_a_defined_variant_ranks_by_its_rules_and_its_order_cannot_change_
     assert (await rules.for_reading(GAME, "laps")).retention_days == 7
     # The change held nothing: its boards take submissions again.
     assert not service.fakes.table.leases
+
+
+def _held_service(grace_s: float, after_s: float) -> Service:
+    """A service whose ranking changes hold their boards as in production."""
+    service = _service()
+    rules = service.leaderboard.rules
+    rules._policy = replace(rules._policy, grace_s=grace_s, after_s=after_s)
+    return service
+
+
+async def test_a_variant_no_task_has_submitted_to_is_defined_without_its_grace() -> None:
+    # Nothing is registered, so no task has read these boards' leases: none can be writing.
+    service = _held_service(grace_s=60, after_s=30)
+    laps = BoardDefinition(order=Order.ASC, periods=(PeriodKind.ALLTIME,))
+    told: list[tuple[str, int, int | None]] = []
+    async with asyncio.timeout(5):
+        await service.leaderboard.rules.define(
+            GAME, "laps", laps, now=service.now, progress=lambda *said: told.append(said)
+        )
+    assert told == []
+    # Its boards stay held for tasks that may still hold the default, but a submission under
+    # the new definition is let through at once.
+    assert service.fakes.table.leases
+    for player, score in SCORES.items():
+        await service.submit(player, score, variant="laps")
+    board = Board(GAME, "laps", Period(PeriodKind.ALLTIME))
+    assert [p for _, p, _ in await service.top(board)] == sorted(SCORES, key=SCORES.__getitem__)
+
+
+async def test_a_variant_with_registered_boards_is_held_for_its_grace_and_says_so() -> None:
+    service = _held_service(grace_s=2, after_s=0)
+    await register_board(
+        registry=service.fakes.registry,
+        board=Board(GAME, "laps", Period(PeriodKind.ALLTIME)),
+        retention=timedelta(days=30),
+    )
+    laps = BoardDefinition(order=Order.ASC, periods=(PeriodKind.ALLTIME,))
+    told: list[tuple[str, int, int | None]] = []
+    began = time.monotonic()
+    await service.leaderboard.rules.define(
+        GAME, "laps", laps, now=service.now, progress=lambda *said: told.append(said)
+    )
+    assert time.monotonic() - began >= 2
+    assert told[0] == ("holding boards", 0, 2)
+    assert told[-1] == ("holding boards", 2, 2)
+
+
+async def test_a_submission_registers_its_boards_before_it_reads_their_leases() -> None:
+    service = _service()
+
+    async def unavailable(board_id: str, *, expires_at: int | None) -> bool:
+        raise Unavailable("the registry did not answer", retry_after=1)
+
+    service.fakes.registry.register_board = unavailable  # type: ignore[method-assign]
+    with pytest.raises(Unavailable):
+        await service.submit("bob", 500)
+    assert await service.top() == []
 
 
 async def test_a_seeded_board_reads_back_and_reconciles_clean_until_a_counter_drifts() -> None:
