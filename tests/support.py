@@ -17,6 +17,7 @@ from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import RankKey
 from app.domain.models import Entry, Standing, StandingWrite
 from app.domain.periods import Board
+from app.domain.storage_keys import REGISTRY_PK
 from app.services.ports import BoardIndex, CounterStore, StandingStore
 from app.services.reconcile import ReconcileReport, reconcile_board
 from app.services.seeding import SeedPorts
@@ -81,6 +82,13 @@ async def scores_items(runtime: Runtime) -> list[dict[str, Any]]:
         if "LastEvaluatedKey" not in page:
             return items
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+async def written_items(runtime: Runtime) -> list[dict[str, Any]]:
+    """Every item of the Scores table but the board registry's: a task registers a board before it
+    first reads the board's lease (decision 0031), so a submission refused after that has left
+    the board registered, and nothing else."""
+    return [i for i in await scores_items(runtime) if i["playerId"]["S"] != REGISTRY_PK]
 
 
 async def counter_total(runtime: Runtime, board_id: str) -> tuple[int, int]:

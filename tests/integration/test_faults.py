@@ -12,7 +12,7 @@ from app.bootstrap import Runtime
 from app.store.tables import TableNames
 from tests.conftest import Service, make_settings, serve
 from tests.faults import conflict_on_row, fail_first, install, rejected, throttled
-from tests.support import counter_total, now_ms, scores_items, submit
+from tests.support import counter_total, now_ms, scores_items, submit, written_items
 
 BOARDS = ("trivia#classic#alltime",)
 
@@ -131,7 +131,7 @@ async def test_a_seeding_lease_refuses_the_board_with_409_and_writes_nothing(
     assert 1 <= int(refused.headers["Retry-After"]) <= 30
     assert refused.json()["type"] == "/problems/board-being-seeded"
     assert [
-        i for i in await scores_items(runtime) if i["playerId"]["S"] != lease["playerId"]["S"]
+        i for i in await written_items(runtime) if i["playerId"]["S"] != lease["playerId"]["S"]
     ] == []
     # An expired lease no longer holds the board, and the key was not spent.
     await runtime.client.put_item(
@@ -179,7 +179,7 @@ async def test_a_throttled_first_read_is_503_and_leaves_nothing_behind(
     failed = await submit(service.http, player="p1", score=5, achieved_ms=t, idempotency_key="k")
     assert failed.status_code == 503
     assert failed.json()["type"] == "/problems/throttled"
-    assert await scores_items(service.runtime) == []
+    assert await written_items(service.runtime) == []
     faults.rules.clear()
     retried = await submit(service.http, player="p1", score=5, achieved_ms=t, idempotency_key="k")
     assert retried.status_code == 200, retried.text

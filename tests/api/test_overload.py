@@ -1,0 +1,55 @@
+"""The overload limit as the app serves it (decision 0030): past what the task lets in at once, a
+request under /v1/ is refused at once with the overloaded problem, its Retry-After and a metric,
+while health, readiness and metrics still answer."""
+
+from __future__ import annotations
+
+import asyncio
+
+from app.bootstrap import Runtime
+from app.store.tables import TableNames
+from tests.conftest import make_settings, serve
+from tests.faults import install
+from tests.support import now_ms, submit
+
+
+async def test_a_task_at_its_limit_refuses_at_once_and_still_answers_its_operators(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    settings = make_settings(
+        dynamo_endpoint,
+        table_names,
+        admission_latency_target_seconds=1,
+        admission_initial_limit=1,
+    )
+    async with serve(settings) as service:
+        faults = install(service.runtime.client, dynamo_endpoint)
+        faults.delay_s = 0.3  # every call slowed: the first submission holds the one place
+        first = asyncio.create_task(
+            submit(service.http, player="ann", score=50, achieved_ms=now_ms() - 500)
+        )
+        await asyncio.sleep(0.1)
+        # Each kind keeps its share of the limit: a read is let in beside the write...
+        read = asyncio.create_task(service.http.get("/v1/leaderboards/trivia/classic/alltime"))
+        await asyncio.sleep(0.1)
+        # ... and then neither kind has a place left.
+        refused = await service.http.get("/v1/leaderboards/trivia/classic/alltime")
+        refused_write = await submit(service.http, player="bob", score=40, achieved_ms=now_ms())
+        health = await service.http.get("/healthz")
+        metrics = await service.http.get("/metrics")
+        answered, read_answered = await first, await read
+        faults.delay_s = 0.0
+        ready = await service.http.get("/readyz")
+    assert answered.status_code == 200, answered.text
+    assert read_answered.status_code == 200, read_answered.text
+    for response in (refused, refused_write):
+        assert response.status_code == 503, response.text
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json()["type"] == "/problems/overloaded"
+        assert int(response.headers["retry-after"]) >= 1
+    assert (health.status_code, metrics.status_code, ready.status_code) == (200, 200, 200)
+    shed = [
+        line for line in metrics.text.splitlines() if line.startswith("leaderboard_requests_shed")
+    ]
+    assert 'leaderboard_requests_shed_total{kind="read"} 1.0' in shed, shed
+    assert 'leaderboard_requests_shed_total{kind="write"} 1.0' in shed, shed
