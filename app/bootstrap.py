@@ -139,8 +139,9 @@ def default_definition(settings: Settings) -> BoardDefinition:
     )
 
 
-def build_stores(dynamo: Dynamo, settings: Settings) -> Stores:
-    """Every adapter over one client and its bound on calls in flight."""
+def build_stores(dynamo: Dynamo, settings: Settings, *, probe: Dynamo | None = None) -> Stores:
+    """Every adapter over one client and its bound on calls in flight (the readiness check over
+    ``probe``, a client that asks once, where given)."""
     names = table_names(settings)
     counters = CounterItems(
         dynamo, table=names.scores, shards=settings.counter_shards, locks=ItemLocks()
@@ -159,7 +160,7 @@ def build_stores(dynamo: Dynamo, settings: Settings) -> Stores:
         registry=RegistryItems(dynamo, table=names.scores),
         definitions=DefinitionItems(dynamo, table=names.scores),
         keys=KeyItems(dynamo, table=names.scores),
-        tables=Tables(dynamo, names),
+        tables=Tables(dynamo, names, probe=probe),
     )
 
 
@@ -203,6 +204,8 @@ class Runtime:
     """The DynamoDB endpoint in use (``None``: AWS's own for the region)."""
     client: DynamoDBClient
     """For tests and benchmarks that count or fault calls; services never see it."""
+    probe_client: DynamoDBClient
+    """The readiness check's (it asks once), for tests that fault it."""
     tables: TableNames
     table_admin: Tables
     """Creating the tables: operators' and the embedded backend's, never a request's."""
@@ -220,18 +223,27 @@ async def open_runtime(
     """Open the client on ``endpoint`` (default: the configured one) and build everything over it;
     ``create_tables`` creates the tables where missing (the embedded backend starts empty)."""
     endpoint = endpoint or settings.dynamodb_endpoint
-    async with open_client(
-        endpoint=endpoint,
-        region=settings.region,
-        dummy_credentials=settings.signs_with_dummy_credentials,
-        read_timeout=settings.dynamodb_read_timeout_seconds,
-        # A connection for every call the bound lets through, and no more.
-        max_pool_connections=settings.dynamodb_max_in_flight,
-    ) as client:
+    async with (
+        open_client(
+            endpoint=endpoint,
+            region=settings.region,
+            dummy_credentials=settings.signs_with_dummy_credentials,
+            read_timeout=settings.dynamodb_read_timeout_seconds,
+            # A connection for every call the bound lets through, and no more.
+            max_pool_connections=settings.dynamodb_max_in_flight,
+        ) as client,
+        open_client(
+            endpoint=endpoint,
+            region=settings.region,
+            dummy_credentials=settings.signs_with_dummy_credentials,
+            probe=True,
+        ) as probe_client,
+    ):
         # A burst queues at the bound on calls in flight instead of opening ever more
         # connections and failing.
         dynamo = Dynamo(client, in_flight=asyncio.Semaphore(settings.dynamodb_max_in_flight))
-        stores = build_stores(dynamo, settings)
+        probe = Dynamo(probe_client, in_flight=asyncio.Semaphore(2))
+        stores = build_stores(dynamo, settings, probe=probe)
         table_admin = Tables(dynamo, table_names(settings))
         if create_tables:
             await table_admin.create_tables()
@@ -245,12 +257,14 @@ async def open_runtime(
                 slot_builds=slot_builds,
                 endpoint=endpoint,
                 client=client,
+                probe_client=probe_client,
                 tables=table_names(settings),
                 table_admin=table_admin,
             )
         finally:
             await slot_builds.close()
             dynamo.close()
+            probe.close()
 
 
 def build_slot_builds(settings: Settings, stores: Stores, policies: Policies) -> SlotBuilds:

@@ -88,7 +88,7 @@ async def get_boards(
                 }
             }
         },
-        **problem_responses(400, 422, 429),
+        **problem_responses(400, 404, 422, 429),
     },
     summary="The top of a board, best first",
 )

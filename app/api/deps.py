@@ -123,7 +123,8 @@ class Reading:
 @dataclass(frozen=True)
 class BoardReading(Reading):
     """A read of the board a ``/v1/leaderboards/{game}/{variant}/{period}`` path names, and how
-    it ranks (404 for an undefined variant where undefined boards are refused)."""
+    it ranks (404 for an undefined variant where undefined boards are refused, and for a period
+    the variant does not keep)."""
 
     board: Board
     definition: BoardDefinition
@@ -141,7 +142,7 @@ async def get_board_reading(
 ) -> BoardReading:
     leaderboard, now = _state(request).leaderboard, datetime.now(UTC)
     board = _named_board(game, variant, period, now)
-    definition = await leaderboard.rules.for_reading(board.game, board.variant)
+    definition = await leaderboard.rules.for_reading_board(board)
     return BoardReading(leaderboard.reads, now, board, definition)
 
 

@@ -16,12 +16,15 @@ from app.services.ports import Lease
 
 class KeysInFlight:
     """The Idempotency-Keys this process is working on, each until its request ends: a second
-    request with one of them is told to wait (409), not run a second time beside the first."""
+    request with one of them is told to wait (409), not run a second time beside the first, for
+    about what the first has left: the time this process's submissions take (a moving average),
+    less the first's age so far, at least a second and never past ``hold_s`` (the deadline)."""
 
     def __init__(self, *, hold_s: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._hold_s = hold_s
         self._clock = clock
         self._started: dict[str, float] = {}
+        self._typical_s = 1.0
 
     @contextmanager
     def claim(self, record_id: str) -> Iterator[None]:
@@ -29,16 +32,18 @@ class KeysInFlight:
         started = self._started.get(record_id)
         if started is not None:
             telemetry.idempotent("in_flight")
-            wait_s = math.ceil(max(1.0, started + self._hold_s - now))
+            left_s = min(started + self._hold_s - now, started + self._typical_s - now)
             raise RequestInFlight(
                 "a request with this Idempotency-Key is still being processed; retry later",
-                retry_after=wait_s,
+                retry_after=math.ceil(max(1.0, left_s)),
             )
         self._started[record_id] = now
         try:
             yield
         finally:
             del self._started[record_id]
+            took = self._clock() - now
+            self._typical_s += (took - self._typical_s) / 8
 
 
 class SeenLeases:

@@ -16,7 +16,7 @@ import structlog
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board, Period, board_is_expired
 from app.domain.shards import partition_ids
-from app.errors import BoardBeingSeeded, Conflict, LeaderboardError
+from app.errors import BoardBeingSeeded, Conflict, LeaderboardError, NotFound
 from app.services.definitions import Definitions, Resolved
 from app.services.policies import RedefinePolicy, ranking_change_holder
 from app.services.ports import (
@@ -74,6 +74,23 @@ class BoardRules:
     async def for_reading(self, game: str, variant: str) -> BoardDefinition:
         """``NotFound`` for an undefined variant where undefined boards are refused."""
         return await self.definitions.for_reading(game, variant)
+
+    async def for_reading_board(self, board: Board) -> BoardDefinition:
+        """How a board read ranks: ``NotFound`` for an undefined variant where undefined boards
+        are refused, and for a period the variant does not keep, unless a board of that kind is
+        registered (one kept before a change of its periods stays readable)."""
+        definition = await self.definitions.for_reading(board.game, board.variant)
+        kind = board.period.kind
+        if kind in definition.periods:
+            return definition
+        prefix = f"{board.game}#{board.variant}#{kind.value}"
+        if await self._ports.registry.registered_boards(prefix=prefix):
+            return definition
+        kept = ", ".join(p.value for p in definition.periods)
+        raise NotFound(
+            f"variant {board.game}/{board.variant} has no {kind.value} boards: its periods are "
+            f"{kept} (GET /v1/games/{board.game}/variants/{board.variant})"
+        )
 
     async def for_submitting(self, game: str, variant: str) -> BoardDefinition:
         """``InvalidInput`` for an undefined variant where undefined boards are refused."""

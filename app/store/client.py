@@ -356,7 +356,11 @@ async def _backoff(attempt: int) -> None:
 
 
 def client_config(
-    *, max_pool_connections: int = 64, connect_timeout: float = 2.0, read_timeout: float = 5.0
+    *,
+    max_pool_connections: int = 64,
+    connect_timeout: float = 2.0,
+    read_timeout: float = 5.0,
+    attempts: int = 3,
 ) -> AioConfig:
     """Retries and timeouts set on purpose: standard mode (it backs off on throttling and retries
     transient 5xx and timeouts), 3 attempts; connect 2 s, read 5 s. Cancelled transactions are not
@@ -366,7 +370,7 @@ def client_config(
     that every call the bound lets through finds a connection (past the pool a call waits for one,
     and no timeout covers that wait)."""
     return AioConfig(
-        retries={"mode": "standard", "max_attempts": 3},
+        retries={"mode": "standard", "max_attempts": attempts},
         connect_timeout=connect_timeout,
         read_timeout=read_timeout,
         max_pool_connections=max_pool_connections,
@@ -391,16 +395,24 @@ async def open_client(
     dummy_credentials: bool,
     read_timeout: float = 5.0,
     max_pool_connections: int = 64,
+    probe: bool = False,
 ) -> AsyncIterator[DynamoDBClient]:
     """One DynamoDB client for the life of the process, counting calls for the request log; its
-    pool holds ``max_pool_connections`` (the process's bound on calls in flight)."""
+    pool holds ``max_pool_connections`` (the process's bound on calls in flight). A ``probe``
+    client (the readiness check's) asks once, connecting within 1 s and answered within 2 s:
+    a DynamoDB that refuses connections is told at once, not after botocore's backoff."""
     session = _local_session() if dummy_credentials else aioboto3.Session()
     secret = "local" if dummy_credentials else None  # DynamoDB Local and moto take any
+    config = (
+        client_config(max_pool_connections=2, connect_timeout=1.0, read_timeout=2.0, attempts=1)
+        if probe
+        else client_config(max_pool_connections=max_pool_connections, read_timeout=read_timeout)
+    )
     async with session.client(
         "dynamodb",
         endpoint_url=endpoint,
         region_name=region,
-        config=client_config(max_pool_connections=max_pool_connections, read_timeout=read_timeout),
+        config=config,
         aws_access_key_id=secret,
         aws_secret_access_key=secret,
     ) as client:

@@ -162,9 +162,11 @@ class Tables:
     """Both tables as a whole: creating them (operators and the embedded backend only) and the
     readiness check (the service)."""
 
-    def __init__(self, dynamo: Dynamo, names: TableNames) -> None:
+    def __init__(self, dynamo: Dynamo, names: TableNames, *, probe: Dynamo | None = None) -> None:
         self._dynamo = dynamo
         self._names = names
+        self._probe = probe or dynamo
+        """The readiness check's client: one that asks once (``open_client(probe=True)``)."""
 
     @property
     def _client(self) -> DynamoDBClient:
@@ -176,8 +178,9 @@ class Tables:
 
         async def describe(name: str) -> None:
             try:
-                answer = await self._dynamo.call(
-                    "the readiness check", lambda: self._client.describe_table(TableName=name)
+                answer = await self._probe.call(
+                    "the readiness check",
+                    lambda: self._probe.client.describe_table(TableName=name),
                 )
             except (Unavailable, StoreRejected) as exc:
                 # A refused request here (a table name DynamoDB does not take, say) is the

@@ -5,11 +5,11 @@ while health, readiness and metrics still answer."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from app.bootstrap import Runtime
 from app.store.tables import TableNames
 from tests.conftest import make_settings, serve
-from tests.faults import install
 from tests.support import now_ms, submit
 
 
@@ -23,23 +23,41 @@ async def test_a_task_at_its_limit_refuses_at_once_and_still_answers_its_operato
         admission_initial_limit=1,
     )
     async with serve(settings) as service:
-        faults = install(service.runtime.client, dynamo_endpoint)
-        faults.delay_s = 0.3  # every call slowed: the first submission holds the one place
-        first = asyncio.create_task(
-            submit(service.http, player="ann", score=50, achieved_ms=now_ms() - 500)
-        )
-        await asyncio.sleep(0.1)
-        # Each kind keeps its share of the limit: a read is let in beside the write...
-        read = asyncio.create_task(service.http.get("/v1/leaderboards/trivia/classic/alltime"))
-        await asyncio.sleep(0.1)
-        # ... and then neither kind has a place left.
-        refused = await service.http.get("/v1/leaderboards/trivia/classic/alltime")
-        refused_write = await submit(service.http, player="bob", score=40, achieved_ms=now_ms())
-        health = await service.http.get("/healthz")
-        metrics = await service.http.get("/metrics")
+        held = 0
+        arrived = asyncio.Condition()
+        release = asyncio.Event()
+
+        async def hold(**_: Any) -> None:
+            nonlocal held
+            async with arrived:
+                held += 1
+                arrived.notify_all()
+            await release.wait()
+
+        async def until_held(count: int) -> None:
+            async with arrived:
+                await arrived.wait_for(lambda: held >= count)
+
+        client = service.runtime.client
+        client.meta.events.register_first("before-send.dynamodb", hold)  # type: ignore[arg-type]
+        try:
+            first = asyncio.create_task(
+                submit(service.http, player="ann", score=50, achieved_ms=now_ms() - 500)
+            )
+            await until_held(1)  # the write holds the one place, its first call held
+            # Each kind keeps its share of the limit: a read is let in beside the write...
+            read = asyncio.create_task(service.http.get("/v1/leaderboards/trivia/classic/alltime"))
+            await until_held(2)
+            # ... and then neither kind has a place left.
+            refused = await service.http.get("/v1/leaderboards/trivia/classic/alltime")
+            refused_write = await submit(service.http, player="bob", score=40, achieved_ms=now_ms())
+            health = await service.http.get("/healthz")
+            metrics = await service.http.get("/metrics")
+            ready = await service.http.get("/readyz")  # its own client: not held
+        finally:
+            release.set()
+            client.meta.events.unregister("before-send.dynamodb", hold)  # type: ignore[arg-type]
         answered, read_answered = await first, await read
-        faults.delay_s = 0.0
-        ready = await service.http.get("/readyz")
     assert answered.status_code == 200, answered.text
     assert read_answered.status_code == 200, read_answered.text
     for response in (refused, refused_write):

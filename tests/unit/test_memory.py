@@ -6,6 +6,8 @@ import asyncio
 
 import pytest
 
+from app.errors import RequestInFlight
+from app.services.caches import KeysInFlight
 from app.services.memory import Recent, SharedLoads
 
 
@@ -103,3 +105,25 @@ async def test_a_value_put_as_of_an_older_load_does_not_replace_a_newer_one() ->
     clock.now += 12
     assert not loads.holds("k")  # past its ttl: the next caller loads again
     assert loads.keys_held() == ["k"]
+
+
+def test_a_key_in_flight_is_told_to_wait_about_what_the_first_has_left() -> None:
+    now = [0.0]
+    keys = KeysInFlight(hold_s=10, clock=lambda: now[0])
+    for i in range(40):  # this task's submissions take half a second
+        with keys.claim(f"done-{i}"):
+            now[0] += 0.5
+    with keys.claim("k"):
+        now[0] += 0.1
+        with pytest.raises(RequestInFlight) as told, keys.claim("k"):
+            pass
+        assert told.value.retry_after == 1  # not the 10 s of the deadline
+    # A first request far slower than usual is waited for, but never past the deadline.
+    slow = KeysInFlight(hold_s=10, clock=lambda: now[0])
+    for i in range(40):
+        with slow.claim(f"slow-{i}"):
+            now[0] += 30
+    with slow.claim("k"):
+        with pytest.raises(RequestInFlight) as told, slow.claim("k"):
+            pass
+        assert told.value.retry_after == 10
