@@ -38,8 +38,8 @@ class ApiKeyEntry(BaseModel):
 
 
 class Settings(BaseSettings):
-    """Every setting, with its description: the README's configuration table is rendered from
-    these (``python -m tools.settings_table --write README.md``), and a test holds the two together."""
+    """Every setting, with its description: docs/configuration.md's table is rendered from these
+    (``python -m tools.settings_table --write docs/configuration.md``); a test holds them together."""
 
     model_config = SettingsConfigDict(env_prefix="LEADERBOARD_", extra="ignore", frozen=True)
 

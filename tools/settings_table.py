@@ -1,6 +1,7 @@
-"""The README's configuration table, rendered from ``app.settings.Settings``: every setting, its
-default, what it takes, what it does. ``python -m tools.settings_table --write README.md`` puts it
-between its markers; ``tests/unit/test_readme.py`` holds the two together."""
+"""docs/configuration.md's table of settings, rendered from ``app.settings.Settings``: every
+setting, its default, what it takes, what it does. ``python -m tools.settings_table --write
+docs/configuration.md`` puts it between its markers; ``tests/unit/test_docs_against_code.py``
+holds the two together."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from pydantic.fields import FieldInfo
 from app.domain.periods import PeriodKind
 from app.settings import Settings
 
-TABLE_START = "<!-- settings table: python3 tools/uv.py run --frozen python -m tools.settings_table --write README.md -->"
+TABLE_START = "<!-- settings table: python3 tools/uv.py run --frozen python -m tools.settings_table --write docs/configuration.md -->"
 TABLE_END = "<!-- end of settings table -->"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+"""The page that holds the table, and ``--write``'s file when none is named."""
 
 
 def _shown(value: Any) -> str:
@@ -63,7 +66,7 @@ def _allowed(info: FieldInfo) -> str:
 
 
 def settings_table() -> str:
-    """The README's configuration table: every setting, its default, what it takes, what it does."""
+    """The configuration table: every setting, its default, what it takes, what it does."""
     lines = ["| variable | default | allowed | meaning |", "| --- | --- | --- | --- |"]
     for name, info in Settings.model_fields.items():
         lines.append(
@@ -72,19 +75,20 @@ def settings_table() -> str:
     return "\n".join(lines)
 
 
-def with_settings_table(readme: str) -> str:
-    """``readme`` with the text between the table's markers replaced by ``settings_table()``."""
-    before, start, rest = readme.partition(TABLE_START)
+def with_settings_table(page: str) -> str:
+    """``page`` with the text between the table's markers replaced by ``settings_table()``."""
+    before, start, rest = page.partition(TABLE_START)
     _, end, after = rest.partition(TABLE_END)
     if not start or not end:
-        raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} block")
+        raise ValueError(f"the page has no {TABLE_START} ... {TABLE_END} block")
     return f"{before}{TABLE_START}\n{settings_table()}\n{TABLE_END}{after}"
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Print the table, or with ``--write FILE`` put it into FILE between its markers."""
+    """Print the table, or with ``--write [FILE]`` put it into FILE (by default
+    docs/configuration.md) between its markers."""
     parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--write", type=Path, metavar="FILE")
+    parser.add_argument("--write", type=Path, metavar="FILE", nargs="?", const=PAGE)
     args = parser.parse_args(argv)
     if args.write is None:
         print(settings_table())  # noqa: T201 - the command's output

@@ -20,7 +20,7 @@ production) the embedded backend of the `leaderboard serve` running on this mach
 records where it is while it runs (with several running, --serve PORT chooses one); each says on
 stderr which DynamoDB and which service it works on. stdout holds a command's output (--json: one
 line of JSON, its shape in docs/operations.md); logs go to stderr (warnings only, unless -v, which
-goes anywhere on the line). Configuration: the LEADERBOARD_ variables in the README."""
+goes anywhere on the line). Configuration: the LEADERBOARD_ variables in docs/configuration.md."""
 
 
 class _DefaultsShown(argparse.HelpFormatter):

@@ -47,7 +47,7 @@ WHAT_CHANGES = (
     "the entry keeps its `metadata` and `context`."
 )
 """The rule for what a submission changes, stated once: the API's description of ``improved``
-says it, and the README and docs/boards.md quote it (a test holds them to it)."""
+says it, and docs/api.md and docs/boards.md quote it (a test holds them to it)."""
 
 DEFAULT_PERIODS = (PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK)
 MAX_RETENTION_DAYS = 3650

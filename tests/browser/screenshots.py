@@ -1,4 +1,4 @@
-"""Write the README's screenshots of the board viewer, docs/viewer-desktop.png and
+"""Write the screenshots of the board viewer in docs/viewer.md, docs/viewer-desktop.png and
 docs/viewer-phone.png, from `leaderboard serve --demo` with its default settings:
 
     python3 tools/uv.py run --frozen --all-groups python -m tests.browser.screenshots

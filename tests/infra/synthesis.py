@@ -1,7 +1,8 @@
 """Synthesising the stack as a deployment would, and reading the template it gives.
 
 The infra tests need the infra dependency group (aws-cdk-lib, cdk-nag), which the README's test
-command installs with every other group (``uv run --frozen --all-groups pytest``).
+command installs with every other group
+(``python3 tools/uv.py run --frozen --all-groups pytest``).
 """
 
 from __future__ import annotations

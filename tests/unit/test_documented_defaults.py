@@ -3,8 +3,8 @@
 A default is recognised in these forms only, each next to the variable's name in backquotes:
 ``LEADERBOARD_X`` (20), (10 s), (default 20); ``LEADERBOARD_X``, 2 by default; ``LEADERBOARD_X``
 ... 11 s by default, in the same sentence; by default ``LEADERBOARD_X``, 30; a table with
-``default`` and ``setting`` columns (docs/limits-and-failures.md's); and the README's generated
-settings table. A figure in another form is not checked: write it in one of these.
+``default`` and ``setting`` columns (docs/limits-and-failures.md's); and the generated settings
+table (docs/configuration.md's). A figure in another form is not checked: write it in one of these.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pytest
 
 from app.bootstrap import redefine_policy
 from app.settings import Settings, unknown_settings
+from tools.settings_table import TABLE_START
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -95,8 +96,8 @@ def _in_tables(text: str) -> Iterator[tuple[int, str, float]]:
             yield number, variable["name"], _value(figure["number"], figure["unit"])
 
 
-def _in_readme_table(text: str) -> Iterator[tuple[int, str, float]]:
-    """The README's generated table: | `NAME` | `default` | ... |"""
+def _in_generated_table(text: str) -> Iterator[tuple[int, str, float]]:
+    """The generated settings table (docs/configuration.md's): | `NAME` | `default` | ... |"""
     for found in re.finditer(r"^\| `(?P<name>[A-Z_]+)` \| `" + NUMBER + r"` \|", text, re.M):
         yield _line(text, found.start()), found["name"], _value(found["number"], found["unit"])
 
@@ -112,8 +113,8 @@ def documented_defaults(page: Path) -> list[tuple[str, str, float]]:
     """``(where, SETTING, figure)`` for each default of a setting ``page`` gives."""
     text = page.read_text()
     found = [*_in_prose(text), *_in_tables(text)]
-    if page.name == "README.md":
-        found += _in_readme_table(text)
+    if TABLE_START in text:
+        found += _in_generated_table(text)
     return [
         (f"{page.name}:{line}", name, figure)
         for line, name, figure in sorted(found)
@@ -129,6 +130,8 @@ def test_the_docs_give_defaults_in_the_recognised_forms() -> None:
     # The forms stay in use, so that the test below checks something.
     assert {"TRANSACT_MAX_ATTEMPTS", "REQUEST_DEADLINE_SECONDS", "LEASE_CACHE_SECONDS"} <= named
     assert len(ALL) >= 20, ALL
+    # The generated table is read where it now lives.
+    assert any(where.startswith("configuration.md:") for where, _, _ in ALL)
 
 
 @pytest.mark.parametrize(("where", "name", "figure"), ALL, ids=[where for where, _, _ in ALL])

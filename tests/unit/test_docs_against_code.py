@@ -1,5 +1,6 @@
-"""The README and the docs say what the code does: the configuration table is made from the
-settings and says every one of them, and the paths name their parameters as the API does."""
+"""The docs say what the code does: the configuration table (docs/configuration.md) is made from
+the settings and says every one of them, the paths name their parameters as the API does, and the
+rule of what a submission changes is the API's."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from pathlib import Path
 from app.domain.definitions import WHAT_CHANGES
 from app.main import create_app
 from app.settings import Settings
-from tools.settings_table import TABLE_START, settings_table, with_settings_table
+from tools.settings_table import PAGE, TABLE_START, settings_table, with_settings_table
 
 REPO = Path(__file__).resolve().parents[2]
-README = (REPO / "README.md").read_text()
+CONFIGURATION = PAGE.read_text()
 
 
 def test_every_setting_has_a_description() -> None:
@@ -20,11 +21,13 @@ def test_every_setting_has_a_description() -> None:
     assert undescribed == []
 
 
-def test_the_readme_holds_exactly_the_table_made_from_the_settings() -> None:
-    assert TABLE_START in README
-    assert with_settings_table(README) == README, (
-        "the README's table is stale: python3 tools/uv.py run --frozen python -m app.settings "
-        "--write README.md"
+def test_the_configuration_page_holds_exactly_the_table_made_from_the_settings() -> None:
+    assert PAGE == REPO / "docs" / "configuration.md"
+    assert TABLE_START in CONFIGURATION
+    assert "--write docs/configuration.md -->" in TABLE_START  # the marker says how to remake it
+    assert with_settings_table(CONFIGURATION) == CONFIGURATION, (
+        "docs/configuration.md's table is stale: python3 tools/uv.py run --frozen python -m "
+        "tools.settings_table --write docs/configuration.md"
     )
 
 
@@ -39,7 +42,7 @@ def test_the_table_has_a_row_for_each_setting_and_no_other() -> None:
         "API_KEY_CACHE_MAX_ENTRIES",
         "RATE_LIMIT_MAX_BUCKETS",
     ):
-        assert f"| `{name}` |" in README, name
+        assert f"| `{name}` |" in CONFIGURATION, name
 
 
 def test_the_deadline_says_which_requests_it_does_not_cut() -> None:
@@ -71,8 +74,8 @@ def test_what_a_submission_changes_is_said_once_and_the_same_everywhere() -> Non
     document = create_app(Settings(dynamodb_endpoint="http://unused")).openapi()
     outcome = document["components"]["schemas"]["BoardOutcomeOut"]["properties"]
     assert outcome["improved"]["description"] == WHAT_CHANGES
-    boards = (REPO / "docs" / "boards.md").read_text()
-    for name, text in (("README.md", README), ("docs/boards.md", boards)):
+    for name in ("docs/api.md", "docs/boards.md"):
+        text = (REPO / name).read_text()
         assert _words(WHAT_CHANGES) in _words(text), (
             f"{name} does not state the rule as the API does"
         )
