@@ -4,7 +4,7 @@ the panels below: `python -m tools.grafana_dashboard --write docker/grafana/dash
 Each panel's queries are PromQL over the service's /metrics; `tests/integration/test_dashboard.py`
 runs every one of them through a real Prometheus scraping the service under a short load. The
 CDK stack's CloudWatch dashboard shows the same panels from the embedded metrics
-(`infra/leaderboard_stack.py`).
+(`infra/dashboard.py`).
 """
 
 from __future__ import annotations

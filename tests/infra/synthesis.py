@@ -17,7 +17,8 @@ from aws_cdk import App, Environment, Validations
 from aws_cdk.assertions import Annotations, Match, Template
 
 from infra.app import build
-from infra.leaderboard_stack import CONTAINER_NAME, DeployConfig, LeaderboardStack
+from infra.leaderboard_stack import DeployConfig, LeaderboardStack
+from infra.tasks import CONTAINER_NAME
 
 __all__ = [
     "CONTAINER_NAME",
