@@ -22,13 +22,8 @@ from app.domain import ties
 from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition
 from app.domain.principal import Principal
-from app.services.admission import BoardAdmission
 from app.services.api_keys import ApiKeys, digest_of
-from app.services.auth import KeyAuthenticator
-from app.services.boards import PlayerCounts
-from app.services.caches import KeysInFlight, SeenLeases
-from app.services.definitions import Definitions
-from app.services.hot_boards import HotBoards
+from app.services.api_keys.auth import KeyAuthenticator
 from app.services.leaderboard import Leaderboard
 from app.services.operations import Operations
 from app.services.policies import (
@@ -39,11 +34,16 @@ from app.services.policies import (
     SubmitPolicy,
 )
 from app.services.ports import KeyLookup, Stores
+from app.services.ranking.pages import PlayerCounts
+from app.services.ranking.slot_builds import SlotBuildPorts, SlotBuilds
+from app.services.ranking.summary import HotBoards
 from app.services.reads import BoardReads
 from app.services.registry import BoardRegistrar, RegisteredBoards
 from app.services.rules import BoardRules, DefinePorts
-from app.services.slot_builds import SlotBuildPorts, SlotBuilds
+from app.services.rules.held import Definitions
 from app.services.submissions import Submissions
+from app.services.submissions.admission import BoardAdmission
+from app.services.submissions.in_flight import KeysInFlight, SeenLeases
 from app.settings import Settings
 from app.store.api_keys import KeyItems
 from app.store.client import Dynamo, open_client

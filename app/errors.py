@@ -224,7 +224,7 @@ class CountsIncomplete(Unavailable):
 
 class BoardBusy(Unavailable):
     """A task's limit of submissions to one board at once is reached, and no place came free in
-    time (``app.services.admission``): nothing was done; retry after ``Retry-After``."""
+    time (``app.services.submissions.admission``): nothing was done; retry after ``Retry-After``."""
 
     title, slug = "Board busy", "board-busy"
 
@@ -245,7 +245,7 @@ class Contended(Unavailable):
 class ItemBusy(Unavailable):
     """DynamoDB refused a plain write (Put, Update, Delete) because a transaction in flight holds
     its item (``TransactionConflictException``, which botocore does not retry): try again in a
-    moment. Operator work retries it (``app.services.retries``); a request answers 503."""
+    moment. Operator work retries it (``app.services.work``); a request answers 503."""
 
     title, slug = "Busy", "busy"
 

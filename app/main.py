@@ -30,7 +30,7 @@ from app.api.routing import StrictQueryRoute
 from app.api.viewer import install_viewer
 from app.bootstrap import Runtime, open_service_runtime
 from app.errors import LeaderboardError
-from app.services.demo import load_demo
+from app.local.demo import load_demo
 from app.services.leaderboard import Leaderboard
 from app.services.rules import BoardRules
 from app.settings import ConfigurationError, Settings, get_settings, unknown_settings
@@ -68,7 +68,7 @@ DEFINITIONS_JOB = "reading the board definitions"
 
 async def _keep_definitions(rules: BoardRules, startup: StartupJobs) -> None:
     """Hold the definition of every variant with boards before the service is ready, then keep
-    the games in use fresh until shutdown (``app.services.definitions``). A failed preload is
+    the games in use fresh until shutdown (``app.services.rules.held``). A failed preload is
     logged, not fatal: requests then read the definitions they need themselves."""
     try:
         variants, found = await rules.hold_registered()

@@ -26,7 +26,7 @@ from app.bootstrap import open_runtime
 from app.domain.shards import partition_ids
 from app.local.embedded import EmbeddedDynamo
 from app.logging import configure_logging
-from app.services.boards import merged_page
+from app.services.ranking.pages import merged_page
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, Service, make_settings, serve
 from tests.faults import InFlightItems, install

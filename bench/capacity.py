@@ -42,7 +42,7 @@ from app.domain.shards import SHARD_COUNTS, partition_ids, player_partition, sha
 from app.domain.storage_keys import coarse_pk
 from app.domain.submission import Submission, plan_board_write
 from app.domain.ties import SlotTies
-from app.services.boards import shard_page_limit
+from app.services.ranking.pages import shard_page_limit
 from app.settings import Settings
 from app.store.counters import CounterItems
 from app.store.item_locks import ItemLocks

@@ -18,10 +18,10 @@ from app.domain.keys import RankKey
 from app.domain.models import Entry, Standing, StandingWrite
 from app.domain.periods import Board
 from app.domain.storage_keys import REGISTRY_PK
+from app.services.operations._reconcile import ReconcileReport, reconcile_board
+from app.services.operations._seeding import SeedPorts
+from app.services.operations._snapshots import SnapshotPorts
 from app.services.ports import BoardIndex, CounterStore, StandingStore
-from app.services.reconcile import ReconcileReport, reconcile_board
-from app.services.seeding import SeedPorts
-from app.services.snapshots import SnapshotPorts
 from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.item_locks import ItemLocks

@@ -28,14 +28,15 @@ from app.api.schemas import (
     rank_out,
 )
 from app.domain.ranks import ExactRank
-from app.services.registry import MAX_LISTED_VARIANTS, REGISTRY_QUERIES_PER_PAGE
-from app.services.standings import (
+from app.services.reads import (
     MAX_GROUP,
     MAX_GROUP_RANKED,
+    MAX_LISTED_VARIANTS,
     MAX_STANDINGS,
     STANDINGS_QUERIES_PER_PAGE,
     STANDINGS_ROWS_PER_QUERY,
 )
+from app.services.registry import REGISTRY_QUERIES_PER_PAGE
 
 CursorQuery = Annotated[
     str | None,

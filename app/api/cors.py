@@ -12,7 +12,7 @@ from app.api.problems import problem_response
 from app.errors import CorsRefused
 
 READ_AT = "Leaderboard-Read-At"
-"""When a page served from a task's summary of a hot board was read (``app.services.hot_boards``)."""
+"""When a page served from a task's summary of a hot board was read (``app.services.ranking.summary``)."""
 EXPOSED = ("RateLimit", "RateLimit-Policy", "Retry-After", "X-Request-Id", READ_AT)
 """Response headers a page's script may read besides the safelisted ones."""
 

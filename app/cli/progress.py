@@ -10,7 +10,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import TextIO
 
-from app.services.progress import Stage
+from app.services.work import Stage
 
 
 def _plural(n: int | None, noun: str) -> str:

@@ -2,7 +2,7 @@
 
 Nothing here does I/O. ``plan_rank`` says what to read for a key (the coarse counters, the fine
 counters on the nearer side of its slot, a capped COUNT of the index inside its slot or tie chunk,
-and a crowded slot's tie counts); ``app.services.rank_reads`` reads it all in one round trip; and
+and a crowded slot's tie counts); ``app.services.ranking.ranks`` reads it all in one round trip; and
 ``rank_from_reads`` turns what was read into what the API reports, never an estimate as a fact:
 where the capped count cannot settle the player's place, ``rank`` is absent and a range that
 always holds the true rank is given instead (docs/ranking.md).

@@ -2,7 +2,7 @@
 
 Pure: ``plan_board_write`` takes what the submission read (the player's row, the move by the
 board's rules, the crowded slot's grain and cuts) and returns the write and the outcome;
-``app.services.submit`` reads, plans every board, and commits them in one transaction.
+``app.services.submissions._submit`` reads, plans every board, and commits them in one transaction.
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ from app.domain.keys import RankKey
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.ranks import RankQuery
 from app.domain.seed_file import parse_seed_text
-from app.services.rank_reads import rank_many, rank_of
-from app.services.seeding import SeedPorts, seed_board
+from app.services.operations._seeding import SeedPorts, seed_board
+from app.services.ranking.ranks import rank_many, rank_of
 from bench import rank_sim
 from bench.harness import cost, units
 from bench.harness.calls import Driver

@@ -2,7 +2,7 @@
 
 Run it as ``python3 tools/uv.py run --frozen --all-groups python -m bench.rank_sim [--sizes 10000,100000] [--quick] [--out FILE]``.
 
-Every player of every board is ranked by a vectorised (numpy) model of ``app.services.rank_reads.rank_of``
+Every player of every board is ranked by a vectorised (numpy) model of ``app.services.ranking.ranks.rank_of``
 and of the earlier Lambda design's algorithm (count from the top to 2,000, then a range from 128 log
 buckets), with what each answer costs in DynamoDB terms. The model is trusted only because, on a sample of players of
 every board and layout, the real ``rank_of`` runs over ``SimRankReader`` (an in-memory ``RankReader``:

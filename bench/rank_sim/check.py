@@ -8,7 +8,7 @@ import asyncio
 import numpy as np
 
 from app.domain.ranks import RankQuery
-from app.services.rank_reads import rank_of
+from app.services.ranking.ranks import rank_of
 from bench.rank_sim.boards import Board
 from bench.rank_sim.costs import BOARD_ID, CAP, BoolArray, IntArray
 from bench.rank_sim.model import Answers, LayoutSpec, Placement, SimulationError

@@ -99,7 +99,7 @@ SEEDS: Final = LayoutSpec(128, 1, seeds=True)
 FULL_READ: Final = LayoutSpec(128, 512)
 """The first default: 128 x 512 with every fine counter of the bucket read."""
 DEFAULT: Final = LayoutSpec(128, 1_024, nearer_half=True)
-"""The service's layout (``BucketLayout()``) and read (``app.services.rank_reads.rank_of``)."""
+"""The service's layout (``BucketLayout()``) and read (``app.services.ranking.ranks.rank_of``)."""
 TIES: Final = LayoutSpec(128, 1_024, nearer_half=True, ties=Ties())
 """The proposed design over the service's layout and read."""
 LAYOUTS: Final = (

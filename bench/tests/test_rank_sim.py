@@ -14,7 +14,7 @@ import pytest
 
 from app.domain.ranks import ExactRank, RankQuery
 from app.domain.ties import choose_grain, tie_counts
-from app.services.rank_reads import rank_of
+from app.services.ranking.ranks import rank_of
 from bench import rank_sim
 from bench.rank_sim import (
     CAP,

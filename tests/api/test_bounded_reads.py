@@ -11,9 +11,10 @@ import pytest
 import structlog
 
 from app.bootstrap import Runtime
-from app.services import standings as standings_module
-from app.services.registry import MAX_LISTED_VARIANTS, REGISTRY_QUERIES_PER_PAGE
-from app.services.standings import MAX_STANDINGS, STANDINGS_QUERIES_PER_PAGE
+from app.services.reads import MAX_LISTED_VARIANTS
+from app.services.reads import _players as standings_module
+from app.services.reads._players import MAX_STANDINGS, STANDINGS_QUERIES_PER_PAGE
+from app.services.registry import REGISTRY_QUERIES_PER_PAGE
 from app.store.tables import TableNames
 from tests.conftest import Service, make_settings, serve
 from tests.support import submit

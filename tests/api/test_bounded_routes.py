@@ -16,7 +16,7 @@ import pytest
 
 from app.bootstrap import Runtime
 from app.domain.models import Standing
-from app.services.standings import MAX_GROUP, MAX_GROUP_RANKED
+from app.services.reads._players import MAX_GROUP, MAX_GROUP_RANKED
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, Service, make_settings, serve
 from tests.support import submit

@@ -13,7 +13,7 @@ import structlog.testing
 
 from app.bootstrap import Runtime
 from app.domain.shards import player_partition
-from app.services.hot_boards import TOP
+from app.services.ranking.summary import TOP
 from app.store.tables import TableNames
 from tests.api.test_sharded_boards import ADMIN, BOARD_ID, URL
 from tests.conftest import make_settings, serve

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.services.submit import request_fingerprint
+from app.services.submissions._submit import request_fingerprint
 from tests.conftest import SUBMIT_KEY, Service
 from tests.support import counter_total, now_ms, scores_items, submit
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.domain.clock import iso_ms, to_ms
-from app.services.snapshots import SnapshotPorts, snapshot_closed_periods
+from app.services.operations._snapshots import SnapshotPorts, snapshot_closed_periods
 from tests.conftest import ADMIN_KEY, Service
 from tests.support import counter_total, now_ms, seed_csv, submit
 

@@ -13,8 +13,8 @@ import pytest
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.storage_keys import coarse_pk
-from app.services.progress import Stage
-from app.services.seeding import SeedPorts, seed_board
+from app.services.operations._seeding import SeedPorts, seed_board
+from app.services.work import Stage
 from app.settings import Settings
 from tests.conftest import Service
 from tests.integration.test_reconcile import add_to_counter

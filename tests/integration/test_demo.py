@@ -13,7 +13,7 @@ from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import Order
 from app.domain.periods import Board, Period, PeriodKind
-from app.services.demo import (
+from app.local.demo import (
     LAP_TIMES,
     SEASON_POINTS,
     TRIVIA_ROUNDS,

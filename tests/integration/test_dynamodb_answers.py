@@ -20,11 +20,11 @@ from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.domain.storage_keys import coarse_pk, fine_pk
-from app.services import retries
+from app.services import work as retries
 from app.services.api_keys import digest_of
-from app.services.reconcile import ReconcileReport
-from app.services.seeding import seed_board
-from app.services.snapshots import take_snapshot
+from app.services.operations._reconcile import ReconcileReport
+from app.services.operations._seeding import seed_board
+from app.services.operations._snapshots import take_snapshot
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY, Service
 from tests.faults import (

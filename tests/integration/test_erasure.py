@@ -26,9 +26,9 @@ from app.domain.models import CounterDelta, Entry, Standing, StandingWrite
 from app.domain.periods import Board, Period
 from app.domain.storage_keys import membership_sk
 from app.errors import BoardBeingSeeded, InvalidInput
-from app.services.erasure import ErasureReport, erase_player
+from app.services.operations._erasure import ErasureReport, erase_player
+from app.services.operations._snapshots import SnapshotPorts, take_snapshot
 from app.services.ports import Snapshot
-from app.services.snapshots import SnapshotPorts, take_snapshot
 from app.store.leases import lease_key
 from app.store.tables import TableNames
 from tests.conftest import OTHER_GAME_KEY, SUBMIT_KEY, Service, make_settings, serve

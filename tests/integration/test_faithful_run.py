@@ -22,9 +22,9 @@ from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.domain.storage_keys import coarse_pk, fine_pk
-from app.services import slot_builds
-from app.services.seeding import seed_board
-from app.services.snapshots import take_snapshot
+from app.services.operations._seeding import seed_board
+from app.services.operations._snapshots import take_snapshot
+from app.services.ranking import slot_builds
 from app.settings import Settings
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, Service, make_settings, serve

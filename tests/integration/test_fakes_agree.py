@@ -13,9 +13,7 @@ from app.domain.models import CounterDelta
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.submission import Submission
 from app.errors import StoreError
-from app.services.boards import PlayerCounts, read_board
-from app.services.caches import KeysInFlight, SeenLeases
-from app.services.erasure import erase_player
+from app.services.operations._erasure import erase_player
 from app.services.policies import Policies
 from app.services.ports import (
     BoardIndex,
@@ -29,9 +27,11 @@ from app.services.ports import (
     StandingStore,
     SubmissionStore,
 )
+from app.services.ranking.pages import PlayerCounts, read_board
+from app.services.reads._players import around_player, player_rank
 from app.services.registry import BoardRegistrar
-from app.services.standings import around_player, player_rank
-from app.services.submit import submit_score
+from app.services.submissions._submit import submit_score
+from app.services.submissions.in_flight import KeysInFlight, SeenLeases
 from tests.fakes import MemoryBoards, MemoryRegistry, MemorySnapshots
 
 NOW_MS = 1_800_000_000_000

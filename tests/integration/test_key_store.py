@@ -15,7 +15,7 @@ from app.services.api_keys import (
     list_api_keys,
     revoke_api_key,
 )
-from app.services.auth import KeyAuthenticator
+from app.services.api_keys.auth import KeyAuthenticator
 from app.services.ports import KeyStore
 from app.store.api_keys import KeyItems
 from app.store.client import Dynamo

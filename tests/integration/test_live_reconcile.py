@@ -12,7 +12,7 @@ from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.storage_keys import coarse_pk
-from app.services.live_reconcile import LiveReconcileReport, ReconcilePorts, reconcile_live_boards
+from app.services.operations._live import LiveReconcileReport, ReconcilePorts, reconcile_live_boards
 from app.services.ports import CoarseItem, CounterItem, CounterStore
 from app.services.registry import register_board
 from app.store.tables import TableNames

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.bootstrap import Runtime
-from app.services import slot_builds
+from app.services.ranking import slot_builds
 from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, Service, make_settings, serve
 from tests.integration.test_ties import _check, _ranks, _truth

@@ -20,6 +20,8 @@ from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.domain.storage_keys import coarse_pk, fine_pk
 from app.errors import BoardBeingSeeded
+from app.services.operations._reconcile import ReconcileReport
+from app.services.operations._seeding import SeedPorts, seed_board
 from app.services.ports import (
     BoardIndex,
     CounterItem,
@@ -28,9 +30,7 @@ from app.services.ports import (
     StoredCounters,
     StoredTies,
 )
-from app.services.progress import Stage
-from app.services.reconcile import ReconcileReport
-from app.services.seeding import SeedPorts, seed_board
+from app.services.work import Stage
 from app.settings import Settings
 from tests.conftest import Service
 from tests.integration.test_seeding import (

@@ -23,10 +23,10 @@ from app.domain.periods import Board
 from app.domain.seed_file import SeedFile, parse_seed_text
 from app.domain.shards import partition_ids
 from app.errors import BoardBeingSeeded, Conflict, InvalidInput
+from app.services.operations._seeding import SeedPorts, SeedReport, seed_board
+from app.services.operations._snapshots import SnapshotPorts, snapshot_closed_periods
 from app.services.policies import SeedPolicy
-from app.services.progress import Stage
-from app.services.seeding import SeedPorts, SeedReport, seed_board
-from app.services.snapshots import SnapshotPorts, snapshot_closed_periods
+from app.services.work import Stage
 from app.settings import Settings
 from app.store.leases import lease_key
 from app.store.tables import RANK_INDEX

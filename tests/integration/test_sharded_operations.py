@@ -21,8 +21,8 @@ from app.domain.seed_file import SeedFile, SeedRow, parse_seed_text
 from app.domain.shards import partition_ids, player_partition
 from app.domain.storage_keys import coarse_pk, fine_pk
 from app.errors import BoardBeingSeeded
+from app.services.operations._seeding import SeedPorts, SeedReport, seed_board
 from app.services.ports import RowOutcome
-from app.services.seeding import SeedPorts, SeedReport, seed_board
 from app.settings import Settings
 from app.store.leases import lease_key
 from tests.integration.test_erasure import erase

@@ -19,14 +19,13 @@ from aiobotocore.awsrequest import AioAWSResponse
 from app.bootstrap import Runtime
 from app.domain.periods import Board, Period
 from app.domain.storage_keys import MEMBERSHIP_PREFIX
-from app.services.registry import register_board
-from app.services.snapshots import (
+from app.services.operations._snapshots import (
     ShortenedSnapshot,
     SnapshotPorts,
-    get_snapshot,
-    list_snapshots,
     snapshot_closed_periods,
 )
+from app.services.reads._snapshots import get_snapshot, list_snapshots
+from app.services.registry import register_board
 from app.store.item_sizes import ITEM_LIMIT_BYTES
 from tests.conftest import ADMIN_KEY, Service
 from tests.faults import install, rejected

@@ -20,15 +20,14 @@ from app.domain.models import CounterDelta, Entry, Page, Standing, StandingWrite
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.storage_keys import REGISTRY_PK, membership_sk
 from app.errors import Conflict, InvalidInput, NotFound
-from app.services.ports import BoardIndex, IndexedKey, RegisteredBoard, SnapshotEntry
-from app.services.registry import BoardRegistrar, register_board
-from app.services.snapshots import (
+from app.services.operations._snapshots import (
     SnapshotPorts,
-    get_snapshot,
-    list_snapshots,
     snapshot_closed_periods,
     take_snapshot,
 )
+from app.services.ports import BoardIndex, IndexedKey, RegisteredBoard, SnapshotEntry
+from app.services.reads._snapshots import get_snapshot, list_snapshots
+from app.services.registry import BoardRegistrar, register_board
 from app.store.tables import RANK_INDEX
 from tests.support import put_row, scores_items
 

@@ -220,7 +220,9 @@ def test_overload_is_refused_at_once_by_name_and_nothing_waits_for_the_deadline(
     failures = _failures(prefix)
     assert [r for r in failures if not r["Name"].endswith(SHED)] == [], failures
     assert all("Overloaded" in r["Error"] for r in failures), failures
-    # The run's own summary counts the shed answers apart.
+    # The run's own summary counts the shed answers apart (as of the moment locust quit: a few
+    # answers may land between it and the statistics files).
     counted = OUTCOME.search(output)
     assert counted is not None, output
-    assert int(counted.group(1)) == sum(sent for sent, _ in shed.values())
+    in_files = sum(sent for sent, _ in shed.values())
+    assert abs(int(counted.group(1)) - in_files) <= max(5, in_files // 50), (counted, in_files)

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from app.errors import BoardBusy
-from app.services.admission import BoardAdmission
+from app.services.submissions.admission import BoardAdmission
 from app.telemetry import REGISTRY
 
 

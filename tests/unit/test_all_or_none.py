@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from app.services.fanout import all_or_none
+from app.services.work import all_or_none
 
 
 async def test_results_in_order_when_every_call_succeeds() -> None:

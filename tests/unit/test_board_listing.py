@@ -11,9 +11,10 @@ import pytest
 from app.domain.definitions import BoardDefinition
 from app.errors import InvalidCursor
 from app.services import registry as registry_module
-from app.services.definitions import Definitions
 from app.services.ports import RegisteredBoard, RegistryPage, StoredDefinition
-from app.services.registry import BoardListing, RegisteredBoards, live_boards
+from app.services.reads._listing import BoardListing, live_boards
+from app.services.registry import RegisteredBoards
+from app.services.rules.held import Definitions
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 SECRET = b"a cursor key for the listing tests"

@@ -12,13 +12,13 @@ from structlog.testing import capture_logs
 
 from app.domain.definitions import BoardDefinition
 from app.errors import Unavailable
-from app.services.definitions import (
+from app.services.ports import StoredDefinition
+from app.services.rules.held import (
     BACKGROUND_EVERY,
     GAMES_AT_ONCE,
     KEEP_S,
     Definitions,
 )
-from app.services.ports import StoredDefinition
 
 TTL = 10.0
 

@@ -35,9 +35,7 @@ from app.errors import (
     TransactionCancelled,
 )
 from app.services import ports
-from app.services.boards import PlayerCounts, read_board
-from app.services.caches import KeysInFlight, SeenLeases
-from app.services.erasure import erase_player
+from app.services.operations._erasure import erase_player
 from app.services.policies import ReadPolicy, SubmitPolicy
 from app.services.ports import (
     BoardIndex,
@@ -52,10 +50,12 @@ from app.services.ports import (
     SubmissionStore,
     SubmissionWrite,
 )
+from app.services.ranking.pages import PlayerCounts, read_board
+from app.services.ranking.slot_builds import SlotBuildPorts, build_slot_ties
+from app.services.reads._players import around_player, player_rank
 from app.services.registry import BoardRegistrar
-from app.services.slot_builds import SlotBuildPorts, build_slot_ties
-from app.services.standings import around_player, player_rank
-from app.services.submit import SubmitResult, request_fingerprint, submit_score
+from app.services.submissions._submit import SubmitResult, request_fingerprint, submit_score
+from app.services.submissions.in_flight import KeysInFlight, SeenLeases
 from tests.fakes import MemoryBoards, MemoryRegistry, MemorySnapshots
 
 LAYOUT = BucketLayout(coarse=8, fine=4)

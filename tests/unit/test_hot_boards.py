@@ -13,10 +13,10 @@ from app.domain.models import Page
 from app.domain.ranks import EstimatedRank, ExactRank, RankQuery
 from app.domain.shards import partition_ids, player_partition
 from app.domain.ties import TieCounts, choose_grain, mark_of, tie_counts, tie_group
-from app.services.boards import merged_page
-from app.services.hot_boards import HotBoards
 from app.services.ports import StoredTies
-from app.services.rank_reads import rank_many, rank_of
+from app.services.ranking.pages import merged_page
+from app.services.ranking.ranks import rank_many, rank_of
+from app.services.ranking.summary import HotBoards
 from tests.fakes import MemoryIndex
 from tests.unit.test_shards import BOARD, LAYOUT, ShardedIndex
 

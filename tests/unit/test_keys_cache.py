@@ -24,7 +24,7 @@ from app.services.api_keys import (
     list_api_keys,
     revoke_api_key,
 )
-from app.services.auth import KeyAuthenticator
+from app.services.api_keys.auth import KeyAuthenticator
 from app.services.ports import StoredKey
 from app.settings import ApiKeyEntry, Settings
 

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from app.errors import RequestInFlight
-from app.services.caches import KeysInFlight
 from app.services.memory import Recent, SharedLoads
+from app.services.submissions.in_flight import KeysInFlight
 
 
 class Clock:

@@ -16,7 +16,7 @@ from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import Order, RankKey
 from app.domain.ranks import EstimatedRank, ExactRank, RankQuery, rank_from_counts
 from app.domain.ties import TieCounts
-from app.services.rank_reads import rank_many, rank_of
+from app.services.ranking.ranks import rank_many, rank_of
 from tests.fakes import MemoryIndex
 
 LAYOUT = BucketLayout(coarse=8, fine=3)  # coarse enough that small boards crowd the buckets

@@ -19,8 +19,7 @@ from app.domain.periods import Board, Period, PeriodKind
 from app.domain.seed_file import parse_seed_text
 from app.domain.shards import partition_ids, player_partition
 from app.services.leaderboard import Leaderboard
-from app.services.partitions import shared_progress
-from app.services.progress import Stage
+from app.services.work import Stage, shared_progress
 from app.settings import Settings
 from tests.fakes import MemoryStores
 

@@ -26,9 +26,9 @@ from app.domain.shards import (
     shard_of,
 )
 from app.domain.ties import TieCounts
-from app.services.boards import merged_page, shard_page_limit
 from app.services.ports import IndexedKey
-from app.services.rank_reads import rank_many
+from app.services.ranking.pages import merged_page, shard_page_limit
+from app.services.ranking.ranks import rank_many
 from tests.fakes import MemoryIndex
 
 LAYOUT = BucketLayout(coarse=8, fine=3)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey
-from app.services.slot_builds import slot_key_range
+from app.services.ranking.slot_builds import slot_key_range
 
 LAYOUT = BucketLayout(coarse=8, fine=3)
 

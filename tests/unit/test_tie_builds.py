@@ -37,8 +37,8 @@ from app.services.ports import (
     StoredTies,
     TieItem,
 )
-from app.services.rank_reads import rank_of
-from app.services.slot_builds import SlotBuildPorts, build_slot_ties
+from app.services.ranking.ranks import rank_of
+from app.services.ranking.slot_builds import SlotBuildPorts, build_slot_ties
 
 LAYOUT = BucketLayout(coarse=8, fine=3)
 BOARD = Board.from_id("trivia#classic#alltime")

@@ -20,7 +20,7 @@ from app.domain.ties import (
     mark_of,
     tie_counts,
 )
-from app.services.rank_reads import rank_of
+from app.services.ranking.ranks import rank_of
 from tests.fakes import MemoryIndex
 
 LAYOUT = BucketLayout(coarse=8, fine=3)

@@ -27,11 +27,11 @@ from app.errors import (
     Unauthorized,
     Unavailable,
 )
-from app.services.demo import load_demo
+from app.local.demo import load_demo
 from app.services.leaderboard import Leaderboard
 from app.services.ports import StoredDefinition
+from app.services.ranking.slot_builds import SlotBuilds
 from app.services.registry import register_board
-from app.services.slot_builds import SlotBuilds
 from app.settings import Settings
 from tests.fakes import MemoryStores
 

@@ -15,7 +15,7 @@ from app.api.schemas.definitions import ScoreFormatName
 from app.domain.clock import iso_ms
 from app.domain.models import Entry
 from app.domain.ranks import ExactRank, Rank
-from app.services.registry import BoardListing
+from app.services.reads import BoardListing
 
 
 class EntryOut(CamelModel):

@@ -12,11 +12,9 @@ from app.api.schemas.common import (
     CamelModel,
 )
 from app.domain.counts import CounterCell, CounterDifference
-from app.services.erasure import ErasureReport
+from app.services.operations import ErasureReport, ReconcileReport, SeedReport
 from app.services.ports import Snapshot, SnapshotSummary
-from app.services.reconcile import ReconcileReport
-from app.services.seeding import SeedReport
-from app.services.ties import TieReport
+from app.services.ranking.ties import TieReport
 
 
 class SnapshotEntryOut(CamelModel):

@@ -1,5 +1,5 @@
 """API keys: issuing them, listing them and revoking them (the operator's tools; recognising a key
-on a request is ``app.services.auth``). Only a key's SHA-256 digest is stored, and neither a key
+on a request is ``app.services.api_keys.auth``). Only a key's SHA-256 digest is stored, and neither a key
 nor its digest ever goes into an error or a log line (docs/security.md).
 """
 
@@ -19,7 +19,7 @@ from app.domain.clock import to_ms
 from app.domain.keys import is_valid_id
 from app.domain.principal import Principal
 from app.errors import InvalidInput
-from app.services.auth import KeyAuthenticator
+from app.services.api_keys.auth import KeyAuthenticator
 from app.services.ports import KEY_ID_LENGTH, KeyStore, StoredKey
 
 log = structlog.get_logger(__name__)

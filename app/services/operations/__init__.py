@@ -10,25 +10,25 @@ from datetime import datetime
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.domain.seed_file import SeedFile
-from app.services.definitions import Definitions
-from app.services.erasure import ErasureReport, erase_player
-from app.services.live_reconcile import (
+from app.services.operations._erasure import ErasureReport, erase_player
+from app.services.operations._live import (
     LiveReconcileReport,
     ReconcilePorts,
     reconcile_live_boards,
 )
-from app.services.policies import Policies, SeedPolicy
-from app.services.ports import Snapshot, Stores, TablesReport
-from app.services.progress import Progress
-from app.services.reconcile import ReconcileReport, reconcile_board
-from app.services.rekey import RekeyReport, rekey_board
-from app.services.seeding import SeedPorts, SeedReport, seed_board
-from app.services.snapshots import (
+from app.services.operations._reconcile import ReconcileReport, reconcile_board
+from app.services.operations._rekey import RekeyReport, rekey_board
+from app.services.operations._seeding import SeedPorts, SeedReport, seed_board
+from app.services.operations._snapshots import (
     ClosedPeriodsReport,
     SnapshotPorts,
     snapshot_closed_periods,
     take_snapshot,
 )
+from app.services.policies import Policies, SeedPolicy
+from app.services.ports import Snapshot, Stores, TablesReport
+from app.services.rules.held import Definitions
+from app.services.work import Progress
 
 FRESH_TABLES_SEED = SeedPolicy(grace_s=0, settle_delay_s=0.05, counters_absent=True)
 """Seeding tables this process made a moment ago, before it answers (the demo, on the embedded
@@ -161,7 +161,7 @@ class Operations:
         return await self._stores.tables.create_tables(deletion_protection=deletion_protection)
 
     async def erase(self, player_id: str, *, now: datetime) -> ErasureReport:
-        """The player, everywhere (idempotent): see ``app.services.erasure``."""
+        """The player, everywhere (idempotent): see ``app.services.operations._erasure``."""
         return await erase_player(
             standings=self._stores.standings,
             requests=self._stores.requests,
@@ -171,3 +171,14 @@ class Operations:
             layout=self._policies.layout,
             now=now,
         )
+
+
+__all__ = [
+    "ClosedPeriodsReport",
+    "ErasureReport",
+    "LiveReconcileReport",
+    "Operations",
+    "ReconcileReport",
+    "RekeyReport",
+    "SeedReport",
+]

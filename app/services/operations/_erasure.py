@@ -30,7 +30,6 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
-from app.services.fanout import all_or_none
 from app.services.ports import (
     ErasureMarks,
     Membership,
@@ -39,7 +38,7 @@ from app.services.ports import (
     SnapshotStore,
     StandingStore,
 )
-from app.services.retries import persist, wait_before
+from app.services.work import all_or_none, persist, wait_before
 
 log = structlog.get_logger(__name__)
 

@@ -21,11 +21,11 @@ from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board, board_is_expired
 from app.errors import BoardBeingSeeded, LeaderboardError
-from app.services.definitions import Definitions
+from app.services.operations._reconcile import ReconcileReport, reconcile_board
+from app.services.operations._snapshots import period_closes_at
 from app.services.ports import BoardIndex, BoardRegistry, CounterStore, LeaseStore, StandingStore
-from app.services.progress import Progress
-from app.services.reconcile import ReconcileReport, reconcile_board
-from app.services.snapshots import period_closes_at
+from app.services.rules.held import Definitions
+from app.services.work import Progress
 
 log = structlog.get_logger(__name__)
 

@@ -21,9 +21,6 @@ from app.domain.counts import CounterCell, CounterDifference, compare_counts
 from app.domain.periods import Board, board_expiry_s
 from app.domain.shards import partition_ids
 from app.errors import BoardBeingSeeded, ConditionFailed, ItemBusy, Throttled
-from app.services.counting import BoardCount, count_board
-from app.services.fanout import all_or_none
-from app.services.partitions import each_partition, shared_progress
 from app.services.ports import (
     BoardIndex,
     CoarseItem,
@@ -35,9 +32,9 @@ from app.services.ports import (
     StoredCounters,
     StoredTies,
 )
-from app.services.progress import Progress
-from app.services.retries import persist
-from app.services.ties import TieReport, reconcile_ties
+from app.services.ranking.counting import BoardCount, count_board
+from app.services.ranking.ties import TieReport, reconcile_ties
+from app.services.work import Progress, all_or_none, each_partition, persist, shared_progress
 
 log = structlog.get_logger(__name__)
 
@@ -68,7 +65,7 @@ class ReconcileReport:
     """Repairs DynamoDB kept turning away (throttled, or the item held by a transaction) through
     every retry: left for the next run."""
     ties: list[TieReport] = field(default_factory=list)
-    """Every crowded slot both passes agree on, and its tie counters (``app.services.ties``)."""
+    """Every crowded slot both passes agree on, and its tie counters (``app.services.ranking.ties``)."""
     shards: list[ReconcileReport] = field(default_factory=list)
     """A sharded board's partitions, each reconciled as a board of its own (its ``board_id``
     the partition id), in shard order; the lists above are theirs one after another (a cell

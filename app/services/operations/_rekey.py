@@ -14,10 +14,8 @@ import structlog
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, RankKey
 from app.domain.shards import partition_ids
-from app.services.fanout import all_or_none
-from app.services.partitions import each_partition
 from app.services.ports import BoardIndex, CounterStore, StandingStore
-from app.services.retries import persist
+from app.services.work import all_or_none, each_partition, persist
 
 log = structlog.get_logger(__name__)
 

@@ -34,8 +34,7 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
-from app.services.counting import settled_count
-from app.services.partitions import each_partition, shared_progress
+from app.services.operations._reconcile import RebuildOutcome, rebuild_counters
 from app.services.policies import SeedPolicy
 from app.services.ports import (
     BoardIndex,
@@ -45,11 +44,10 @@ from app.services.ports import (
     RowOutcome,
     StandingStore,
 )
-from app.services.progress import Progress
-from app.services.reconcile import RebuildOutcome, rebuild_counters
+from app.services.ranking.counting import settled_count
+from app.services.ranking.ties import reconcile_ties
 from app.services.registry import register_board
-from app.services.retries import persist
-from app.services.ties import reconcile_ties
+from app.services.work import Progress, each_partition, persist, shared_progress
 
 log = structlog.get_logger(__name__)
 

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from app.domain.clock import iso_ms, parse_iso_ms, to_ms
+from app.domain.clock import iso_ms, to_ms
 from app.domain.models import Entry
 from app.domain.periods import Board, board_is_expired
 from app.errors import (
@@ -27,8 +27,6 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
-from app.services.boards import merged_page, player_count
-from app.services.definitions import Definitions
 from app.services.ports import (
     BoardIndex,
     BoardRegistry,
@@ -38,12 +36,12 @@ from app.services.ports import (
     SnapshotFit,
     SnapshotReason,
     SnapshotStore,
-    SnapshotSummary,
     StandingStore,
 )
-from app.services.progress import Progress
+from app.services.ranking.pages import merged_page, player_count
 from app.services.registry import register_board
-from app.services.retries import persist
+from app.services.rules.held import Definitions
+from app.services.work import Progress, persist
 
 log = structlog.get_logger(__name__)
 
@@ -431,27 +429,3 @@ def _failed(report: ClosedPeriodsReport, board: Board, exc: LeaderboardError) ->
 
 
 # ---- reading snapshots ------------------------------------------------------------------------
-
-
-async def list_snapshots(
-    *, snapshots: SnapshotStore, board: Board, limit: int = 100
-) -> list[SnapshotSummary]:
-    """The board's snapshots, newest first, at most ``limit`` (1..1000)."""
-    if not 1 <= limit <= 1000:
-        raise InvalidInput("limit must be in 1..1000")
-    return await snapshots.list_snapshots(board.board_id, limit=limit)
-
-
-async def get_snapshot(*, snapshots: SnapshotStore, board: Board, taken_at: str) -> Snapshot:
-    """One snapshot by its ``snapshotTakenAt``; ``NotFound`` if there is none at that time."""
-    try:
-        canonical = iso_ms(parse_iso_ms(taken_at))
-    except ValueError:
-        raise InvalidInput(
-            f"snapshotTakenAt {taken_at!r} is not an ISO 8601 UTC time like 2026-11-30T00:00:00.000Z",
-            errors=[{"field": "snapshotTakenAt", "message": "not a time"}],
-        ) from None
-    found = await snapshots.get_snapshot(board.board_id, canonical)
-    if found is None:
-        raise NotFound(f"board {board.board_id} has no snapshot taken at {canonical}")
-    return found

@@ -19,7 +19,7 @@ class RankReader(Protocol):
     the counters strongly (twice the read units): as of every write committed before the read.
     ``recent``: counts of up to a second ago will do (a shard of a sharded board other than the
     asking player's): a reader that keeps a summary of hot boards may answer from it
-    (``app.services.hot_boards``); others read as ever."""
+    (``app.services.ranking.summary``); others read as ever."""
 
     async def coarse_counts(
         self, board_id: str, *, strong: bool = False, recent: bool = False

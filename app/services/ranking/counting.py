@@ -13,7 +13,7 @@ from app.domain.buckets import BucketLayout
 from app.domain.shards import board_of_partition
 from app.errors import Unavailable
 from app.services.ports import BoardIndex, IndexedKey
-from app.services.progress import Progress
+from app.services.work import Progress
 
 PAGE_SIZE = 1000
 """Entries per RankIndex page when counting (DynamoDB also stops a page at 1 MB)."""
@@ -30,7 +30,7 @@ class BoardCount:
     missing: int = 0
     crowded: dict[tuple[int, int], list[IndexedKey]] = field(default_factory=dict)
     """The entries of every slot holding more than the ``tie_group`` asked for, in board order
-    (what the tie counters are built from: ``app.services.ties``)."""
+    (what the tie counters are built from: ``app.services.ranking.ties``)."""
 
     def agrees_with(self, other: BoardCount) -> bool:
         return self.coarse == other.coarse and self.fine == other.fine

@@ -15,10 +15,10 @@ from app.domain.models import Entry, Page
 from app.domain.periods import Board, board_is_expired
 from app.domain.shards import partition_ids
 from app.errors import InvalidCursor
-from app.services.hot_boards import TOP, HotBoards
 from app.services.memory import SharedLoads
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, CounterStore
+from app.services.ranking.summary import TOP, HotBoards
 
 
 @dataclass(frozen=True)

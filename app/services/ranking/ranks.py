@@ -26,8 +26,8 @@ from app.domain.ranks import (
     span_of,
 )
 from app.domain.ties import TieCounts, mark_of
-from app.services.hot_boards import HotBoards
 from app.services.ports import RankReader, StoredTies
+from app.services.ranking.summary import HotBoards
 
 
 async def rank_of(reader: RankReader, layout: BucketLayout, query: RankQuery, *, cap: int) -> Rank:

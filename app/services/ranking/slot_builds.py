@@ -19,7 +19,7 @@ from app.domain.ties import LEVEL_B, adds_up
 from app.errors import LeaderboardError
 from app.services.memory import Recent
 from app.services.ports import BoardIndex, CounterStore, IndexedKey, StandingStore
-from app.services.ties import TieReport, reconcile_ties
+from app.services.ranking.ties import TieReport, reconcile_ties
 
 log = structlog.get_logger(__name__)
 
@@ -59,7 +59,7 @@ async def build_slot_ties(
 
     A build walks only the slot's entries on RankIndex (a key range), twice, ``pass_gap_s`` apart
     (longer than the index's lag), with the slot's tie counters read between the walks; where the
-    walks agree and the slot holds more than ``group`` entries, ``app.services.ties`` writes its
+    walks agree and the slot holds more than ``group`` entries, ``app.services.ranking.ties`` writes its
     counts (each conditioned on the value read between the walks), marks its rows, gives it its
     grain and cuts, and seals it last. A submission that overtakes it leaves the slot unsealed, or
     with counts the rank code finds do not add up: an honest range until the next build, never a

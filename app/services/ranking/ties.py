@@ -1,5 +1,5 @@
 """Building and repairing a board's tie counters (``app.domain.ties``) from a walk of its index,
-for the reconciler, the seeder and a live slot build (``app.services.slot_builds``). A build keeps
+for the reconciler, the seeder and a live slot build (``app.services.ranking.slot_builds``). A build keeps
 one rule: the tie counts count exactly the rows marked with the slot's grain, and they are trusted
 only once a whole build has sealed them (decision 0019, docs/operations.md).
 """
@@ -17,9 +17,8 @@ import structlog
 from app.domain.keys import RankKey
 from app.domain.ties import choose_cuts, choose_grain, mark_of, tie_counts
 from app.errors import ConditionFailed, ItemBusy, Throttled
-from app.services.fanout import all_or_none
 from app.services.ports import CounterStore, IndexedKey, StandingStore, StoredTies, TieItem
-from app.services.retries import persist
+from app.services.work import all_or_none, persist
 
 log = structlog.get_logger(__name__)
 

@@ -9,9 +9,6 @@ from datetime import datetime
 
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
-from app.services.boards import BoardPage, PlayerCounts, read_board
-from app.services.definitions import Definitions
-from app.services.hot_boards import HotBoards
 from app.services.policies import ReadPolicy
 from app.services.ports import (
     BoardIndex,
@@ -23,18 +20,19 @@ from app.services.ports import (
     SnapshotSummary,
     StandingStore,
 )
-from app.services.registry import (
-    MAX_LISTED_VARIANTS,
-    BoardListing,
-    RegisteredBoards,
-    live_boards,
-)
-from app.services.slot_builds import SlotBuilds
-from app.services.snapshots import get_snapshot, list_snapshots
-from app.services.standings import (
+from app.services.ranking.pages import BoardPage, PlayerCounts, read_board
+from app.services.ranking.slot_builds import SlotBuilds
+from app.services.ranking.summary import HotBoards
+from app.services.reads._listing import MAX_LISTED_VARIANTS, BoardListing, live_boards
+from app.services.reads._players import (
+    MAX_GROUP,
+    MAX_GROUP_RANKED,
     MAX_STANDINGS,
+    STANDINGS_QUERIES_PER_PAGE,
+    STANDINGS_ROWS_PER_QUERY,
     Around,
     GroupMember,
+    Neighbour,
     PlayerRank,
     StandingsPage,
     around_player,
@@ -42,6 +40,9 @@ from app.services.standings import (
     player_rank,
     player_standings,
 )
+from app.services.reads._snapshots import get_snapshot, list_snapshots
+from app.services.registry import RegisteredBoards
+from app.services.rules.held import Definitions
 
 
 class BoardReads:
@@ -196,3 +197,21 @@ class BoardReads:
 
     async def snapshot(self, board: Board, taken_at: str) -> Snapshot:
         return await get_snapshot(snapshots=self._snapshots, board=board, taken_at=taken_at)
+
+
+__all__ = [
+    "MAX_GROUP",
+    "MAX_GROUP_RANKED",
+    "MAX_LISTED_VARIANTS",
+    "MAX_STANDINGS",
+    "STANDINGS_QUERIES_PER_PAGE",
+    "STANDINGS_ROWS_PER_QUERY",
+    "Around",
+    "BoardListing",
+    "BoardPage",
+    "BoardReads",
+    "GroupMember",
+    "Neighbour",
+    "PlayerRank",
+    "StandingsPage",
+]

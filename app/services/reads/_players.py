@@ -15,11 +15,11 @@ from app.domain.periods import Board, board_expiry_s, board_is_expired
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery
 from app.domain.shards import board_of_partition, partition_ids, player_partition
 from app.errors import InvalidCursor, InvalidInput, NotFound
-from app.services.definitions import Definitions
 from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, RankReader, StandingStore
-from app.services.rank_reads import rank_many, rank_of
-from app.services.slot_builds import SlotBuilds
+from app.services.ranking.ranks import rank_many, rank_of
+from app.services.ranking.slot_builds import SlotBuilds
+from app.services.rules.held import Definitions
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board, Period, board_is_expired
 from app.domain.shards import partition_ids
 from app.errors import BoardBeingSeeded, Conflict, LeaderboardError, NotFound
-from app.services.definitions import Definitions, Resolved
 from app.services.policies import RedefinePolicy, ranking_change_holder
 from app.services.ports import (
     BoardIndex,
@@ -27,8 +26,9 @@ from app.services.ports import (
     LeaseStore,
     StoredDefinition,
 )
-from app.services.progress import Progress
 from app.services.registry import RegisteredBoards
+from app.services.rules.held import Definitions, Resolved
+from app.services.work import Progress
 
 log = structlog.get_logger(__name__)
 

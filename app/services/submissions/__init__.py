@@ -17,13 +17,13 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
-from app.services.admission import BoardAdmission
-from app.services.caches import KeysInFlight, SeenLeases
-from app.services.definitions import Definitions
 from app.services.policies import SubmitPolicy
 from app.services.ports import RankReader, SubmissionStore
 from app.services.registry import BoardRegistrar
-from app.services.submit import SubmitResult, request_fingerprint, submit_score
+from app.services.rules.held import Definitions
+from app.services.submissions._submit import SubmitResult, request_fingerprint, submit_score
+from app.services.submissions.admission import BoardAdmission
+from app.services.submissions.in_flight import KeysInFlight, SeenLeases
 
 
 class Submissions:

@@ -39,8 +39,6 @@ from app.errors import (
     Throttled,
     TransactionCancelled,
 )
-from app.services.admission import BoardAdmission
-from app.services.caches import KeysInFlight, SeenLeases
 from app.services.policies import RANKING_CHANGE_HOLDER, SubmitPolicy, lets_through
 from app.services.ports import (
     RankReader,
@@ -50,9 +48,11 @@ from app.services.ports import (
     SubmissionStore,
     SubmissionWrite,
 )
-from app.services.rank_reads import rank_many
+from app.services.ranking.ranks import rank_many
 from app.services.registry import BoardRegistrar
-from app.services.retries import wait_before
+from app.services.submissions.admission import BoardAdmission
+from app.services.submissions.in_flight import KeysInFlight, SeenLeases
+from app.services.work import wait_before
 
 log = structlog.get_logger(__name__)
 
