@@ -6,18 +6,30 @@ Every response carries a strict Content-Security-Policy (scripts, styles and req
 origin only, no inline script or style, no frames), so a display name cannot become markup that
 runs. Nothing is fingerprinted, so each file is ``no-cache``: a browser revalidates it (a 304 for
 the assets, by their ETag) and sees a new version the moment it is deployed.
+
+One of the viewer's files is made here rather than kept in ``app/web/static``: ``words.json``, the
+words for how a board ranks and what its scores are, taken at start from the enums that define
+them (``Order``, ``Operator``, ``ScoreFormat``: their ``words`` and ``score_name``), so that the
+page holds no words of its own for them. It is a file of the page, like the others, not part of
+the API: its document, and every response of the API, stay as they are.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope
+
+from app.domain.definitions import Operator, ScoreFormat
+from app.domain.keys import Order
 
 STATIC = Path(__file__).resolve().parent.parent / "web" / "static"
 ASSETS = "/viewer"
@@ -32,6 +44,24 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+
+
+WORDS = f"{ASSETS}/words.json"
+"""Where the page reads its words (``viewer_words``)."""
+
+
+def viewer_words() -> dict[str, dict[str, str]]:
+    """The words the page writes about a board, each by the value the API gives: ``order`` and
+    ``operator`` (the line under the board's heading: "Lower is better · best score kept"),
+    ``scoreName`` by operator (the score column's heading: "Total"), and ``scoreFormat`` (what the
+    scores are: "A time, to the millisecond"). The domain's enums hold them; this only gathers
+    them."""
+    return {
+        "order": {order.value: order.words for order in Order},
+        "operator": {operator.value: operator.words for operator in Operator},
+        "scoreName": {operator.value: operator.score_name for operator in Operator},
+        "scoreFormat": {score_format.value: score_format.words for score_format in ScoreFormat},
+    }
 
 
 class _ViewerAssets(StaticFiles):
@@ -53,8 +83,30 @@ def install_viewer(app: FastAPI) -> None:
     """``/`` and ``/viewer/*``. Left out of the OpenAPI document: a page, not part of the API."""
     # Read once: the page is a few kilobytes, and reading it per request would block the loop.
     page = (STATIC / "index.html").read_bytes()
+    words = json.dumps(viewer_words(), ensure_ascii=False, separators=(",", ":")).encode()
+    # Strong, and the same from every task of one version: the words change only with the code.
+    words_etag = f'"{hashlib.sha256(words).hexdigest()[:32]}"'
+
+    async def viewer_words_file(request: Request) -> Response:
+        """``words.json`` as StaticFiles serves a file: no-cache, revalidated by its ETag (a 304
+        with no body), the page's headers; a query string changes nothing."""
+        headers = HEADERS | {"ETag": words_etag}
+        if _names(request.headers.get("if-none-match", ""), words_etag):
+            return Response(status_code=304, headers=headers)
+        return Response(words, media_type="application/json", headers=headers)
+
+    # Before the mount, which would otherwise take the path and answer 404 for a file it lacks.
+    # A plain route, as the mount's files are: not the API's (StrictQueryRoute), nor in its document.
+    app.add_route(WORDS, viewer_words_file, methods=["GET"], include_in_schema=False)
     app.mount(ASSETS, _ViewerAssets(directory=STATIC), name="viewer")
 
     @app.get("/", include_in_schema=False)
     async def viewer() -> HTMLResponse:
         return HTMLResponse(page, headers=HEADERS)
+
+
+def _names(if_none_match: str, etag: str) -> bool:
+    """Whether an If-None-Match header names ``etag`` (a weak tag as its strong one, as a GET
+    compares them; ``*`` names any)."""
+    tags = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+    return etag in tags or "*" in tags

@@ -28,6 +28,35 @@ class Operator(enum.StrEnum):
     SUM = "sum"
     """Each accepted submission adds its score to the player's total."""
 
+    @property
+    def words(self) -> str:
+        """What this operator makes of a player's scores, as a person reads it (after the order's
+        words: "Lower is better · best score kept"): the board viewer's words for it
+        (``/viewer/words.json`` serves them), and nowhere else."""
+        match self:
+            case Operator.BEST:
+                return "best score kept"
+            case Operator.LATEST:
+                return "latest score counts"
+            case Operator.SUM:
+                return "scores add up to a total"
+            case unknown:
+                assert_never(unknown)
+
+    @property
+    def score_name(self) -> str:
+        """What a player's value on a board of this operator is called: the board viewer's score
+        column heading."""
+        match self:
+            case Operator.BEST:
+                return "Score"
+            case Operator.LATEST:
+                return "Latest score"
+            case Operator.SUM:
+                return "Total"
+            case unknown:
+                assert_never(unknown)
+
 
 class ScoreFormat(enum.StrEnum):
     """How a board's scores read to a person; the order and the arithmetic do not change."""
@@ -36,6 +65,18 @@ class ScoreFormat(enum.StrEnum):
     """A count or points, shown as the number."""
     DURATION_MS = "duration_ms"
     """A time in milliseconds, shown as m:ss.fff (a lap, a speedrun)."""
+
+    @property
+    def words(self) -> str:
+        """What the scores are, as a person reads it: the board viewer's name for the format
+        (``/viewer/words.json`` serves it; how a score is written stays the viewer's own)."""
+        match self:
+            case ScoreFormat.INTEGER:
+                return "Points or a count"
+            case ScoreFormat.DURATION_MS:
+                return "A time, to the millisecond"
+            case unknown:
+                assert_never(unknown)
 
 
 WHAT_CHANGES = (

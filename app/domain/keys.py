@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from typing import assert_never
 
 SCORE_CEILING = 10**12
 """Scores are integers in ``[0, SCORE_CEILING)``."""
@@ -51,6 +52,18 @@ class Order(enum.StrEnum):
     """Higher is better (points)."""
     ASC = "asc"
     """Lower is better (race times, strokes)."""
+
+    @property
+    def words(self) -> str:
+        """This order as a person reads it: the board viewer's words for it (``/viewer/words.json``
+        serves them), and nowhere else."""
+        match self:
+            case Order.DESC:
+                return "Higher is better"
+            case Order.ASC:
+                return "Lower is better"
+            case unknown:
+                assert_never(unknown)
 
 
 _ASC_MARK = "a"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from app.api.viewer import CONTENT_SECURITY_POLICY, STATIC
+from app.api.viewer import CONTENT_SECURITY_POLICY, STATIC, WORDS, viewer_words
 from tests.conftest import Service
 
 
@@ -65,6 +65,30 @@ async def test_every_asset_the_page_names_is_served_and_revalidated(service: Ser
         assert asset.headers["content-security-policy"] == CONTENT_SECURITY_POLICY, url
         again = await service.http.get(url, headers={"If-None-Match": asset.headers["etag"]})
         assert again.status_code == 304, url
+
+
+async def test_the_words_are_a_file_of_the_page_served_as_the_others_are(
+    service: Service,
+) -> None:
+    """The words the page writes about a board (tests/unit/test_viewer_words.py) are served under
+    /viewer with the headers of every file there, revalidated by their ETag, and a query string
+    changes nothing, as for the files of app/web/static."""
+    words = await service.http.get(WORDS)
+    assert words.status_code == 200
+    assert words.headers["content-type"] == "application/json"
+    assert words.json() == viewer_words()
+    script = await service.http.get("/viewer/viewer.js")
+    for header in ("cache-control", "content-security-policy", "x-content-type-options"):
+        assert words.headers[header] == script.headers[header], header
+    assert words.headers["referrer-policy"] == "no-referrer"
+    again = await service.http.get(WORDS, headers={"If-None-Match": words.headers["etag"]})
+    assert again.status_code == 304
+    assert again.content == b""
+    assert again.headers["etag"] == words.headers["etag"]
+    assert again.headers["cache-control"] == "no-cache"
+    other = await service.http.get(WORDS, headers={"If-None-Match": '"not-these-words"'})
+    assert other.status_code == 200
+    assert (await service.http.get(f"{WORDS}?v=2")).content == words.content
 
 
 async def test_an_unknown_asset_is_a_404_problem_and_no_directory_is_listed(

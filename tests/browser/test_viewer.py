@@ -25,6 +25,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route
 
+from app.api.viewer import WORDS, viewer_words
 from tests.browser.harness import (
     CHROMIUM_MISSING,
     DESKTOP,
@@ -268,6 +269,8 @@ def test_the_page_shows_the_top_in_the_apis_order(
     )
     assert page.text_content("#board-rule") == "Higher is better · best score kept"
     assert _score_headings(page) == ["Score", "Score"]
+    integer = _words(api)["scoreFormat"]["integer"]
+    assert _score_titles(page) == [integer, integer]  # what the scores are, in the service's words
 
 
 def test_an_ascending_board_shows_the_lowest_first_and_says_lower_is_better(
@@ -288,6 +291,8 @@ def test_an_ascending_board_shows_the_lowest_first_and_says_lower_is_better(
     assert re.fullmatch(r"\d+:\d{2}\.\d{3}", _rows(page)[0]["score"])  # 0:54.610, not 54610
     assert page.text_content("#board-rule") == "Lower is better · best score kept"
     assert _score_headings(page) == ["Score", "Score"]
+    duration = _words(api)["scoreFormat"]["duration_ms"]
+    assert _score_titles(page) == [duration, duration]
     assert page.text_content("#board-heading") == "Top of kart / time-trial / All time"
     periods = page.eval_on_selector_all("#period option", "options => options.map(o => o.value)")
     listing = api.get("/v1/boards").json()
@@ -385,6 +390,66 @@ def test_the_definition_is_read_once_per_variant_and_its_failure_costs_only_the_
     )
     assert len(asked) == read + 1
     assert page.text_content("#board-rule") == "Higher is better · best score kept"
+
+
+def test_the_words_are_the_services_and_their_failure_costs_only_the_words(
+    page: Page, service: str, api: httpx.Client
+) -> None:
+    """The page writes no words of its own for how a board ranks: it reads them once from the
+    service (/viewer/words.json, made from the domain's enums), and a board shows without them
+    until they are read."""
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if r.url.endswith(WORDS) else None)
+
+    def words(url: str) -> bool:
+        return url.endswith(WORDS)
+
+    page.route(
+        words,
+        lambda route: route.fulfill(
+            status=503,
+            body='{"type":"about:blank","title":"Service unavailable","status":503}',
+            headers={"Content-Type": "application/problem+json"},
+        ),
+    )
+    month = api.get("/v1/boards").json()["currentPeriods"][2]
+    _open(page, service, f"trivia/season/{month}")  # a sum board: its scores are totals
+    # The board shows, in the API's order, without the words and with the plain heading.
+    assert len(_rows(page)) > 0
+    assert asked
+    assert page.is_hidden("#board-rule")
+    assert _score_headings(page) == ["Score", "Score"]
+    assert _score_titles(page) == [None, None]
+    assert page.text_content("#board-message") == ""
+
+    # Read again at the next refresh once they are served, and not at the refreshes after that.
+    page.unroute(words)
+    _wait_for_text(page, "#board-rule", "Higher is better · scores add up to a total")
+    assert page.is_visible("#board-rule")
+    assert _score_headings(page) == ["Total", "Total"]
+    read = len(asked)
+    with page.expect_request(
+        lambda r: "/v1/leaderboards/trivia/season/month%3A" in r.url, timeout=REFRESH_TIMEOUT_MS
+    ):
+        pass  # a refresh of the same board (its period's ":" escaped in the path)
+    page.select_option("#game", "kart")  # another variant's words come from the same file
+    _wait_for_text(page, "#board-rule", "Lower is better · best score kept")
+    assert len(asked) == read
+
+
+def test_the_script_holds_none_of_the_words_it_writes(api: httpx.Client) -> None:
+    """The words have one home, the domain: the script served holds none of them (but "Score",
+    the heading it writes where it has no words), and the words served are the domain's."""
+    served = _words(api)
+    assert served == viewer_words()
+    script = api.get("/viewer/viewer.js")
+    assert script.status_code == 200
+    for table, words in served.items():
+        for value, text in words.items():
+            if text == "Score":
+                continue  # also the plain heading, without a definition or the words
+            assert text not in script.text, f"viewer.js holds {table}.{value}: {text!r}"
+    assert "Higher is better" not in script.text
 
 
 def test_paging_follows_the_apis_cursor(page: Page, service: str, api: httpx.Client) -> None:
@@ -983,6 +1048,22 @@ def test_readable_at_phone_width_and_the_screenshots(
     for shot in shots:
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
+
+
+def _words(api: httpx.Client) -> dict[str, dict[str, str]]:
+    """The words the page reads, as the service serves them."""
+    response = api.get(WORDS)
+    assert response.status_code == 200, response.text
+    words: dict[str, dict[str, str]] = response.json()
+    return words
+
+
+def _score_titles(page: Page) -> list[str | None]:
+    """What the score column's headings say the scores are (their title), or None."""
+    titles: list[str | None] = page.eval_on_selector_all(
+        "th.score", "cells => cells.map(c => c.getAttribute('title'))"
+    )
+    return titles
 
 
 def _score_headings(page: Page) -> list[str]:

@@ -2,7 +2,8 @@
 // player's rank and neighbours, refreshed every few seconds, with how the board ranks in words.
 // It reads the public API only (GET /v1/boards, /v1/games/.../variants/... and
 // /v1/leaderboards/...), exactly as any client would, and shows what the API answers: ranks,
-// ranges, scores and totals are never computed or re-sorted here.
+// ranges, scores and totals are never computed or re-sorted here. The words for how a board ranks
+// are the service's too (/viewer/words.json, a file of this page): none are written here.
 "use strict";
 
 (() => {
@@ -36,6 +37,9 @@
     // The chosen variant's definition (how its boards rank), read once per variant chosen: `of`
     // names the variant it is for; a failed read leaves it null and is tried again next refresh.
     rules: { of: null, definition: null },
+    // The words for a definition's values (WORDS), read with the first refresh and, until a read
+    // succeeds, with each one after it; null until then, and the board shows without them.
+    words: null,
     scoreFormat: "integer", // how the board's scores read, as its last read said
     // playerId -> rank (or a range's first rank) as last shown in each table, to mark movers.
     shown: { top: null, around: null },
@@ -96,13 +100,22 @@
 
   // ---- how the board ranks ---------------------------------------------------------------------
 
-  // The definition's words (docs/boards.md): which way is better, and what a player's score is.
-  const ORDER_WORDS = { desc: "Higher is better", asc: "Lower is better" };
-  const OPERATOR_WORDS = { best: "best score kept", latest: "latest score counts", sum: "scores add up to a total" };
-  const SCORE_NAMES = { best: "Score", latest: "Latest score", sum: "Total" };
+  // The words for a definition's values, as the service defines them beside the values
+  // themselves (app/domain: Order, Operator, ScoreFormat), served as a file of this page:
+  // { order: { desc: ... }, operator: { best: ... }, scoreName: { best: ... }, scoreFormat: {...} }.
+  const WORDS = "/viewer/words.json";
+
+  // The words for one value ("order", "desc"), or null: words not read (yet), or none for it.
+  function word(table, value) {
+    const words = view.words && view.words[table];
+    return words && typeof words === "object" && Object.hasOwn(words, value) && typeof words[value] === "string"
+      ? words[value]
+      : null;
+  }
 
   // A score as its board says it reads (scoreFormat, in every board read): a time in milliseconds
-  // as m:ss.fff (h:mm:ss.fff past the hour), anything else as the number the API gives.
+  // as m:ss.fff (h:mm:ss.fff past the hour), anything else as the number the API gives. How a
+  // score is written is the page's; what the format is called is the service's (word()).
   function scoreText(score) {
     if (view.scoreFormat !== "duration_ms") return String(score);
     const ms = score % 1000, s = Math.floor(score / 1000) % 60, m = Math.floor(score / 60000) % 60;
@@ -122,20 +135,27 @@
     return worst >= 100 ? `${first} to last place` : `${first}–${topText(worst).slice(4)}`;
   }
 
-  // What the score column holds: "Score" where the definition is unknown (it could not be read).
+  // What the score column holds: "Score" where the definition or the words are unknown (they
+  // could not be read).
   function scoreName() {
     const definition = view.rules.definition;
-    return (definition && SCORE_NAMES[definition.operator]) || "Score";
+    return (definition && word("scoreName", definition.operator)) || "Score";
   }
 
-  // The line under the board's heading and the score columns' headings; without a definition,
-  // no line (the board shows all the same).
+  // The line under the board's heading, and the score columns' headings with what the scores are
+  // (the board's scoreFormat) as their title; without the definition or the words, no line and
+  // the plain heading (the board shows all the same).
   function drawRules() {
     const definition = view.rules.definition;
-    const words = definition ? [ORDER_WORDS[definition.order], OPERATOR_WORDS[definition.operator]].filter(Boolean) : [];
+    const words = definition ? [word("order", definition.order), word("operator", definition.operator)].filter(Boolean) : [];
     $("board-rule").textContent = words.join(" · ");
     $("board-rule").hidden = words.length === 0;
-    for (const heading of document.querySelectorAll("th.score")) heading.textContent = scoreName();
+    const format = word("scoreFormat", view.scoreFormat);
+    for (const heading of document.querySelectorAll("th.score")) {
+      heading.textContent = scoreName();
+      if (format) heading.title = format;
+      else heading.removeAttribute("title");
+    }
   }
 
   // ---- the board list ------------------------------------------------------------------------
@@ -553,12 +573,19 @@
       const query = `?limit=${PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
       const player = view.player && encodeURIComponent(view.player);
       const rulesFor = view.rules.of === variantKey() ? null : variantKey(); // once per variant
-      const [page, found, around, rules] = await Promise.allSettled([
+      const wordsDue = view.words === null; // once, until read
+      const [page, found, around, rules, words] = await Promise.allSettled([
         api(path + query, controller.signal),
         player ? api(`${path}/players/${player}`, controller.signal) : null,
         player ? api(`${path}/players/${player}/around?before=${AROUND}&after=${AROUND}`, controller.signal) : null,
         rulesFor ? api(variantPath(), controller.signal) : null,
+        wordsDue ? api(WORDS, controller.signal) : null,
       ]);
+      // The words are the same for every board: kept even when the view changed meanwhile. A
+      // failed read costs only the words, as a failed definition read does.
+      if (wordsDue && words.status === "fulfilled" && words.value && typeof words.value === "object") {
+        view.words = words.value;
+      }
       if (generation !== view.generation) return; // the view changed while these were out
       if (rulesFor) {
         // A failed read costs only the words: the board shows without them.
@@ -569,8 +596,8 @@
       }
       const scroll = [window.scrollX, window.scrollY];
       if (page.status === "fulfilled") {
-        drawRules();
         drawBoard(page.value);
+        drawRules(); // after drawBoard: the headings' title is the format that board read says
       } else throw page.reason;
       if (player) {
         if (found.status === "fulfilled" && around.status === "fulfilled") drawPlayer(found.value, around.value);
