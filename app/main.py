@@ -28,12 +28,14 @@ from app.api.ratelimit import RateLimiter, RatePolicy
 from app.api.readiness import StartupJobs
 from app.api.routing import StrictQueryRoute
 from app.api.viewer import install_viewer
-from app.bootstrap import Runtime, open_service_runtime
+from app.bootstrap import Runtime
+from app.configuration import ConfigurationError, get_settings, unknown_settings
 from app.errors import LeaderboardError
 from app.local.demo import load_demo
+from app.local.serves import open_service_runtime
 from app.services.leaderboard import Leaderboard
 from app.services.rules import BoardRules
-from app.settings import ConfigurationError, Settings, get_settings, unknown_settings
+from app.settings import Settings
 
 log = structlog.get_logger(__name__)
 

@@ -127,28 +127,34 @@ class MemoryIndex:
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
         strong: bool = False,
         recent: bool = False,
     ) -> TieCounts:
+        board_id, bucket, slot_no = slot
         self.tie_reads += 1
         self.counter_reads.append(("tie", board_id, strong))
-        grain = self.grains.get((bucket, slot))
+        grain = self.grains.get((bucket, slot_no))
         if grain is None:
             return TieCounts({}, {}, sealed=False)
         in_slot = [
             k
             for k in self.keys
-            if self.layout.fine_of(k.score) == (bucket, slot) and k.player_id not in self._uncounted
+            if self.layout.fine_of(k.score) == (bucket, slot_no)
+            and k.player_id not in self._uncounted
         ]
-        cuts = self.cuts.get((bucket, slot), {})
+        cuts = self.cuts.get((bucket, slot_no), {})
         counts = tie_counts(in_slot, [mark_of(k, grain, cuts) for k in in_slot])
         return TieCounts.within(counts, b_prefix, c_prefix=c_prefix, sealed=True)
+
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
+        return None
+
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
+        return None
 
 
 # ---- the board table ---------------------------------------------------------------------------
@@ -908,9 +914,7 @@ class MemoryRanks:
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
@@ -918,7 +922,13 @@ class MemoryRanks:
         recent: bool = False,
     ) -> TieCounts:
         self._t.called("ranks.tie_counts")
-        return self._t.tie_counts((board_id, bucket, slot), b_prefix, c_prefix)
+        return self._t.tie_counts(slot, b_prefix, c_prefix)
+
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
+        return None
+
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
+        return None
 
 
 # ---- the operator's items ------------------------------------------------------------------------

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
-from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,14 +13,15 @@ import httpx
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
+from app.domain.definitions import BoardDefinition
 from app.domain.keys import RankKey
 from app.domain.models import Entry, Standing, StandingWrite
 from app.domain.periods import Board
 from app.domain.storage_keys import REGISTRY_PK
-from app.services.operations._reconcile import ReconcileReport, reconcile_board
-from app.services.operations._seeding import SeedPorts
-from app.services.operations._snapshots import SnapshotPorts
-from app.services.ports import BoardIndex, CounterStore, StandingStore
+from app.services.operations import Operations, ReconcileReport
+from app.services.operations._reconcile import recount_board
+from app.services.policies import CountPolicy
+from app.services.ports import BoardIndex, CounterStore, StandingStore, Stores
 from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.item_locks import ItemLocks
@@ -120,14 +120,12 @@ async def put_row(runtime: Runtime, write: StandingWrite) -> None:
     )
 
 
-def seed_ports(runtime: Runtime) -> SeedPorts:
-    s = runtime.stores
-    return SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
-
-
-def snapshot_ports(runtime: Runtime) -> SnapshotPorts:
-    s = runtime.stores
-    return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
+def operations(runtime: Runtime, *, stores: Stores | None = None, **policies: Any) -> Operations:
+    """The runtime's ``Operations`` over other ``stores`` (a fault's), or with some of its
+    ``Policies`` replaced (``seed=``, ``settle=``, ...)."""
+    return Operations(
+        stores or runtime.stores, replace(runtime.policies, **policies), runtime.definitions
+    )
 
 
 WIDEST_NAME = "\U00020000" * 64
@@ -180,24 +178,22 @@ async def reconciled(
     pass_gap_s: float = 0.0,
     index: BoardIndex | None = None,
     counters: CounterStore | None = None,
-    clock: Callable[[], float] = time.time,
     tie_group: int | None = None,
     standings: StandingStore | None = None,
     shards: int = 1,
 ) -> ReconcileReport:
-    """``reconcile_board`` on the runtime's own stores (or the ``index``/``counters`` given), with
-    no gap between its passes unless one is asked for; ``shards``: the board's definition's."""
-    return await reconcile_board(
-        index=index or runtime.stores.index,
-        counters=counters or runtime.stores.counters,
-        leases=runtime.stores.leases,
-        board=board,
-        layout=BucketLayout(),
-        retention=retention,
-        apply=apply,
-        pass_gap_s=pass_gap_s,
-        clock=clock,
-        tie_group=tie_group,
-        standings=standings,
-        shards=shards,
+    """The reconciler's recount (``recount_board``) on the runtime's own stores (or the
+    ``index``/``counters``/``standings`` given), with no gap between its passes unless one is
+    asked for, and tie counters only with a ``tie_group``; ``shards``: the board's definition's.
+    """
+    s = runtime.stores
+    stores = replace(
+        s,
+        index=index or s.index,
+        counters=counters or s.counters,
+        standings=standings or s.standings,
     )
+    policy = CountPolicy(BucketLayout(), tie_group=tie_group, pass_gap_s=pass_gap_s)
+    # A definition keeps whole days: a retention under one is only given for all-time boards.
+    definition = BoardDefinition(retention_days=max(1, retention.days), shards=shards)
+    return await recount_board(stores, policy, board, definition, apply=apply)

@@ -28,6 +28,7 @@ from app.api.schemas import (
     problem_responses,
 )
 from app.domain.seed_file import parse_seed_text
+from app.services.operations import SeedOptions
 
 router = APIRouter(route_class=StrictQueryRoute, tags=["admin"], dependencies=[ADMIN_ONLY])
 
@@ -74,7 +75,8 @@ async def post_seed(
         file_format="csv" if media_type == "text/csv" else "jsonl",
         definition=definition,
     )
-    report = await state.leaderboard.operations.seed(board, seed, grace_s=grace_seconds)
+    options = SeedOptions(grace_s=grace_seconds)
+    report = await state.leaderboard.operations.seed(board, seed, options=options)
     return SeedReportOut.of(report)
 
 

@@ -17,19 +17,15 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from app.bootstrap import NoBackend, Runtime, open_runtime, operator_backend, record_service
+from app.bootstrap import Runtime, open_runtime
 from app.cli.admin import run_boards, run_create_tables, run_keys
 from app.cli.boards import run_erase, run_reconcile, run_seed, run_snapshot
 from app.cli.parser import build_parser
+from app.configuration import CommandSettings, ConfigurationError, get_settings, load_settings
 from app.errors import LeaderboardError
+from app.local.serves import NoBackend, command_backend, record_service
 from app.logging import configure_logging
-from app.settings import (
-    ConfigurationError,
-    OperatorSettings,
-    Settings,
-    get_settings,
-    load_settings,
-)
+from app.settings import Settings
 
 __all__ = ["build_parser", "main"]
 
@@ -96,7 +92,7 @@ async def _run(
     settings: Settings,
     args: argparse.Namespace,
 ) -> int:
-    backend = operator_backend(settings, endpoint=args.endpoint, serve=args.serve)
+    backend = command_backend(settings, endpoint=args.endpoint, serve=args.serve)
     print(f"leaderboard: working on {backend.where}", file=sys.stderr, flush=True)
     async with open_runtime(backend.settings) as runtime:
         return await command(runtime, args)
@@ -110,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(level=logging.INFO if verbose else logging.WARNING)
     try:
         # An operator command hands out no page cursor: production needs no cursor secret for it.
-        settings = get_settings() if args.command == "serve" else load_settings(OperatorSettings)
+        settings = get_settings() if args.command == "serve" else load_settings(CommandSettings)
     except ConfigurationError as exc:
         print(f"leaderboard: configuration error: {exc}", file=sys.stderr)
         return 2

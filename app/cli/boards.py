@@ -23,6 +23,7 @@ from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.domain.seed_file import FORMAT_BY_SUFFIX, SeedFile, SeedFormat, parse_seed_text
 from app.errors import InvalidInput
+from app.services.operations import RekeyReport, SeedOptions
 
 
 def parse_seed_file(
@@ -64,15 +65,13 @@ async def run_seed(runtime: Runtime, args: argparse.Namespace) -> int:
         definition=await runtime.leaderboard.rules.for_submitting(board.game, board.variant),
         file_format=args.format,
     )
+    options = SeedOptions(
+        grace_s=args.grace_seconds, lease_ttl_s=args.lease_ttl, concurrency=args.concurrency
+    )
     progress = ProgressReport(sys.stderr)
     async with progress.ticking():
         report = await runtime.leaderboard.operations.seed(
-            board,
-            seed,
-            grace_s=args.grace_seconds,
-            lease_ttl_s=args.lease_ttl,
-            concurrency=args.concurrency,
-            progress=progress,
+            board, seed, options=options, progress=progress
         )
     progress.finish()
     print_model(SeedReportOut.of(report), one_line=args.json)
@@ -100,15 +99,15 @@ async def run_reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
     board = _board(args.board)
     leaderboard = runtime.leaderboard
     definition = await leaderboard.rules.for_reading(board.game, board.variant)
-    # First, rows of another order than the board's (a board of two orders): the recount's tie
-    # counters are then built on the keys the board reads.
-    strays = await leaderboard.operations.rekey(board, definition, apply=args.apply)
     progress = ProgressReport(sys.stderr)
     async with progress.ticking():
         report = await leaderboard.operations.reconcile(
             board, definition, apply=args.apply, progress=progress
         )
     progress.finish()
+    # First, the reconcile gave rows of another order than the board's (a board of two orders)
+    # its order: what it found is told beside the recount (one board's reconcile always looks).
+    strays = report.other_order or RekeyReport(report.board_id, definition.order, found=0)
     if args.json:
         print_json(
             {

@@ -16,6 +16,7 @@ from app.domain.keys import Order, RankKey
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.seed_file import parse_seed_text
 from app.services.leaderboard import Leaderboard
+from app.services.operations import SeedOptions
 
 HISTORY_DAYS = 120
 """How far back the all-time boards' rounds go."""
@@ -224,6 +225,7 @@ async def load_demo(leaderboard: Leaderboard, *, players: int = 60, seed: int = 
     )
     # The embedded backend's index is current at once and its tables were made by this process
     # a moment ago: seeded as fresh tables (``FRESH_TABLES_SEED``).
+    fresh = SeedOptions(fresh_tables=True)
     async with asyncio.TaskGroup() as seeding:  # one failing cancels the others
         tasks = []
         for demo, found in zip(DEMO_VARIANTS, resolved, strict=True):
@@ -239,6 +241,6 @@ async def load_demo(leaderboard: Leaderboard, *, players: int = 60, seed: int = 
                     definition=definition,
                 )
                 tasks.append(
-                    seeding.create_task(leaderboard.operations.seed(board, rows, fresh_tables=True))
+                    seeding.create_task(leaderboard.operations.seed(board, rows, options=fresh))
                 )
     return [task.result().board_id for task in tasks]

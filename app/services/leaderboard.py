@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from app.services.api_keys import ApiKeys
 from app.services.operations import Operations
 from app.services.ports import Readiness
+from app.services.ranking import Ranking
 from app.services.reads import BoardReads
 from app.services.rules import BoardRules
 from app.services.submissions import Submissions
@@ -28,6 +29,8 @@ class Leaderboard:
     """API keys: issuing, listing, revoking, and recognising one on a request."""
     readiness: Readiness
     """Whether the tables answer (``/readyz``)."""
+    ranking: Ranking
+    """The task's ranks, which submissions and reads share (its tie builds close with it)."""
 
     async def ping(self) -> None:
         """``Unavailable`` unless both tables answer."""

@@ -24,6 +24,15 @@ class SubmitPolicy:
     layout: BucketLayout
     backoff_base_s: float = 0.02
     backoff_cap_s: float = 1.0
+    in_flight_s: float = 10.0
+    """How long a key's first request may run (the request deadline): a second one waits that
+    at most."""
+    lease_cache_s: float = 0.0
+    """How long a task acts on a board's seeding lease as it last read it."""
+    board_in_flight_per_shard: int = 0
+    """Submissions to one board (per shard) a task lets in at once; 0: no limit."""
+    board_wait_s: float = 0.0
+    """How long one more waits for a place before it is refused (503 board-busy)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,45 @@ class ReadPolicy:
     """Most index entries one rank read counts."""
     cursor_secret: bytes = field(repr=False)
     """The HMAC key of page cursors."""
+    board_list_s: float = 0.0
+    """How often, at most, a task reads the board registry for ``GET /v1/boards`` (0: every
+    request)."""
+
+
+@dataclass(frozen=True)
+class RankingPolicy:
+    """How ranks are read, and what a task keeps to read them."""
+
+    layout: BucketLayout
+    cap: int
+    """Most index entries one rank read counts."""
+    summary_s: float = 0.0
+    """How old, at most, a hot board's summary may be (0: every read is live)."""
+    player_count_s: float = 0.0
+    """How often, at most, a task reads a board's player count for its pages (0: every page)."""
+    build_group: int | None = None
+    """A crowded slot's tie counters are built on a rank read's range past this many entries;
+    ``None``: reads build none."""
+    pass_gap_s: float = 1.0
+    """Between the two walks of a tie build: longer than RankIndex's usual lag."""
+
+
+@dataclass(frozen=True)
+class CountPolicy:
+    """How operator work counts a board from its index (``app.services.ranking.counting``)."""
+
+    layout: BucketLayout
+    tie_group: int | None = None
+    """The entries of every slot holding more than this are kept: what tie counters are built
+    from; ``None``: none are."""
+    page_size: int = 1000
+    """Entries per RankIndex page (DynamoDB also stops a page at 1 MB)."""
+    settle_attempts: int = 10
+    settle_delay_s: float = 1.0
+    """Counting until two passes agree waits this between passes (RankIndex lags the table)."""
+    pass_gap_s: float = 1.0
+    """Between the reconciler's counter read and its second pass: longer than RankIndex's usual
+    lag, so a submission the first pass missed shows as a disagreement, not a false difference."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +118,16 @@ class SeedPolicy:
     @property
     def renew_interval_s(self) -> float:
         return self.renew_every_s if self.renew_every_s is not None else self.lease_ttl_s / 3
+
+    @property
+    def counting(self) -> CountPolicy:
+        """How the seeder counts the board it wrote: until two passes agree."""
+        return CountPolicy(
+            self.layout,
+            self.tie_group,
+            settle_attempts=self.settle_attempts,
+            settle_delay_s=self.settle_delay_s,
+        )
 
 
 RANKING_CHANGE_HOLDER = "definition:"
@@ -114,6 +172,7 @@ class RedefinePolicy:
 class Policies:
     submit: SubmitPolicy
     reads: ReadPolicy
+    ranking: RankingPolicy
     seed: SeedPolicy
     layout: BucketLayout
     tie_group: int | None

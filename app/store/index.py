@@ -12,7 +12,7 @@ from typing import Any
 from app.domain.keys import RankKey
 from app.domain.models import Entry, Page
 from app.domain.ties import TieCounts
-from app.services.ports import IndexedKey
+from app.services.ports import IndexedKey, SlotAddress, StoredTies
 from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.items import Item, get_n, get_s, s
@@ -166,9 +166,7 @@ class RankReads:
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
@@ -176,5 +174,11 @@ class RankReads:
         recent: bool = False,
     ) -> TieCounts:
         return await self._counters.tie_counts(
-            board_id, bucket, slot, b_prefix, c_prefix=c_prefix, consistent=strong
+            *slot, b_prefix, c_prefix=c_prefix, consistent=strong
         )
+
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
+        return None  # no summary of hot boards: a rank is as the counts give it
+
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
+        return None

@@ -184,6 +184,10 @@ async def _seed_board(
     return time.perf_counter() - started
 
 
+MAX_POLLS = 200
+"""GETs of the top page per sample before a new leader counts as not shown."""
+
+
 async def propagation(
     base_url: str,
     api_key: str,
@@ -192,7 +196,6 @@ async def propagation(
     samples: int,
     admin_key: str | None = None,
     piece_bytes: int = SEED_CHUNK_BYTES,
-    max_polls: int = 200,
 ) -> Propagation:
     """A board of ``players`` (seeded), then ``samples`` times: a new player with the best score
     yet (``rankDelta`` false), and the top page asked until it shows them."""
@@ -220,7 +223,7 @@ async def propagation(
                 result.errors[_reason(response)] += 1
                 continue
             result.post_ms.append((answered - sent) * 1000)
-            for poll in range(1, max_polls + 1):
+            for poll in range(1, MAX_POLLS + 1):
                 page = await http.get(f"/v1/leaderboards/{board}", params={"limit": 1})
                 entries = page.json().get("entries", []) if page.status_code == 200 else []
                 if entries and entries[0]["playerId"] == player:
@@ -228,5 +231,5 @@ async def propagation(
                     result.polls.append(poll)
                     break
             else:
-                result.errors[f"not shown after {max_polls} GETs"] += 1
+                result.errors[f"not shown after {MAX_POLLS} GETs"] += 1
     return result

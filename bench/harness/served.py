@@ -19,10 +19,10 @@ from typing import Any
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.configuration import get_settings
 from app.logging import configure_logging
 from app.main import create_app
 from app.server import ServiceServer, server_config
-from app.settings import get_settings
 
 
 class Recorder:

@@ -29,7 +29,6 @@ from app.domain.keys import RankKey
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.ranks import RankQuery
 from app.domain.seed_file import parse_seed_text
-from app.services.operations._seeding import SeedPorts, seed_board
 from app.services.ranking.ranks import rank_many, rank_of
 from bench import rank_sim
 from bench.harness import cost, units
@@ -238,14 +237,10 @@ async def embedded_sessions(endpoint: str, size: int, *, seed: int = 5) -> list[
     results: list[SessionCost] = []
     started = time.perf_counter()
     async with open_runtime(seeding, create_tables=True) as admin:
-        stores = admin.stores
-        ports = SeedPorts(
-            stores.standings, stores.index, stores.counters, stores.leases, stores.registry
-        )
         for kind in (PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK):
             board = Board("trivia", VARIANT, Period.containing(kind, now))
             seed_file = parse_seed_text(text, board=board, now=now, file_format="csv")
-            await seed_board(ports=ports, board=board, seed=seed_file, policy=admin.policies.seed)
+            await admin.leaderboard.operations.seed(board, seed_file)
         ordered = sorted(players, key=lambda p: (-p[1], p[2], p[0]))
         seeds_counts = [0] * 128
         for _, s, _ in players:

@@ -14,6 +14,7 @@ from app.domain.buckets import SEEDS_LAYOUT, BucketLayout
 from app.domain.keys import RankKey, key_just_below, score_prefix
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, rank_from_counts
 from app.domain.ties import TieCounts
+from app.services.ports import SlotAddress, StoredTies
 from bench.rank_sim.boards import Board
 from bench.rank_sim.costs import (
     BOARD_ID,
@@ -182,9 +183,7 @@ class SimRankReader:
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
@@ -193,6 +192,12 @@ class SimRankReader:
     ) -> TieCounts:
         """A layout without tie counters gives no query a grain, so this is never asked."""
         raise SimulationError("this layout has no tie counters")
+
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
+        return None
+
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
+        return None
 
     async def seeds_histogram(self, board_id: str) -> Mapping[int, int]:
         """The earlier Lambda design's one metadata row (a GetItem): all 128 bucket counters."""

@@ -9,6 +9,7 @@ import numpy as np
 from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey
 from app.domain.ties import MAX_GRAIN, TieCounts
+from app.services.ports import SlotAddress, StoredTies
 from bench.rank_sim.boards import Board
 from bench.rank_sim.costs import IntArray, _consistency, query_half_units
 from bench.rank_sim.model import Placement, SimulationError, Ties
@@ -90,9 +91,7 @@ class SimTieReader(SimRankReader):
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
@@ -105,15 +104,22 @@ class SimTieReader(SimRankReader):
         query asks for level C."""
         if c_prefix is not None:
             raise SimulationError("the model cuts no chunk")
+        board_id, bucket, slot_no = slot
         self._check_board(board_id)
         self._begin(2)
         counts = TieCounts(
-            self._items(bucket, slot, "A#", strong),
-            self._items(bucket, slot, b_prefix, strong),
+            self._items(bucket, slot_no, "A#", strong),
+            self._items(bucket, slot_no, b_prefix, strong),
             sealed=True,  # the state a build leaves; its seal is a key of a few bytes
         )
         await self._end()
         return counts
+
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
+        return None
+
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
+        return None
 
 
 def _largest_group(score: IntArray, chunk: IntArray) -> int:

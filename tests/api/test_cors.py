@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from app.bootstrap import Runtime
-from app.settings import ConfigurationError, Settings, load_settings
+from app.configuration import ConfigurationError, load_settings
+from app.settings import Settings
 from app.store.tables import TableNames
 from tests.conftest import make_settings, serve
 

@@ -10,9 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.domain.clock import iso_ms, to_ms
-from app.services.operations._snapshots import SnapshotPorts, snapshot_closed_periods
 from tests.conftest import ADMIN_KEY, Service
-from tests.support import counter_total, now_ms, seed_csv, submit
+from tests.support import counter_total, now_ms, operations, seed_csv, submit
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 BOARD = "/v1/leaderboards/trivia/classic/alltime"
@@ -113,12 +112,7 @@ async def test_a_closed_month_gets_its_snapshot_by_the_closed_periods_job(
         headers={**ADMIN, "Content-Type": "text/csv"},
     )
     assert seeded.status_code == 200, seeded.text
-    s = service.runtime.stores
-    report = await snapshot_closed_periods(
-        ports=SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry),
-        now=now,
-        definitions=service.runtime.definitions,
-        settle=timedelta(0),
-    )
+    closed_at_end = operations(service.runtime, settle=timedelta(0))
+    report = await closed_at_end.snapshot_closed_periods(now=now, top=100)
     assert [snap.board_id for snap in report.taken] == [f"trivia#classic#month#{label}"]
     assert [e.player_id for e in report.taken[0].entries] == ["bob", "ann"]  # lower first

@@ -14,10 +14,11 @@ import pytest
 import structlog
 
 from app import cli
+from app.configuration import ConfigurationError, get_settings
 from app.local.embedded import free_port
 from app.logging import configure_logging
 from app.main import create_app
-from app.settings import ConfigurationError, Settings, get_settings
+from app.settings import Settings
 
 CURSOR_MARKER = f"cur{uuid.uuid4().hex[:12]}"  # short: production refuses it
 DEV_KEY_MARKER = f"devkey-{uuid.uuid4().hex}"

@@ -13,12 +13,20 @@ import pytest
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.storage_keys import coarse_pk
-from app.services.operations._seeding import SeedPorts, seed_board
 from app.services.work import Stage
 from app.settings import Settings
 from tests.conftest import Service
 from tests.integration.test_reconcile import add_to_counter
-from tests.integration.test_seeding import BOARD, board_rows, csv_text, parse, policy, spread
+from tests.integration.test_seeding import (
+    BOARD,
+    board_rows,
+    csv_text,
+    lease_item,
+    parse,
+    policy,
+    seeding,
+    spread,
+)
 from tests.support import now_ms, reconciled, submit
 
 PAGE = "/v1/leaderboards/trivia/classic/alltime"
@@ -27,12 +35,6 @@ LAYOUT = BucketLayout()
 
 class Killed(Exception):
     """The seeder dies here."""
-
-
-@pytest.fixture
-def ops(runtime: Runtime) -> SeedPorts:
-    s = runtime.stores
-    return SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
 
 
 async def _truth(runtime: Runtime) -> list[str]:
@@ -72,9 +74,16 @@ async def _no_rank_is_wrong(service: Service, runtime: Runtime) -> set[str]:
 
 
 async def _reconciled(runtime: Runtime, settings: Settings, *, lapsed: bool) -> Any:
-    """``reconcile --apply``; ``lapsed``: as it runs once a dead seeder's lease has expired."""
-    clock = (lambda: time.time() + 3_600) if lapsed else time.time
-    return await reconciled(runtime, BOARD, settings.retention, clock=clock)
+    """``reconcile --apply``; ``lapsed``: as it runs once a dead seeder's lease has expired (the
+    lease's item still there, its expiry past)."""
+    if lapsed:
+        lease = await lease_item(runtime, BOARD.board_id)
+        assert lease is not None  # the dead seeder's
+        past = {"N": str(int(time.time()) - 1)}
+        await runtime.client.put_item(
+            TableName=runtime.tables.scores, Item={**lease, "expiresAt": past}
+        )
+    return await reconciled(runtime, BOARD, settings.retention)
 
 
 @pytest.mark.parametrize(
@@ -89,7 +98,6 @@ async def _reconciled(runtime: Runtime, settings: Settings, *, lapsed: bool) -> 
 async def test_a_seed_stopped_at_each_stage_leaves_no_wrong_exact_rank(
     service: Service,
     runtime: Runtime,
-    ops: SeedPorts,
     settings: Settings,
     stop_at: Stage,
     after: int,
@@ -105,13 +113,7 @@ async def test_a_seed_stopped_at_each_stage_leaves_no_wrong_exact_rank(
             raise Killed
 
     with pytest.raises(Killed):
-        await seed_board(
-            ports=ops,
-            board=BOARD,
-            seed=seed,
-            policy=policy(settings, grace_s=0.1),
-            progress=progress,
-        )
+        await seeding(runtime, policy(settings, grace_s=0.1)).seed(BOARD, seed, progress=progress)
 
     assert "unknown" in await _no_rank_is_wrong(service, runtime)
     report = await _reconciled(runtime, settings, lapsed=True)
@@ -120,10 +122,10 @@ async def test_a_seed_stopped_at_each_stage_leaves_no_wrong_exact_rank(
 
 
 async def test_a_finished_seed_leaves_its_board_counted(
-    service: Service, runtime: Runtime, ops: SeedPorts, settings: Settings
+    service: Service, runtime: Runtime, settings: Settings
 ) -> None:
     seed = parse(csv_text(spread(12, now_ms() - 60_000)))
-    report = await seed_board(ports=ops, board=BOARD, seed=seed, policy=policy(settings))
+    report = await seeding(runtime, policy(settings)).seed(BOARD, seed)
     assert (report.counter_conflicts, report.counters_unwritten) == (0, 0)
     assert await _no_rank_is_wrong(service, runtime) == {"exact"}
 

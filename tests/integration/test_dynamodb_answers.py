@@ -22,9 +22,7 @@ from app.domain.seed_file import parse_seed_text
 from app.domain.storage_keys import coarse_pk, fine_pk
 from app.services import work as retries
 from app.services.api_keys import digest_of
-from app.services.operations._reconcile import ReconcileReport
-from app.services.operations._seeding import seed_board
-from app.services.operations._snapshots import take_snapshot
+from app.services.operations import ReconcileReport
 from app.settings import Settings
 from tests.conftest import ADMIN_KEY, Service
 from tests.faults import (
@@ -41,8 +39,13 @@ from tests.integration.test_reconcile import (
     add_to_counter,
     submitted_board,
 )
-from tests.integration.test_seeding import assert_counters_match_board, csv_text, policy
-from tests.support import now_ms, reconciled, scores_items, seed_ports, snapshot_ports, submit
+from tests.integration.test_seeding import (
+    assert_counters_match_board,
+    csv_text,
+    policy,
+    seeding,
+)
+from tests.support import now_ms, operations, scores_items, submit
 
 BOARD = Board.from_id("trivia#classic#alltime")
 LAYOUT = BucketLayout()
@@ -69,8 +72,10 @@ async def _drifted(service: Service, runtime: Runtime) -> None:
     await add_to_counter(runtime, fine_pk(BOARD.board_id, f_bucket), f_slot, 2)
 
 
-async def _reconcile(runtime: Runtime, settings: Settings) -> ReconcileReport:
-    return await reconciled(runtime, BOARD, settings.retention)
+async def _reconcile(runtime: Runtime) -> ReconcileReport:
+    """``reconcile --apply``, with no gap between the recount's passes."""
+    definition = runtime.definitions.default
+    return await operations(runtime, pass_gap_s=0).reconcile(BOARD, definition, apply=True)
 
 
 def _tasks() -> set[asyncio.Task[object]]:
@@ -81,19 +86,19 @@ def _tasks() -> set[asyncio.Task[object]]:
 
 
 async def test_reconcile_retries_a_repair_a_transaction_holds_and_repairs(
-    service: Service, runtime: Runtime, settings: Settings, dynamo_endpoint: str
+    service: Service, runtime: Runtime, dynamo_endpoint: str
 ) -> None:
     await _drifted(service, runtime)
     faults = install(runtime.client, dynamo_endpoint)
     faults.rules.append(fail_first("UpdateItem", 3, lambda _: item_busy(), matching=_counters))
-    report = await _reconcile(runtime, settings)
+    report = await _reconcile(runtime)
     assert len(report.differences) == 2
     assert (report.repaired, report.skipped, report.unwritten) == (report.differences, [], [])
     assert await assert_counters_match_board(runtime, BOARD.board_id) == len(SCORES)
 
 
 async def test_a_repair_never_let_through_is_reported_unwritten_and_nothing_is_left_running(
-    service: Service, runtime: Runtime, settings: Settings, dynamo_endpoint: str
+    service: Service, runtime: Runtime, dynamo_endpoint: str
 ) -> None:
     await _drifted(service, runtime)
     faults = install(runtime.client, dynamo_endpoint)
@@ -107,7 +112,7 @@ async def test_a_repair_never_let_through_is_reported_unwritten_and_nothing_is_l
         )
     )
     before = _tasks()
-    report = await _reconcile(runtime, settings)
+    report = await _reconcile(runtime)
     assert _tasks() <= before  # no write of the run is still going
     assert [d.cell.slot is None for d in report.repaired] == [True]
     assert [d.cell.slot is not None for d in report.unwritten] == [True]
@@ -120,11 +125,8 @@ async def test_a_seed_whose_counter_writes_meet_transactions_still_counts_the_bo
     faults = install(runtime.client, dynamo_endpoint)
     faults.rules.append(fail_first("UpdateItem", 4, lambda _: item_busy(), matching=_counters))
     rows = [(f"s{i}", 10 * i, now_ms() - 60_000) for i in range(12)]
-    report = await seed_board(
-        ports=seed_ports(runtime),
-        board=BOARD,
-        seed=parse_seed_text(csv_text(rows), board=BOARD, now=datetime.now(UTC)),
-        policy=policy(settings),
+    report = await seeding(runtime, policy(settings)).seed(
+        BOARD, parse_seed_text(csv_text(rows), board=BOARD, now=datetime.now(UTC))
     )
     assert (report.rows_written, report.counter_conflicts, report.counters_unwritten) == (12, 0, 0)
     assert report.lease_released
@@ -140,11 +142,8 @@ async def test_a_seeder_whose_lease_answer_was_lost_is_not_refused_by_its_own_le
     faults = install(runtime.client, dynamo_endpoint)
     faults.lose["PutItem"] = 1  # the first: taking the lease
     rows = [(f"s{i}", i, now_ms() - 60_000) for i in range(5)]
-    report = await seed_board(
-        ports=seed_ports(runtime),
-        board=BOARD,
-        seed=parse_seed_text(csv_text(rows), board=BOARD, now=datetime.now(UTC)),
-        policy=policy(settings),
+    report = await seeding(runtime, policy(settings)).seed(
+        BOARD, parse_seed_text(csv_text(rows), board=BOARD, now=datetime.now(UTC))
     )
     assert faults.seen["PutItem"] >= 2  # the put, and botocore's resend of it
     assert (report.rows_created, report.lease_released) == (5, True)
@@ -156,22 +155,19 @@ async def test_seeded_rows_whose_answers_were_lost_are_counted_as_written(
     faults = install(runtime.client, dynamo_endpoint)
     faults.lose["UpdateItem"] = 3  # three of the rows (the lease and registry are puts)
     rows = [(f"s{i}", i, now_ms() - 60_000) for i in range(6)]
-    report = await seed_board(
-        ports=seed_ports(runtime),
-        board=BOARD,
-        seed=parse_seed_text(csv_text(rows), board=BOARD, now=datetime.now(UTC)),
-        policy=policy(settings),
+    report = await seeding(runtime, policy(settings)).seed(
+        BOARD, parse_seed_text(csv_text(rows), board=BOARD, now=datetime.now(UTC))
     )
     assert (report.rows_created, report.rows_skipped) == (6, 0)
 
 
 async def test_a_repair_whose_answer_was_lost_is_reported_repaired(
-    service: Service, runtime: Runtime, settings: Settings, dynamo_endpoint: str
+    service: Service, runtime: Runtime, dynamo_endpoint: str
 ) -> None:
     await _drifted(service, runtime)
     faults = install(runtime.client, dynamo_endpoint)
     faults.lose["UpdateItem"] = 2
-    report = await _reconcile(runtime, settings)
+    report = await _reconcile(runtime)
     assert (report.repaired, report.skipped) == (report.differences, [])
     assert await assert_counters_match_board(runtime, BOARD.board_id) == len(SCORES)
 
@@ -182,11 +178,8 @@ async def test_a_lease_release_whose_answer_was_lost_is_released(
     faults = install(runtime.client, dynamo_endpoint)
     faults.lose["DeleteItem"] = 1  # nothing else a small seed deletes: the release
     rows = [(f"s{i}", i, now_ms() - 60_000) for i in range(3)]
-    report = await seed_board(
-        ports=seed_ports(runtime),
-        board=BOARD,
-        seed=parse_seed_text(csv_text(rows), board=BOARD, now=datetime.now(UTC)),
-        policy=policy(settings),
+    report = await seeding(runtime, policy(settings)).seed(
+        BOARD, parse_seed_text(csv_text(rows), board=BOARD, now=datetime.now(UTC))
     )
     assert faults.seen["DeleteItem"] >= 2
     assert report.lease_released
@@ -194,15 +187,14 @@ async def test_a_lease_release_whose_answer_was_lost_is_released(
 
 
 async def test_a_snapshot_whose_answer_was_lost_is_written_once_and_erasure_scrubs_it(
-    service: Service, runtime: Runtime, settings: Settings, dynamo_endpoint: str
+    service: Service, runtime: Runtime, dynamo_endpoint: str
 ) -> None:
     await submitted_board(service)
     faults = install(runtime.client, dynamo_endpoint)
     faults.lose["PutItem"] = 1  # the snapshot's (its memberships go in a batch)
     s = runtime.stores
-    ports = snapshot_ports(runtime)
-    taken = await take_snapshot(
-        ports=ports, board=BOARD, now=datetime.now(UTC), retention=settings.retention
+    taken = await runtime.leaderboard.operations.snapshot(
+        BOARD, runtime.definitions.default, now=datetime.now(UTC), top=100
     )
     listed = await s.snapshots.list_snapshots(BOARD.board_id, limit=10)
     assert [x.taken_at for x in listed] == [taken.taken_at]  # one snapshot, not two

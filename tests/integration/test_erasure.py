@@ -20,14 +20,13 @@ from app.api.schemas import ErasureOut
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.clock import from_ms
-from app.domain.definitions import DEFAULT_PERIODS
+from app.domain.definitions import DEFAULT_PERIODS, BoardDefinition
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Standing, StandingWrite
 from app.domain.periods import Board, Period
 from app.domain.storage_keys import membership_sk
 from app.errors import BoardBeingSeeded, InvalidInput
-from app.services.operations._erasure import ErasureReport, erase_player
-from app.services.operations._snapshots import SnapshotPorts, take_snapshot
+from app.services.operations import ErasureReport
 from app.services.ports import Snapshot
 from app.store.leases import lease_key
 from app.store.tables import TableNames
@@ -37,14 +36,10 @@ from tests.support import now_ms, put_row, scores_items, submit
 
 LAYOUT = BucketLayout()
 RETENTION = timedelta(days=30)
+DEFINITION = BoardDefinition(retention_days=RETENTION.days)
 PLAYER = "leaver"
 NAME = "Zebediah Quux-Erasable"
 """The leaver's display name: it must never reach a log line."""
-
-
-def snapshot_ports(runtime: Runtime) -> SnapshotPorts:
-    s = runtime.stores
-    return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
 
 
 @pytest.fixture
@@ -118,16 +113,7 @@ async def put_player(runtime: Runtime, board: Board, player: str, score: int) ->
 
 
 async def erase(runtime: Runtime, player: str = PLAYER) -> ErasureReport:
-    s = runtime.stores
-    return await erase_player(
-        standings=s.standings,
-        requests=s.requests,
-        snapshots=s.snapshots,
-        marks=s.erasures,
-        player_id=player,
-        layout=LAYOUT,
-        now=datetime.now(UTC),
-    )
+    return await runtime.leaderboard.operations.erase(player, now=datetime.now(UTC))
 
 
 async def test_a_player_on_many_boards_and_in_snapshots_is_erased_everywhere(
@@ -177,20 +163,13 @@ async def test_a_player_on_many_boards_and_in_snapshots_is_erased_everywhere(
     # later), and not in chess's top 1.
     trivia, chess = Board.from_id("trivia#classic#alltime"), Board.from_id("chess#classic#alltime")
     taken_now = datetime.now(UTC)
+    operations = runtime.leaderboard.operations
     before: list[Snapshot] = [
-        await take_snapshot(
-            ports=snapshot_ports(runtime), board=trivia, now=taken_now, retention=RETENTION
-        ),
-        await take_snapshot(
-            ports=snapshot_ports(runtime), board=chess, now=taken_now, retention=RETENTION
-        ),
+        await operations.snapshot(trivia, DEFINITION, now=taken_now, top=100),
+        await operations.snapshot(chess, DEFINITION, now=taken_now, top=100),
     ]
-    top_one = await take_snapshot(
-        ports=snapshot_ports(runtime),
-        board=chess,
-        now=taken_now + timedelta(seconds=1),
-        retention=RETENTION,
-        top_n=1,
+    top_one = await operations.snapshot(
+        chess, DEFINITION, now=taken_now + timedelta(seconds=1), top=1
     )
     assert [e.player_id for e in before[0].entries] == ["a1", PLAYER, "a3", "a2", "a5", "a4"]
     assert [e.player_id for e in before[1].entries] == ["b1", PLAYER, "b2"]

@@ -22,8 +22,6 @@ from app.domain.buckets import BucketLayout
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.domain.storage_keys import coarse_pk, fine_pk
-from app.services.operations._seeding import seed_board
-from app.services.operations._snapshots import take_snapshot
 from app.services.ranking import slot_builds
 from app.settings import Settings
 from app.store.tables import TableNames
@@ -37,7 +35,7 @@ from tests.integration.test_seeding import (
     recount,
     stored_histogram,
 )
-from tests.support import now_ms, reconciled, scores_items, seed_ports, snapshot_ports, submit
+from tests.support import now_ms, operations, reconciled, scores_items, submit
 
 BOARD = Board.from_id("trivia#classic#alltime")
 PAGE = "/v1/leaderboards/trivia/classic/alltime"
@@ -150,11 +148,8 @@ async def test_a_seed_lands_whole_and_counts_the_board(
 ) -> None:
     rows = [(f"s{i:03d}", (i * 37) % 500, now_ms() - 60_000 - i) for i in range(150)]
     s = runtime.stores
-    report = await seed_board(
-        ports=seed_ports(runtime),
-        board=BOARD,
-        seed=parse_seed_text(csv_text(rows), board=BOARD, now=datetime.now(UTC)),
-        policy=policy(settings, settle_delay_s=0.2),
+    report = await operations(runtime, seed=policy(settings, settle_delay_s=0.2)).seed(
+        BOARD, parse_seed_text(csv_text(rows), board=BOARD, now=datetime.now(UTC))
     )
     assert (report.rows_written, report.rows_unwritten) == (150, 0)
     assert (report.counter_conflicts, report.counters_unwritten) == (0, 0)
@@ -242,13 +237,11 @@ async def test_snapshots_then_erasure_leave_no_trace_of_the_player(
     )
     assert {a.status_code for a in answers} == {200}
     s = runtime.stores
-    ports = snapshot_ports(runtime)
+    ops = runtime.leaderboard.operations
     taken = []
     for _ in range(3):
         taken.append(
-            await take_snapshot(
-                ports=ports, board=BOARD, now=datetime.now(UTC), retention=settings.retention
-            )
+            await ops.snapshot(BOARD, runtime.definitions.default, now=datetime.now(UTC), top=100)
         )
         await asyncio.sleep(0.01)
     for gone in ("p14", "p3"):

@@ -5,6 +5,7 @@ its seeder, and the run's one JSON line carries the metrics the stack's drift al
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,14 +13,14 @@ from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.storage_keys import coarse_pk
-from app.services.operations._live import LiveReconcileReport, ReconcilePorts, reconcile_live_boards
+from app.services.operations import LiveReconcileReport
 from app.services.ports import CoarseItem, CounterItem, CounterStore
 from app.services.registry import register_board
 from app.store.tables import TableNames
 from tests.conftest import Service
 from tests.integration.test_cli import _run
 from tests.integration.test_reconcile import add_to_counter
-from tests.support import counter_total, submit
+from tests.support import counter_total, operations, submit
 
 LAYOUT = BucketLayout()
 ALLTIME = "trivia#classic#alltime"
@@ -30,17 +31,10 @@ CLOSED = Board("trivia", "classic", Period(PeriodKind.DAY, "2026-11-20"))
 async def _live(
     runtime: Runtime, *, apply: bool = True, counters: CounterStore | None = None
 ) -> LiveReconcileReport:
-    s = runtime.stores
-    return await reconcile_live_boards(
-        ports=ReconcilePorts(s.index, counters or s.counters, s.leases, s.standings, s.registry),
-        definitions=runtime.definitions,
-        layout=LAYOUT,
-        tie_group=runtime.policies.tie_group,
-        now=datetime.now(UTC),
-        settle=runtime.policies.settle,
-        apply=apply,
-        pass_gap_s=0,
-    )
+    """The runtime's run over live boards, with no gap between a recount's passes."""
+    stores = replace(runtime.stores, counters=counters or runtime.stores.counters)
+    live = operations(runtime, stores=stores, pass_gap_s=0)
+    return await live.reconcile_live(apply=apply, now=datetime.now(UTC))
 
 
 async def _drifted_board(service: Service, runtime: Runtime) -> None:

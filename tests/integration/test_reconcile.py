@@ -20,8 +20,7 @@ from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.domain.storage_keys import coarse_pk, fine_pk
 from app.errors import BoardBeingSeeded
-from app.services.operations._reconcile import ReconcileReport
-from app.services.operations._seeding import SeedPorts, seed_board
+from app.services.operations import ReconcileReport
 from app.services.ports import (
     BoardIndex,
     CounterItem,
@@ -37,6 +36,7 @@ from tests.integration.test_seeding import (
     assert_counters_match_board,
     csv_text,
     recount,
+    seeding,
     spread,
     wait_for_expiry,
 )
@@ -312,10 +312,8 @@ async def test_a_killed_seeders_board_is_restored_by_reconcile_apply(
         if stage == "writing rows" and done >= 10:
             raise RuntimeError("killed")
 
-    s = runtime.stores
-    ports = SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
     with pytest.raises(RuntimeError, match="killed"):
-        await seed_board(ports=ports, board=BOARD, seed=seed, policy=policy, progress=die)
+        await seeding(runtime, policy).seed(BOARD, seed, progress=die)
     assert await counter_total(runtime, BOARD.board_id) == (0, 0)
     await wait_for_expiry(runtime, BOARD.board_id)
     report = await reconcile(runtime, settings, apply=True)

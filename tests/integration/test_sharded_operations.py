@@ -21,7 +21,7 @@ from app.domain.seed_file import SeedFile, SeedRow, parse_seed_text
 from app.domain.shards import partition_ids, player_partition
 from app.domain.storage_keys import coarse_pk, fine_pk
 from app.errors import BoardBeingSeeded
-from app.services.operations._seeding import SeedPorts, SeedReport, seed_board
+from app.services.operations import Operations, SeedReport
 from app.services.ports import RowOutcome
 from app.settings import Settings
 from app.store.leases import lease_key
@@ -31,9 +31,10 @@ from tests.integration.test_seeding import (
     csv_text,
     lease_item,
     policy,
+    seeding,
     spread,
 )
-from tests.support import now_ms, reconciled, scores_items
+from tests.support import now_ms, operations, scores_items
 
 BOARD = Board.from_id("trivia#sharded#alltime")
 SHARDS = 4
@@ -44,9 +45,9 @@ LAYOUT = BucketLayout()
 
 
 @pytest.fixture
-def ops(runtime: Runtime) -> SeedPorts:
-    s = runtime.stores
-    return SeedPorts(s.standings, s.index, s.counters, s.leases, s.registry)
+def ops(runtime: Runtime) -> Operations:
+    """The runtime's operations, with no gap between a recount's passes."""
+    return operations(runtime, pass_gap_s=0)
 
 
 def sharded_seed(rows: list[tuple[str, int, int]]) -> SeedFile:
@@ -55,16 +56,12 @@ def sharded_seed(rows: list[tuple[str, int, int]]) -> SeedFile:
     )
 
 
-async def seeded(ops: SeedPorts, settings: Settings) -> tuple[SeedReport, dict[str, int]]:
+async def seeded(runtime: Runtime, settings: Settings) -> tuple[SeedReport, dict[str, int]]:
     """``PLAYERS`` rows of ``spread`` seeded onto the sharded board, new, its counters known
     absent (as on fresh tables); each row's score."""
     rows = spread(PLAYERS, now_ms() - 120_000)
-    report = await seed_board(
-        ports=ops,
-        board=BOARD,
-        seed=sharded_seed(rows),
-        policy=policy(settings, counters_absent=True),
-    )
+    absent = policy(settings, counters_absent=True)
+    report = await seeding(runtime, absent).seed(BOARD, sharded_seed(rows))
     return report, {player: score for player, score, _ in rows}
 
 
@@ -103,7 +100,7 @@ async def add_to_counter(runtime: Runtime, pk: str, sk: int, delta: int) -> None
 
 
 async def test_seeding_a_sharded_board_puts_each_row_on_its_players_partition_and_counts_each(
-    runtime: Runtime, ops: SeedPorts, settings: Settings, monkeypatch: pytest.MonkeyPatch
+    runtime: Runtime, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     standings = runtime.stores.standings
     put_seed_row = standings.put_seed_row
@@ -115,7 +112,7 @@ async def test_seeding_a_sharded_board_puts_each_row_on_its_players_partition_an
         return await put_seed_row(partition, row, **kwargs)
 
     monkeypatch.setattr(standings, "put_seed_row", first_looks)
-    report, scores = await seeded(ops, settings)
+    report, scores = await seeded(runtime, settings)
 
     assert (report.board_id, report.shards, report.player_count) == (BOARD.board_id, SHARDS, 40)
     assert (report.rows_created, report.counter_conflicts, report.counters_unwritten) == (40, 0, 0)
@@ -138,11 +135,8 @@ async def test_seeding_a_sharded_board_puts_each_row_on_its_players_partition_an
 
     # Seeded again (its counters read first, this time), the same rows are all kept and every
     # partition's counters read as right.
-    again = await seed_board(
-        ports=ops,
-        board=BOARD,
-        seed=sharded_seed([(p, s, now_ms() - 120_000) for p, s in scores.items()]),
-        policy=policy(settings),
+    again = await seeding(runtime, policy(settings)).seed(
+        BOARD, sharded_seed([(p, s, now_ms() - 120_000) for p, s in scores.items()])
     )
     assert (again.rows_skipped, again.counters_rebuilt, again.player_count) == (40, 0, 40)
     assert await marks(runtime) == set()
@@ -152,9 +146,9 @@ async def test_seeding_a_sharded_board_puts_each_row_on_its_players_partition_an
 
 
 async def test_the_reconciler_repairs_a_damaged_counter_on_one_shard_and_reports_it(
-    runtime: Runtime, ops: SeedPorts, settings: Settings
+    runtime: Runtime, ops: Operations, settings: Settings
 ) -> None:
-    _, scores = await seeded(ops, settings)
+    _, scores = await seeded(runtime, settings)
     counts = await assert_partitions_match_board(runtime, BOARD.board_id, SHARDS)
     damaged = player_partition(BOARD.board_id, "p07", SHARDS)
     bucket, slot = LAYOUT.fine_of(scores["p07"])
@@ -176,7 +170,7 @@ async def test_the_reconciler_repairs_a_damaged_counter_on_one_shard_and_reports
         CounterDifference(CounterCell(bucket, slot), stored=on_slot - 1, counted=on_slot),
     ]
 
-    dry = await reconciled(runtime, BOARD, settings.retention, apply=False, shards=SHARDS)
+    dry = await ops.reconcile(BOARD, DEFINITION, apply=False)
     assert (dry.board_id, dry.player_count, dry.applied) == (BOARD.board_id, PLAYERS, False)
     assert dry.differences == expected
     assert (dry.repaired, dry.unsettled) == ([], [])
@@ -185,7 +179,7 @@ async def test_the_reconciler_repairs_a_damaged_counter_on_one_shard_and_reports
     assert {s.board_id: s.player_count for s in dry.shards} == counts
     assert [s.board_id for s in dry.shards if s.differences] == [damaged]
 
-    applied = await reconciled(runtime, BOARD, settings.retention, apply=True, shards=SHARDS)
+    applied = await ops.reconcile(BOARD, DEFINITION, apply=True)
     assert applied.board_id == BOARD.board_id
     assert applied.repaired == expected
     assert (applied.skipped, applied.unwritten) == ([], [])
@@ -197,15 +191,15 @@ async def test_the_reconciler_repairs_a_damaged_counter_on_one_shard_and_reports
         BOARD.board_id, holder="seeder", expires_at=int(now_ms() / 1000) + 60, now_s=0
     )
     with pytest.raises(BoardBeingSeeded) as held:
-        await reconciled(runtime, BOARD, settings.retention, apply=True, shards=SHARDS)
+        await ops.reconcile(BOARD, DEFINITION, apply=True)
     assert f"board {BOARD.board_id} is being seeded" in held.value.detail
 
 
 async def test_the_live_reconciler_reconciles_a_sharded_board_by_its_definition(
-    runtime: Runtime, ops: SeedPorts, settings: Settings
+    runtime: Runtime, settings: Settings
 ) -> None:
     await runtime.stores.definitions.put_definition(BOARD.game, BOARD.variant, DEFINITION)
-    _, scores = await seeded(ops, settings)
+    _, scores = await seeded(runtime, settings)
     counts = await assert_partitions_match_board(runtime, BOARD.board_id, SHARDS)
     damaged = player_partition(BOARD.board_id, "p11", SHARDS)
     bucket, slot = LAYOUT.fine_of(scores["p11"])
@@ -224,9 +218,9 @@ async def test_the_live_reconciler_reconciles_a_sharded_board_by_its_definition(
 
 
 async def test_erasing_a_player_of_a_sharded_board_fixes_their_partitions_counters(
-    runtime: Runtime, ops: SeedPorts, settings: Settings
+    runtime: Runtime, settings: Settings
 ) -> None:
-    _, scores = await seeded(ops, settings)
+    _, scores = await seeded(runtime, settings)
     counts = await assert_partitions_match_board(runtime, BOARD.board_id, SHARDS)
     leaver = "p07"
     partition = player_partition(BOARD.board_id, leaver, SHARDS)

@@ -19,17 +19,15 @@ from aiobotocore.awsrequest import AioAWSResponse
 from app.bootstrap import Runtime
 from app.domain.periods import Board, Period
 from app.domain.storage_keys import MEMBERSHIP_PREFIX
-from app.services.operations._snapshots import (
-    ShortenedSnapshot,
-    SnapshotPorts,
-    snapshot_closed_periods,
-)
+from app.services.operations import Operations
+from app.services.operations._snapshots import ShortenedSnapshot
+from app.services.ports import Stores
 from app.services.reads._snapshots import get_snapshot, list_snapshots
 from app.services.registry import register_board
 from app.store.item_sizes import ITEM_LIMIT_BYTES
 from tests.conftest import ADMIN_KEY, Service
 from tests.faults import install, rejected
-from tests.support import WIDEST_NAME, put_wide_rows, wide_player
+from tests.support import WIDEST_NAME, operations, put_wide_rows, wide_player
 
 RETENTION = timedelta(days=30)
 SETTLE = timedelta(hours=1)
@@ -39,9 +37,13 @@ TOP = 1000
 
 
 @pytest.fixture
-def archive(runtime: Runtime) -> SnapshotPorts:
-    s = runtime.stores
-    return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
+def archive(runtime: Runtime) -> Stores:
+    return runtime.stores
+
+
+def ops(runtime: Runtime) -> Operations:
+    """The runtime's operations, a period closing ``SETTLE`` after its end."""
+    return operations(runtime, settle=SETTLE)
 
 
 def board(period: str, *, game: str = "trivia") -> Board:
@@ -103,16 +105,14 @@ async def test_a_manual_snapshot_too_large_for_one_item_is_a_422_that_writes_not
 
 
 async def test_a_closed_period_snapshot_keeps_the_longest_top_that_fits_and_says_so(
-    runtime: Runtime, archive: SnapshotPorts
+    runtime: Runtime, archive: Stores
 ) -> None:
     day = board("day:2026-11-29")
     await put_wide_rows(runtime, day.board_id, TOP)
     await register_board(registry=archive.registry, board=day, retention=RETENTION)
 
     with structlog.testing.capture_logs() as logs:
-        report = await snapshot_closed_periods(
-            ports=archive, now=NOW, definitions=runtime.definitions, settle=SETTLE, top_n=TOP
-        )
+        report = await ops(runtime).snapshot_closed_periods(now=NOW, top=TOP)
 
     assert report.failed == []
     (taken,) = report.taken
@@ -141,7 +141,7 @@ async def test_a_closed_period_snapshot_keeps_the_longest_top_that_fits_and_says
 
 
 async def test_one_board_failing_does_not_stop_the_closed_periods_run(
-    runtime: Runtime, archive: SnapshotPorts, dynamo_endpoint: str
+    runtime: Runtime, archive: Stores, dynamo_endpoint: str
 ) -> None:
     failing, fine = board("day:2026-11-29", game="chess"), board("day:2026-11-29")
     for target in (failing, fine):
@@ -161,9 +161,7 @@ async def test_one_board_failing_does_not_stop_the_closed_periods_run(
     faults = install(runtime.client, dynamo_endpoint)
     faults.rules.append(refuse_the_failing_board)
     with structlog.testing.capture_logs() as logs:
-        report = await snapshot_closed_periods(
-            ports=archive, now=NOW, definitions=runtime.definitions, settle=SETTLE
-        )
+        report = await ops(runtime).snapshot_closed_periods(now=NOW, top=100)
     assert report.failed == [failing.board_id]
     assert [s.board_id for s in report.taken] == [fine.board_id]
     assert await list_snapshots(snapshots=archive.snapshots, board=failing) == []
@@ -172,8 +170,6 @@ async def test_one_board_failing_does_not_stop_the_closed_periods_run(
 
     # Left for the next run, which takes it.
     faults.rules.clear()
-    again = await snapshot_closed_periods(
-        ports=archive, now=NOW, definitions=runtime.definitions, settle=SETTLE
-    )
+    again = await ops(runtime).snapshot_closed_periods(now=NOW, top=100)
     assert (again.failed, [s.board_id for s in again.taken]) == ([], [failing.board_id])
     assert again.already_taken == [fine.board_id]

@@ -15,50 +15,46 @@ from app.api.schemas import SnapshotListOut, SnapshotOut
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
+from app.domain.definitions import BoardDefinition
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing, StandingWrite
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.storage_keys import REGISTRY_PK, membership_sk
 from app.errors import Conflict, InvalidInput, NotFound
-from app.services.operations._snapshots import (
-    SnapshotPorts,
-    snapshot_closed_periods,
-    take_snapshot,
-)
-from app.services.ports import BoardIndex, IndexedKey, RegisteredBoard, SnapshotEntry
+from app.services.operations import Operations
+from app.services.operations._snapshots import take_snapshot
+from app.services.ports import BoardIndex, IndexedKey, RegisteredBoard, SnapshotEntry, Stores
 from app.services.reads._snapshots import get_snapshot, list_snapshots
 from app.services.registry import BoardRegistrar, register_board
 from app.store.tables import RANK_INDEX
-from tests.support import put_row, scores_items
+from tests.support import operations, put_row, scores_items
 
 RETENTION = timedelta(days=30)
+KEPT = BoardDefinition(retention_days=RETENTION.days)
+"""The boards' definition: kept ``RETENTION``."""
 SETTLE = timedelta(hours=1)
 LAYOUT = BucketLayout()
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def archive(runtime: Runtime) -> SnapshotPorts:
-    s = runtime.stores
-    return SnapshotPorts(s.index, s.counters, s.standings, s.snapshots, s.registry)
+def archive(runtime: Runtime) -> Stores:
+    return runtime.stores
+
+
+def ops(runtime: Runtime) -> Operations:
+    """The runtime's operations, a period closing ``SETTLE`` after its end."""
+    return operations(runtime, settle=SETTLE)
 
 
 def board(period: str, *, game: str = "trivia", now: datetime = NOW) -> Board:
     return Board(game, "classic", Period.parse(period, now=now))
 
 
-async def put_player(
-    runtime: Runtime,
-    board: Board,
-    player: str,
-    score: int,
-    *,
-    achieved_ms: int = 1_700_000_000_000,
-    display_name: str | None = None,
-    country: str | None = None,
-) -> None:
-    """A new standing with its counters, through the adapter's own write."""
-    key = RankKey(score, achieved_ms, player)
+async def put_player(runtime: Runtime, board: Board, player: str, score: int) -> None:
+    """A new standing (named ``name of <player>``, from NZ) with its counters, through the
+    adapter's own write."""
+    key = RankKey(score, 1_700_000_000_000, player)
     expires = board.period.expires_at(RETENTION)
     expires_s = None if expires is None else int(expires.timestamp())
     await put_row(
@@ -67,7 +63,7 @@ async def put_player(
             board_id=board.board_id,
             standing=Standing(
                 board.board_id,
-                Entry(key, display_name, country),
+                Entry(key, f"name of {player}", "NZ"),
                 version=1,
                 expires_at=expires_s,
             ),
@@ -79,20 +75,15 @@ async def put_player(
 
 
 async def fill(runtime: Runtime, target: Board, scores: Mapping[str, int]) -> None:
-    await asyncio.gather(
-        *(
-            put_player(runtime, target, p, s, display_name=f"name of {p}", country="NZ")
-            for p, s in scores.items()
-        )
-    )
+    await asyncio.gather(*(put_player(runtime, target, p, s) for p, s in scores.items()))
 
 
 async def test_a_snapshot_holds_the_top_and_the_count_and_reads_back(
-    runtime: Runtime, archive: SnapshotPorts
+    runtime: Runtime, archive: Stores
 ) -> None:
     alltime = board("alltime")
     await fill(runtime, alltime, {"ann": 50, "bob": 70, "cat": 60, "dan": 10, "eve": 30})
-    taken = await take_snapshot(ports=archive, board=alltime, now=NOW, retention=RETENTION, top_n=3)
+    taken = await ops(runtime).snapshot(alltime, KEPT, now=NOW, top=3)
     assert taken.taken_at == "2026-11-30T12:00:00.000Z"
     assert (taken.reason, taken.player_count, taken.top_n) == ("manual", 5, 3)
     assert [(e.rank, e.player_id, e.score) for e in taken.entries] == [
@@ -132,12 +123,12 @@ async def test_a_snapshot_holds_the_top_and_the_count_and_reads_back(
     assert len(page.entries) == 5
 
 
-async def test_snapshots_are_listed_newest_first(runtime: Runtime, archive: SnapshotPorts) -> None:
+async def test_snapshots_are_listed_newest_first(runtime: Runtime, archive: Stores) -> None:
     alltime = board("alltime")
     await fill(runtime, alltime, {"ann": 5})
     times = [NOW + timedelta(minutes=m) for m in (0, 5, 1)]
     for moment in times:
-        await take_snapshot(ports=archive, board=alltime, now=moment, retention=RETENTION)
+        await ops(runtime).snapshot(alltime, KEPT, now=moment, top=100)
     listed = await list_snapshots(snapshots=archive.snapshots, board=alltime)
     assert SnapshotListOut.of(listed).model_dump(by_alias=True)["snapshots"] == [
         {"snapshotTakenAt": iso_ms(to_ms(m)), "reason": "manual", "playerCount": 1}
@@ -153,12 +144,10 @@ async def test_snapshots_are_listed_newest_first(runtime: Runtime, archive: Snap
     )
 
 
-async def test_a_snapshot_that_is_not_there_is_not_found(
-    runtime: Runtime, archive: SnapshotPorts
-) -> None:
+async def test_a_snapshot_that_is_not_there_is_not_found(runtime: Runtime, archive: Stores) -> None:
     alltime = board("alltime")
     await fill(runtime, alltime, {"ann": 5})
-    taken = await take_snapshot(ports=archive, board=alltime, now=NOW, retention=RETENTION)
+    taken = await ops(runtime).snapshot(alltime, KEPT, now=NOW, top=100)
     with pytest.raises(NotFound):
         await get_snapshot(
             snapshots=archive.snapshots, board=alltime, taken_at="2026-11-30T12:00:00.001Z"
@@ -179,15 +168,12 @@ async def test_a_snapshot_that_is_not_there_is_not_found(
 
 
 async def test_two_snapshots_in_one_millisecond_both_land(
-    runtime: Runtime, archive: SnapshotPorts
+    runtime: Runtime, archive: Stores
 ) -> None:
     alltime = board("alltime")
     await fill(runtime, alltime, {"ann": 5, "bob": 6})
     first, second = await asyncio.gather(
-        *(
-            take_snapshot(ports=archive, board=alltime, now=NOW, retention=RETENTION)
-            for _ in range(2)
-        )
+        *(ops(runtime).snapshot(alltime, KEPT, now=NOW, top=100) for _ in range(2))
     )
     assert sorted([first.taken_at, second.taken_at]) == [
         "2026-11-30T12:00:00.000Z",
@@ -196,38 +182,18 @@ async def test_two_snapshots_in_one_millisecond_both_land(
     assert len(await list_snapshots(snapshots=archive.snapshots, board=alltime)) == 2
 
 
-async def test_an_empty_board_snapshots_as_empty(runtime: Runtime, archive: SnapshotPorts) -> None:
-    taken = await take_snapshot(ports=archive, board=board("alltime"), now=NOW, retention=RETENTION)
+async def test_an_empty_board_snapshots_as_empty(runtime: Runtime, archive: Stores) -> None:
+    taken = await ops(runtime).snapshot(board("alltime"), KEPT, now=NOW, top=100)
     assert (taken.player_count, taken.entries) == (0, ())
 
 
-async def test_a_snapshot_refuses_what_it_cannot_take(
-    runtime: Runtime, archive: SnapshotPorts
-) -> None:
+async def test_a_snapshot_refuses_what_it_cannot_take(runtime: Runtime, archive: Stores) -> None:
     with pytest.raises(InvalidInput):
-        await take_snapshot(
-            ports=archive,
-            board=board("alltime"),
-            now=NOW,
-            retention=RETENTION,
-            top_n=0,
-        )
+        await ops(runtime).snapshot(board("alltime"), KEPT, now=NOW, top=0)
     with pytest.raises(NotFound):  # past its retention: its rows are being deleted
-        await take_snapshot(
-            ports=archive,
-            board=board("day:2026-10-01"),
-            now=NOW,
-            retention=RETENTION,
-        )
+        await ops(runtime).snapshot(board("day:2026-10-01"), KEPT, now=NOW, top=100)
     with pytest.raises(InvalidInput):  # the period is still open
-        await take_snapshot(
-            ports=archive,
-            board=board("day"),
-            now=NOW,
-            retention=RETENTION,
-            reason="period-closed",
-            settle=SETTLE,
-        )
+        await take_snapshot(archive, board("day"), KEPT, now=NOW, settle=SETTLE)
     assert await list_snapshots(snapshots=archive.snapshots, board=board("day")) == []
 
 
@@ -256,25 +222,19 @@ class _IndexThatLags:
         return self._index.board_keys(board_id, page_size=page_size, between=between)
 
 
-async def test_a_player_gone_from_the_table_is_left_out(
-    runtime: Runtime, archive: SnapshotPorts
-) -> None:
+async def test_a_player_gone_from_the_table_is_left_out(runtime: Runtime, archive: Stores) -> None:
     alltime = board("alltime")
     await fill(runtime, alltime, {"ann": 50, "cat": 30})
     ghost = Entry(RankKey(40, 1_700_000_000_000, "gone"), "the ghost", "NZ")
-    taken = await take_snapshot(
-        ports=replace(archive, index=_IndexThatLags(archive.index, ghost)),
-        board=alltime,
-        now=NOW,
-        retention=RETENTION,
-    )
+    lagging = replace(archive, index=_IndexThatLags(archive.index, ghost))
+    taken = await operations(runtime, stores=lagging).snapshot(alltime, KEPT, now=NOW, top=100)
     assert [(e.rank, e.player_id) for e in taken.entries] == [(1, "ann"), (2, "cat")]
     stored = await get_snapshot(snapshots=archive.snapshots, board=alltime, taken_at=taken.taken_at)
     assert "gone" not in {e.player_id for e in stored.entries}
     assert not [i for i in await scores_items(runtime) if i["playerId"]["S"] == "gone"]
 
 
-async def test_a_board_is_registered_once(runtime: Runtime, archive: SnapshotPorts) -> None:
+async def test_a_board_is_registered_once(runtime: Runtime, archive: Stores) -> None:
     day, alltime = board("day:2026-11-29"), board("alltime")
     assert await register_board(registry=archive.registry, board=day, retention=RETENTION) is True
     assert await register_board(registry=archive.registry, board=day, retention=RETENTION) is False
@@ -296,7 +256,7 @@ async def test_a_board_is_registered_once(runtime: Runtime, archive: SnapshotPor
 
 
 async def test_the_registrar_registers_each_board_once_per_process(
-    runtime: Runtime, archive: SnapshotPorts
+    runtime: Runtime, archive: Stores
 ) -> None:
     calls: list[str] = []
 
@@ -321,9 +281,7 @@ async def test_the_registrar_registers_each_board_once_per_process(
     assert {r.board_id for r in await runtime.stores.registry.registered_boards()} == set(calls)
 
 
-async def test_closed_periods_are_snapshotted_once(
-    runtime: Runtime, archive: SnapshotPorts
-) -> None:
+async def test_closed_periods_are_snapshotted_once(runtime: Runtime, archive: Stores) -> None:
     closed_day = board("day:2026-11-27")
     closed_week = board("week:2026-W46")
     just_ended = board("day:2026-11-29")  # ended 12 h ago: closed with a 1 h settle
@@ -334,9 +292,7 @@ async def test_closed_periods_are_snapshotted_once(
         await register_board(registry=archive.registry, board=target, retention=RETENTION)
 
     async def run() -> list[str]:
-        report = await snapshot_closed_periods(
-            ports=archive, now=NOW, definitions=runtime.definitions, settle=SETTLE
-        )
+        report = await ops(runtime).snapshot_closed_periods(now=NOW, top=100)
         assert report.failed == []
         assert report.expired == []
         return [s.board_id for s in report.taken]
@@ -363,59 +319,43 @@ async def test_closed_periods_are_snapshotted_once(
     assert sorted(b for b, at in registered.items() if at is not None) == closed
     # A period-closed snapshot on demand for a board that has one is refused, not repeated.
     with pytest.raises(Conflict):
-        await take_snapshot(
-            ports=archive,
-            board=closed_day,
-            now=NOW,
-            retention=RETENTION,
-            reason="period-closed",
-            settle=SETTLE,
-        )
+        await take_snapshot(archive, closed_day, KEPT, now=NOW, settle=SETTLE)
     assert len(await list_snapshots(snapshots=archive.snapshots, board=closed_day)) == 1
 
 
 async def test_a_period_is_closed_only_after_the_lateness_allowed(
-    runtime: Runtime, archive: SnapshotPorts
+    runtime: Runtime, archive: Stores
 ) -> None:
     yesterday = board("day:2026-11-29")
     await fill(runtime, yesterday, {"ann": 10})
     await register_board(registry=archive.registry, board=yesterday, retention=RETENTION)
     half_hour_in = datetime(2026, 11, 30, 0, 30, tzinfo=UTC)
-    early = await snapshot_closed_periods(
-        ports=archive, now=half_hour_in, definitions=runtime.definitions, settle=SETTLE
-    )
+    early = await ops(runtime).snapshot_closed_periods(now=half_hour_in, top=100)
     assert early.taken == []
-    later = await snapshot_closed_periods(
-        ports=archive,
-        now=half_hour_in + timedelta(hours=1),
-        definitions=runtime.definitions,
-        settle=SETTLE,
+    later = await ops(runtime).snapshot_closed_periods(
+        now=half_hour_in + timedelta(hours=1), top=100
     )
     assert [s.board_id for s in later.taken] == [yesterday.board_id]
 
 
 async def test_a_closed_board_past_its_retention_is_reported_not_snapshotted(
-    runtime: Runtime, archive: SnapshotPorts
+    runtime: Runtime, archive: Stores
 ) -> None:
     old = board("day:2026-10-01")
     await fill(runtime, old, {"ann": 10})
     await register_board(registry=archive.registry, board=old, retention=RETENTION)
-    report = await snapshot_closed_periods(
-        ports=archive, now=NOW, definitions=runtime.definitions, settle=SETTLE
-    )
+    report = await ops(runtime).snapshot_closed_periods(now=NOW, top=100)
     assert (report.taken, report.expired) == ([], [old.board_id])
     assert await list_snapshots(snapshots=archive.snapshots, board=old) == []
 
 
 async def test_a_board_seen_first_through_a_submission_is_closed_later(
-    runtime: Runtime, archive: SnapshotPorts
+    runtime: Runtime, archive: Stores
 ) -> None:
     """The registrar as the submission path uses it, with the real clock."""
     now = datetime.now(UTC)
     day = Board("trivia", "classic", Period.containing(PeriodKind.DAY, now - timedelta(days=2)))
     await fill(runtime, day, {"ann": 10})
     await BoardRegistrar(archive.registry).ensure(day, retention=RETENTION)
-    report = await snapshot_closed_periods(
-        ports=archive, now=now, definitions=runtime.definitions, settle=SETTLE
-    )
+    report = await ops(runtime).snapshot_closed_periods(now=now, top=100)
     assert [s.board_id for s in report.taken] == [day.board_id]

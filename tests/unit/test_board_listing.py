@@ -4,17 +4,23 @@ the per-process memory of the registry's rows."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 import pytest
 
+from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition
 from app.errors import InvalidCursor
 from app.services import registry as registry_module
-from app.services.ports import RegisteredBoard, RegistryPage, StoredDefinition
+from app.services.policies import ReadPolicy
+from app.services.ports import BoardRegistry, RegisteredBoard, RegistryPage, StoredDefinition
+from app.services.reads._asks import PageAsk
 from app.services.reads._listing import BoardListing, live_boards
 from app.services.registry import RegisteredBoards
 from app.services.rules.held import Definitions
+from tests.fakes import MemoryStores
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 SECRET = b"a cursor key for the listing tests"
@@ -89,6 +95,19 @@ def _listed(listing: BoardListing) -> list[tuple[str, str, list[str]]]:
     ]
 
 
+async def _listing(
+    registry: FakeRegistry,
+    *,
+    cache: RegisteredBoards,
+    now: datetime,
+    limit: int = 100,
+    cursor: str | None = None,
+) -> BoardListing:
+    stores = replace(MemoryStores().stores, registry=cast("BoardRegistry", registry))
+    policy = ReadPolicy(BucketLayout(), 2000, cursor_secret=SECRET)
+    return await live_boards(stores, policy, DEFINITIONS, cache, PageAsk(limit, cursor, now))
+
+
 async def test_boards_group_by_game_and_variant_alltime_first_then_newest_first() -> None:
     registry = FakeRegistry(
         "trivia#b#week#2026-W48",
@@ -105,13 +124,7 @@ async def test_boards_group_by_game_and_variant_alltime_first_then_newest_first(
         "trivia#b#month#2026-12",
         "trivia#b#year#2026",  # a kind this version does not know: left out
     )
-    listing = await live_boards(
-        registry=registry,
-        cache=RegisteredBoards(ttl_s=0),
-        now=NOW,
-        definitions=DEFINITIONS,
-        cursor_secret=SECRET,
-    )
+    listing = await _listing(registry, cache=RegisteredBoards(ttl_s=0), now=NOW)
     assert _listed(listing) == [
         ("chess", "blitz", ["alltime"]),
         ("trivia", "a", ["day:2026-12-01"]),
@@ -140,16 +153,8 @@ async def test_a_board_leaves_the_list_when_it_expires_even_while_remembered() -
     registry = FakeRegistry("trivia#b#day#2026-11-01")
     cache = RegisteredBoards(ttl_s=300, clock=Clock())
     expires = datetime(2026, 12, 2, tzinfo=UTC)  # the day's end plus 30 days
-    before = await live_boards(
-        registry=registry,
-        cache=cache,
-        now=expires - timedelta(seconds=1),
-        definitions=DEFINITIONS,
-        cursor_secret=SECRET,
-    )
-    after = await live_boards(
-        registry=registry, cache=cache, now=expires, definitions=DEFINITIONS, cursor_secret=SECRET
-    )
+    before = await _listing(registry, cache=cache, now=expires - timedelta(seconds=1))
+    after = await _listing(registry, cache=cache, now=expires)
     assert _listed(before) == [("trivia", "b", ["day:2026-11-01"])]
     assert _listed(after) == []
     assert registry.reads == 1
@@ -197,14 +202,8 @@ async def _all_pages(registry: FakeRegistry, *, limit: int) -> list[list[str]]:
     pages: list[list[str]] = []
     cursor = None
     while True:
-        listing = await live_boards(
-            registry=registry,
-            cache=RegisteredBoards(ttl_s=0),
-            now=NOW,
-            definitions=DEFINITIONS,
-            cursor_secret=SECRET,
-            limit=limit,
-            cursor=cursor,
+        listing = await _listing(
+            registry, cache=RegisteredBoards(ttl_s=0), now=NOW, limit=limit, cursor=cursor
         )
         pages.append([f"{g}/{v}" for g, v, _ in _listed(listing)])
         if listing.next_cursor is None:
@@ -245,11 +244,4 @@ async def test_a_cursor_not_issued_for_the_listing_is_refused() -> None:
     registry = FakeRegistry("g#v#alltime")
     for cursor in ("nonsense", "e30.AAAA"):
         with pytest.raises(InvalidCursor):
-            await live_boards(
-                registry=registry,
-                cache=RegisteredBoards(ttl_s=0),
-                now=NOW,
-                definitions=DEFINITIONS,
-                cursor_secret=SECRET,
-                cursor=cursor,
-            )
+            await _listing(registry, cache=RegisteredBoards(ttl_s=0), now=NOW, cursor=cursor)

@@ -12,8 +12,9 @@ from botocore.exceptions import ReadTimeoutError
 
 from app.cli.parser import build_parser
 from app.cli.progress import ProgressReport
+from app.configuration import CommandSettings
 from app.errors import Unavailable
-from app.settings import OperatorSettings, Settings
+from app.settings import Settings
 from app.store.client import translate
 
 REPORTING = [
@@ -141,10 +142,10 @@ def test_a_read_timeout_names_what_was_being_done_and_the_setting_that_changes_i
 def test_production_needs_a_cursor_secret_only_where_cursors_are_handed_out() -> None:
     with pytest.raises(ValueError, match="CURSOR_SECRET"):
         Settings.model_validate({"environment": "production", "cursor_secret": None})
-    operator = OperatorSettings.model_validate({"environment": "production", "cursor_secret": None})
+    operator = CommandSettings.model_validate({"environment": "production", "cursor_secret": None})
     assert operator.environment == "production"
     # Still refused there: a dev key with AWS.
     with pytest.raises(ValueError, match="DEV_API_KEY"):
-        OperatorSettings.model_validate(
+        CommandSettings.model_validate(
             {"environment": "production", "cursor_secret": None, "dev_api_key": "x"}
         )

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from app.bootstrap import redefine_policy
-from app.settings import Settings, unknown_settings
+from app.configuration import unknown_settings
+from app.settings import Settings
 from tools.settings_table import TABLE_START
 
 REPO = Path(__file__).resolve().parents[2]

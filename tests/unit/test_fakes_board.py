@@ -22,6 +22,7 @@ from app.domain.models import CounterDelta, Entry, Standing, StandingWrite
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.ranks import EstimatedRank, ExactRank, Rank
 from app.domain.seed_file import SeedRow
+from app.domain.storage_keys import record_sort_key
 from app.domain.submission import Submission
 from app.domain.ties import tie_group
 from app.errors import (
@@ -36,7 +37,7 @@ from app.errors import (
 )
 from app.services import ports
 from app.services.operations._erasure import erase_player
-from app.services.policies import ReadPolicy, SubmitPolicy
+from app.services.policies import RankingPolicy, ReadPolicy, SubmitPolicy
 from app.services.ports import (
     BoardIndex,
     CoarseItem,
@@ -50,13 +51,20 @@ from app.services.ports import (
     SubmissionStore,
     SubmissionWrite,
 )
-from app.services.ranking.pages import PlayerCounts, read_board
-from app.services.ranking.slot_builds import SlotBuildPorts, build_slot_ties
+from app.services.ranking import Ranking
+from app.services.ranking.slot_builds import SlotToBuild, build_slot_ties
+from app.services.reads import Around
+from app.services.reads._asks import BoardAsk, PageAsk
 from app.services.reads._players import around_player, player_rank
-from app.services.registry import BoardRegistrar
-from app.services.submissions._submit import SubmitResult, request_fingerprint, submit_score
-from app.services.submissions.in_flight import KeysInFlight, SeenLeases
-from tests.fakes import MemoryBoards, MemoryRegistry, MemorySnapshots
+from app.services.reads._top import read_page
+from app.services.submissions._submit import (
+    SubmitAsk,
+    SubmitResult,
+    request_fingerprint,
+    write_submission,
+)
+from app.services.submissions.in_flight import SeenLeases
+from tests.fakes import MemoryBoards, MemoryStores
 
 LAYOUT = BucketLayout(coarse=8, fine=4)
 """Few slots: players share them, so a rank needs the index's COUNT inside a slot too."""
@@ -76,6 +84,7 @@ SUBMIT = SubmitPolicy(
     backoff_cap_s=0.0,
 )
 READS = ReadPolicy(layout=LAYOUT, cap=CAP, cursor_secret=b"a cursor secret of enough length")
+RANKING = RankingPolicy(layout=LAYOUT, cap=CAP, pass_gap_s=0)
 
 
 @dataclass
@@ -109,11 +118,12 @@ class World:
     """The fake table, and the service's memory around a submission, as the composition root
     builds them."""
 
-    def __init__(self) -> None:
-        self.table = MemoryBoards(shards=3)
-        self.registry = MemoryRegistry()
-        self.registrar = BoardRegistrar(self.registry)
-        self.in_flight = KeysInFlight(hold_s=30)
+    def __init__(self, *, cap: int = CAP) -> None:
+        self.fakes = MemoryStores(table=MemoryBoards(shards=3))
+        self.table = self.fakes.table
+        self.registry = self.fakes.registry
+        self.stores = self.fakes.stores
+        self.ranking = Ranking(self.stores, replace(RANKING, cap=cap))
         self.leases = SeenLeases(ttl_s=0)
         self.truth = Truth()
 
@@ -131,32 +141,25 @@ class World:
         game, name = variant
         submission = Submission(player, score, game, name, achieved_at_ms=at, display_name=player)
         fields = {"playerId": player, "score": score, "achievedAt": at, "game": game, "v": name}
-        return await submit_score(
-            submissions=self.table.submissions,
-            ranks=self.table.ranks,
-            registrar=self.registrar,
-            in_flight=self.in_flight,
-            leases=self.leases,
-            policy=SUBMIT,
-            definition=definition,
-            client="game-server",
-            idempotency_key=key,
-            request_hash=request_fingerprint("game-server", fields),
-            submission=submission,
-            now_ms=now_ms,
+        ask = SubmitAsk(
+            submission,
+            definition,
+            at,
+            record_sort_key("game-server", key),
+            request_fingerprint("game-server", fields),
+            now_ms,
         )
+        return await write_submission(self.stores, SUBMIT, self.ranking, self.leases, ask)
 
     async def rank(self, board: Board, player: str) -> Rank:
         found = await player_rank(
-            standings=self.table.standings,
-            ranks=self.table.ranks,
-            policy=READS,
-            board=board,
-            definition=DEFINITION,
-            player_id=player,
-            now=NOW,
+            self.stores, self.ranking, BoardAsk(board, DEFINITION, NOW), player
         )
         return found.rank
+
+    async def around(self, board: Board, player: str, before: int, after: int) -> Around:
+        asked = BoardAsk(board, DEFINITION, NOW)
+        return await around_player(self.stores, self.ranking, asked, player, before, after)
 
     async def pages(self, board: Board, limit: int) -> tuple[list[tuple[int, str]], set[int]]:
         """Every page of the board, followed by cursor: (rank, player) in order, and the player
@@ -164,17 +167,10 @@ class World:
         seen: list[tuple[int, str]] = []
         counts: set[int] = set()
         cursor: str | None = None
+        asked = BoardAsk(board, DEFINITION, NOW)
         while True:
-            page = await read_board(
-                index=self.table.index,
-                counters=self.table.counters,
-                player_counts=PlayerCounts(ttl_s=0),
-                policy=READS,
-                board=board,
-                retention=DEFINITION.retention,
-                limit=limit,
-                cursor=cursor,
-                now=NOW,
+            page = await read_page(
+                self.stores, READS, self.ranking, asked, PageAsk(limit, cursor, NOW)
             )
             seen += [(e.rank, e.entry.player_id) for e in page.entries]
             counts.add(page.player_count)
@@ -251,18 +247,7 @@ async def test_ranks_neighbours_and_pages_agree_with_sorting_the_scores() -> Non
             rank = await world.rank(board, player)
             assert isinstance(rank, ExactRank), (board, player)
             assert rank.rank == place, (board, player)
-            around = await around_player(
-                standings=world.table.standings,
-                index=world.table.index,
-                ranks=world.table.ranks,
-                policy=READS,
-                board=board,
-                definition=DEFINITION,
-                player_id=player,
-                before=2,
-                after=3,
-                now=NOW,
-            )
+            around = await world.around(board, player, before=2, after=3)
             expected = order[max(0, place - 3) : place + 3]
             assert [n.entry.player_id for n in around.neighbours] == expected
             assert [around.rank_of(n) for n in around.neighbours] == [
@@ -336,15 +321,7 @@ async def test_erasure_removes_the_player_everywhere_and_the_counters_drop() -> 
     on_boards = [b for b, held in world.truth.best.items() if victim in held]
     counts = {b: len(world.truth.best[b]) for b in world.truth.best}
 
-    report = await erase_player(
-        standings=world.table.standings,
-        requests=world.table.requests,
-        snapshots=MemorySnapshots(world.table, world.registry),
-        marks=world.table.erasures,
-        player_id=victim,
-        layout=LAYOUT,
-        now=NOW,
-    )
+    report = await erase_player(world.stores, LAYOUT, victim, now=NOW)
     world.truth.forget(victim)
     assert report.boards == len(on_boards)
     assert report.complete
@@ -363,15 +340,7 @@ async def test_erasure_removes_the_player_everywhere_and_the_counters_drop() -> 
         with pytest.raises(NotFound):
             await world.rank(board, victim)
 
-    again = await erase_player(
-        standings=world.table.standings,
-        requests=world.table.requests,
-        snapshots=MemorySnapshots(world.table, world.registry),
-        marks=world.table.erasures,
-        player_id=victim,
-        layout=LAYOUT,
-        now=NOW,
-    )
+    again = await erase_player(world.stores, LAYOUT, victim, now=NOW)
     assert (again.boards, again.idempotency_records) == (0, 0)
 
 
@@ -388,9 +357,8 @@ async def test_a_marked_player_is_refused_until_the_mark_is_cleared() -> None:
 
 
 async def test_a_tie_build_makes_a_crowded_slots_ranks_exact_and_submissions_keep_them() -> None:
-    world = World()
     cap = 4
-    narrow = replace(READS, cap=cap)
+    world = World(cap=cap)
     board = boards_of(VARIANTS[0], NOW_MS)[0]
     players = [f"t{i:02d}" for i in range(14)]
     for i, player in enumerate(players):  # one score, many moments: one crowded slot
@@ -399,37 +367,16 @@ async def test_a_tie_build_makes_a_crowded_slots_ranks_exact_and_submissions_kee
         world.truth.add(board.board_id, player, 777, at)
 
     async def ranks() -> list[Rank]:
-        found = []
-        for player in players:
-            read = await player_rank(
-                standings=world.table.standings,
-                ranks=world.table.ranks,
-                policy=narrow,
-                board=board,
-                definition=DEFINITION,
-                player_id=player,
-                now=NOW,
-            )
-            found.append(read.rank)
-        return found
+        return [await world.rank(board, player) for player in players]
 
     before = await ranks()
     assert any(isinstance(r, EstimatedRank) for r in before)
     for place, rank in enumerate(before, start=1):
         if isinstance(rank, EstimatedRank):
             assert rank.rank_range[0] <= place <= rank.rank_range[1]
-    bucket, slot = LAYOUT.fine_of(777)
-    report = await build_slot_ties(
-        SlotBuildPorts(world.table.index, world.table.counters, world.table.standings),
-        board_id=board.board_id,
-        bucket=bucket,
-        slot=slot,
-        order=DEFINITION.order,
-        layout=LAYOUT,
-        group=tie_group(cap),
-        expires_at=None,
-        pass_gap_s=0,
-    )
+    building = replace(RANKING, cap=cap, build_group=tie_group(cap))
+    wanted = SlotToBuild((board.board_id, *LAYOUT.fine_of(777)), DEFINITION.order, None)
+    report = await build_slot_ties(world.stores, building, wanted)
     assert report is not None
     assert [r.rank if isinstance(r, ExactRank) else None for r in await ranks()] == list(
         range(1, len(players) + 1)

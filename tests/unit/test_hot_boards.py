@@ -13,7 +13,7 @@ from app.domain.models import Page
 from app.domain.ranks import EstimatedRank, ExactRank, RankQuery
 from app.domain.shards import partition_ids, player_partition
 from app.domain.ties import TieCounts, choose_grain, mark_of, tie_counts, tie_group
-from app.services.ports import StoredTies
+from app.services.ports import SlotAddress, StoredTies
 from app.services.ranking.pages import merged_page
 from app.services.ranking.ranks import rank_many, rank_of
 from app.services.ranking.summary import HotBoards
@@ -60,17 +60,21 @@ class Counted:
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
         strong: bool = False,
         recent: bool = False,
     ) -> TieCounts:
-        self.calls["tie", board_id] += 1
-        return await self.index.tie_counts(board_id, bucket, slot, b_prefix, c_prefix=c_prefix)
+        self.calls["tie", slot[0]] += 1
+        return await self.index.tie_counts(slot, b_prefix, c_prefix=c_prefix)
+
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
+        return None
+
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
+        return None
 
     def of(self, kind: str) -> int:
         return sum(n for (k, _), n in self.calls.items() if k == kind)

@@ -16,6 +16,7 @@ from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import Order, RankKey
 from app.domain.ranks import EstimatedRank, ExactRank, RankQuery, rank_from_counts
 from app.domain.ties import TieCounts
+from app.services.ports import SlotAddress, StoredTies
 from app.services.ranking.ranks import rank_many, rank_of
 from tests.fakes import MemoryIndex
 
@@ -177,16 +178,20 @@ class _ReadsApart:
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
         strong: bool = False,
         recent: bool = False,
     ) -> TieCounts:
-        return await self.after.tie_counts(board_id, bucket, slot, b_prefix, c_prefix=c_prefix)
+        return await self.after.tie_counts(slot, b_prefix, c_prefix=c_prefix)
+
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
+        return None
+
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
+        return None
 
 
 @settings(max_examples=300, deadline=None)

@@ -9,9 +9,9 @@ import os
 import pytest
 import structlog
 
+from app.configuration import ConfigurationError, load_settings, unknown_settings
 from app.domain.periods import PeriodKind
 from app.main import warn_of_unknown_settings
-from app.settings import ConfigurationError, load_settings, unknown_settings
 
 DIGEST = "0" * 64
 SECRET_MARKER = "s3cr3t-marker-4c1d"

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from app.bootstrap import build_leaderboard, build_policies, build_slot_builds
+from app.bootstrap import build_leaderboard, build_policies
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition
@@ -37,11 +37,12 @@ def _leaderboard() -> tuple[Leaderboard, MemoryStores]:
     fakes = MemoryStores()
     policies = build_policies(settings)
     policies = replace(
-        policies, pass_gap_s=0, seed=replace(policies.seed, grace_s=0, settle_delay_s=0)
+        policies,
+        pass_gap_s=0,
+        seed=replace(policies.seed, grace_s=0, settle_delay_s=0),
+        ranking=replace(policies.ranking, pass_gap_s=0),
     )
-    stores = fakes.stores
-    slot_builds = build_slot_builds(settings, stores, policies)
-    return build_leaderboard(settings, stores, policies, slot_builds), fakes
+    return build_leaderboard(settings, fakes.stores, policies), fakes
 
 
 async def _seeded(definition: BoardDefinition = DEFINITION) -> tuple[Leaderboard, MemoryStores]:

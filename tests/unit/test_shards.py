@@ -26,7 +26,7 @@ from app.domain.shards import (
     shard_of,
 )
 from app.domain.ties import TieCounts
-from app.services.ports import IndexedKey
+from app.services.ports import IndexedKey, SlotAddress, StoredTies
 from app.services.ranking.pages import merged_page, shard_page_limit
 from app.services.ranking.ranks import rank_many
 from tests.fakes import MemoryIndex
@@ -115,18 +115,20 @@ class ShardedIndex:
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
         strong: bool = False,
         recent: bool = False,
     ) -> TieCounts:
-        return await self.parts[board_id].tie_counts(
-            board_id, bucket, slot, b_prefix, c_prefix=c_prefix
-        )
+        return await self.parts[slot[0]].tie_counts(slot, b_prefix, c_prefix=c_prefix)
+
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
+        return None
+
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
+        return None
 
     # ---- the index's page reads (``BoardIndex``) ----------------------------------------------
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any, cast
 
@@ -27,18 +28,21 @@ from app.domain.ranks import ExactRank, RankQuery
 from app.domain.submission import Submission, plan_board_write
 from app.domain.ties import LEVEL_A, LEVEL_B, LEVEL_C, SlotTies, TieCounts
 from app.errors import ConditionFailed
+from app.services.policies import RankingPolicy
 from app.services.ports import (
     BoardIndex,
     CounterItem,
     CounterStore,
     IndexedKey,
+    SlotAddress,
     StandingStore,
     StoredCounters,
     StoredTies,
     TieItem,
 )
 from app.services.ranking.ranks import rank_of
-from app.services.ranking.slot_builds import SlotBuildPorts, build_slot_ties
+from app.services.ranking.slot_builds import SlotToBuild, build_slot_ties
+from tests.fakes import MemoryStores
 
 LAYOUT = BucketLayout(coarse=8, fine=3)
 BOARD = Board.from_id("trivia#classic#alltime")
@@ -226,16 +230,14 @@ class MemoryBoard:
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
         strong: bool = False,
         recent: bool = False,
     ) -> TieCounts:
-        items = self.ties.get((bucket, slot), {})
+        items = self.ties.get(slot[1:], {})
 
         def under(prefix: str) -> dict[str, int]:
             return {k: n for k, n in items.items() if k.startswith(prefix)}
@@ -245,9 +247,15 @@ class MemoryBoard:
         return TieCounts(
             under(LEVEL_A),
             under(b_prefix),
-            (bucket, slot) in self.sealed,
+            slot[1:] in self.sealed,
             c={} if c_prefix is None else under(c_prefix),
         )
+
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
+        return None
+
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
+        return None
 
 
 def _truth(board: MemoryBoard) -> list[str]:
@@ -270,21 +278,15 @@ async def _checked(board: MemoryBoard) -> int:
 
 
 async def _build(board: MemoryBoard) -> None:
-    ports = SlotBuildPorts(
-        cast("BoardIndex", board), cast("CounterStore", board), cast("StandingStore", board)
+    stores = replace(
+        MemoryStores().stores,
+        index=cast("BoardIndex", board),
+        counters=cast("CounterStore", board),
+        standings=cast("StandingStore", board),
     )
-    bucket, slot = LAYOUT.fine_of(500)
-    await build_slot_ties(
-        ports,
-        board_id=BOARD.board_id,
-        bucket=bucket,
-        slot=slot,
-        order=Order.DESC,
-        layout=LAYOUT,
-        group=GROUP,
-        expires_at=None,
-        pass_gap_s=0,
-    )
+    policy = RankingPolicy(LAYOUT, cap=CAP, build_group=GROUP, pass_gap_s=0)
+    slot = (BOARD.board_id, *LAYOUT.fine_of(500))
+    await build_slot_ties(stores, policy, SlotToBuild(slot, Order.DESC, expires_at=None))
 
 
 @settings(max_examples=150, deadline=None)

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.bootstrap import build_leaderboard, build_policies, build_slot_builds
+from app.bootstrap import build_leaderboard, build_policies
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import Order
@@ -30,7 +30,6 @@ from app.errors import (
 from app.local.demo import load_demo
 from app.services.leaderboard import Leaderboard
 from app.services.ports import StoredDefinition
-from app.services.ranking.slot_builds import SlotBuilds
 from app.services.registry import register_board
 from app.settings import Settings
 from tests.fakes import MemoryStores
@@ -84,17 +83,10 @@ def _service(settings: Settings | None = None) -> Service:
         pass_gap_s=0,
         seed=replace(policies.seed, grace_s=0, settle_delay_s=0),
         redefine=replace(policies.redefine, grace_s=0, after_s=0),
+        ranking=replace(policies.ranking, pass_gap_s=0),
     )
-    stores = fakes.stores
-    leaderboard = build_leaderboard(
-        settings, stores, policies, build_slot_builds(settings, stores, policies)
-    )
+    leaderboard = build_leaderboard(settings, fakes.stores, policies)
     return Service(leaderboard, fakes, datetime.now(UTC))
-
-
-def _slot_builds(service: Service) -> SlotBuilds:
-    settings = Settings()
-    return build_slot_builds(settings, service.fakes.stores, build_policies(settings))
 
 
 def _exact(rank: Rank | None) -> int | None:
@@ -347,9 +339,7 @@ async def test_the_registered_variants_are_held_before_a_request_asks() -> None:
     service.fakes.definitions.stored[(GAME, VARIANT)] = StoredDefinition(
         GAME, VARIANT, laps, "2026-12-01T00:00:00.000Z"
     )  # defined on another task
-    rebuilt = build_leaderboard(
-        Settings(), service.fakes.stores, build_policies(Settings()), _slot_builds(service)
-    )
+    rebuilt = build_leaderboard(Settings(), service.fakes.stores, build_policies(Settings()))
     assert await rebuilt.rules.hold_registered() == (1, 1)
     reads = service.fakes.definitions.reads
     assert (await rebuilt.rules.for_reading(GAME, VARIANT)).operator is Operator.LATEST

@@ -30,14 +30,7 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
-from app.services.ports import (
-    ErasureMarks,
-    Membership,
-    PlayerRecord,
-    RequestStore,
-    SnapshotStore,
-    StandingStore,
-)
+from app.services.ports import ErasureMarks, Membership, PlayerRecord, Stores
 from app.services.work import all_or_none, persist, wait_before
 
 log = structlog.get_logger(__name__)
@@ -46,6 +39,12 @@ _PASSES = 5
 _CONCURRENCY = 16
 _BACKOFF_BASE_S = 0.02
 _BACKOFF_CAP_S = 1.0
+_MAX_ATTEMPTS = 8
+"""Tries at one row or snapshot, before the erasure stops (``Unavailable``: run it again)."""
+SNAPSHOT_GRACE = timedelta(minutes=5)
+"""A membership whose snapshot is not written yet, younger than this, is left for a later run."""
+MARK_FOR = timedelta(minutes=2)
+"""How long the mark that refuses the player's submissions outlives an eraser that died."""
 
 T = TypeVar("T")
 
@@ -66,61 +65,26 @@ class ErasureReport:
 
 
 async def erase_player(
-    *,
-    standings: StandingStore,
-    requests: RequestStore,
-    snapshots: SnapshotStore,
-    marks: ErasureMarks,
-    player_id: str,
-    layout: BucketLayout,
-    now: datetime,
-    max_attempts: int = 8,
-    snapshot_grace: timedelta = timedelta(minutes=5),
-    mark_for: timedelta = timedelta(minutes=2),
+    stores: Stores, layout: BucketLayout, player_id: str, *, now: datetime
 ) -> ErasureReport:
-    """Erase ``player_id`` everywhere; a second call finds nothing and reports zeros.
-
-    The player is marked first (``mark_for`` at most, should the eraser die): submissions for them
-    are refused from then on, and a pass finds and removes what is there until one finds nothing.
-    A pass is one Query by player on the base table, which finds every row of theirs: standings
-    (with ``rankKey``), snapshot memberships (``snap#<board>#<takenAt>``) and idempotency records
-    (``idem#<client>#<key>``). Then:
-
-    - each standing is deleted in one transaction with the decrements of its counters (a coarse
-      shard and the fine item of its score), conditioned on the row as read and on no seeding
-      lease holding the board; a cancelled transaction is re-read and retried, bounded. On a
-      sharded board the row, and so its counters, are its partition's (``app.domain.shards``);
-      the lease, and what an error names, are the board's;
-    - each snapshot the player is in keeps their place (``rank`` and ``score``, so the others'
-      ranks stay true) with ``playerId``, ``displayName``, ``country`` and ``achievedAt`` set to
-      null; then the membership row goes;
-    - each idempotency record of theirs is deleted: the stored response names the player and
-      their scores, and the record's key is the player's id. (A game server retrying such a key
-      afterwards submits the score anew: stop the source, and its retries, first.)
-
-    Standings go first, then the Query is repeated: a snapshot being taken at that moment writes
-    its memberships before it checks, strongly, that its players' rows still exist, so it either
-    leaves the player out or has written a membership this second Query finds. A membership whose
-    snapshot is not written yet (younger than ``snapshot_grace``) is left for a later run and
-    counted as pending. The display name is never logged; the player id is.
-
-    A submission that read the player's rows before the mark cannot land afterwards (its rows'
-    versions are gone), and one that read none lands whole: the player ends up gone everywhere, or
-    on every board of that one submission, never in between.
-
-    Raises ``InvalidInput`` for an id that is not a player id (ids never hold ``#``, which keeps
-    bookkeeping partitions out of reach), ``BoardBeingSeeded`` while a seeding lease holds one of
-    the player's boards (nothing is lost: run it again), ``Unavailable`` when DynamoDB is.
-    """
+    """Erase ``player_id`` everywhere; a second call finds nothing and reports zeros. The player
+    is marked first (``MARK_FOR``), so that their submissions are refused; then a pass
+    (one Query by player, which finds every row of theirs) removes what it finds, until one finds
+    nothing: each standing deleted with its counters' decrements in one transaction (conditioned
+    on the row as read and on no seeding lease), each snapshot they are in scrubbed (their place
+    and score stay, so the others' ranks stay true), each idempotency record deleted. Standings go
+    first, so a snapshot being taken meanwhile leaves them out or has written a membership the
+    next pass finds. Raises ``InvalidInput`` for an id that is not a player id,
+    ``BoardBeingSeeded`` while a lease holds one of their boards, ``Unavailable`` when DynamoDB
+    is: what was erased stays erased, run it again (docs/operations.md)."""
     if not is_valid_id(player_id):
         raise InvalidInput(
             f"{player_id!r} is not a player id",
             errors=[{"field": "playerId", "message": "not a player id"}],
         )
-    await persist(lambda: marks.mark_erasing(player_id, until=int((now + mark_for).timestamp())))
-    eraser = _Eraser(
-        _Ports(standings, requests, snapshots), player_id, layout, now, max_attempts, snapshot_grace
-    )
+    marks = stores.erasures
+    await persist(lambda: marks.mark_erasing(player_id, until=int((now + MARK_FOR).timestamp())))
+    eraser = _Eraser(stores, layout, player_id, now)
     try:
         for _ in range(_PASSES):
             if not await eraser.run_pass():
@@ -143,13 +107,6 @@ async def erase_player(
     return report
 
 
-@dataclass(frozen=True)
-class _Ports:
-    standings: StandingStore
-    requests: RequestStore
-    snapshots: SnapshotStore
-
-
 async def _clear_quietly(marks: ErasureMarks, player_id: str) -> None:
     try:
         await persist(lambda: marks.clear_erasing(player_id))
@@ -158,21 +115,13 @@ async def _clear_quietly(marks: ErasureMarks, player_id: str) -> None:
 
 
 class _Eraser:
-    def __init__(
-        self,
-        ports: _Ports,
-        player_id: str,
-        layout: BucketLayout,
-        now: datetime,
-        max_attempts: int,
-        snapshot_grace: timedelta,
-    ) -> None:
-        self._ports = ports
+    def __init__(self, stores: Stores, layout: BucketLayout, player_id: str, now: datetime) -> None:
+        self._stores = stores
         self._player = player_id
         self._layout = layout
         self._now_s = int(now.timestamp())
-        self._attempts = max_attempts
-        self._grace_s = snapshot_grace.total_seconds()
+        self._attempts = _MAX_ATTEMPTS
+        self._grace_s = SNAPSHOT_GRACE.total_seconds()
         self._gate = asyncio.Semaphore(_CONCURRENCY)
         self._boards = self._snapshots = self._records = 0
         self._pending: set[tuple[str, str]] = set()
@@ -184,7 +133,7 @@ class _Eraser:
 
     async def run_pass(self) -> bool:
         """One Query and the work it finds; ``False`` when it found nothing to do."""
-        rows = await self._ports.standings.rows_of_player(self._player)
+        rows = await self._stores.standings.rows_of_player(self._player)
         memberships = [m for m in rows.memberships if (m.board_id, m.taken_at) not in self._pending]
         if rows.unknown:
             log.warning("erasure_unknown_rows", player=self._player, rows=rows.unknown)
@@ -222,7 +171,7 @@ class _Eraser:
         for attempt in range(self._attempts):
             if attempt:
                 await self._backoff(attempt)
-                current = await self._ports.standings.read_standing(row.board_id, self._player)
+                current = await self._stores.standings.read_standing(row.board_id, self._player)
             if current is None:
                 # Gone meanwhile: by another erasure or its TTL, or by an attempt of ours that
                 # was throttled only on botocore's resend, its first send committed with the
@@ -232,7 +181,7 @@ class _Eraser:
             mark = current.tie_mark
             tie = None if mark is None else TiePlace.of(current.entry.key, mark)
             try:
-                await self._ports.standings.delete_standing(
+                await self._stores.standings.delete_standing(
                     current, counters=(CounterDelta(bucket, slot, -1, tie),), now_s=self._now_s
                 )
             except LeaseHeld:
@@ -266,7 +215,7 @@ class _Eraser:
         tried = False
         for attempt in range(self._attempts):
             await self._backoff(attempt)
-            snapshot = await self._ports.snapshots.get_snapshot(board_id, taken_at)
+            snapshot = await self._stores.snapshots.get_snapshot(board_id, taken_at)
             if snapshot is None:
                 age = self._now_s - (membership.created_at or 0)
                 if age < self._grace_s:
@@ -276,7 +225,7 @@ class _Eraser:
                     return False
                 # A snapshot that was never written (its writer failed): nothing to scrub.
                 await persist(
-                    lambda: self._ports.snapshots.delete_membership(
+                    lambda: self._stores.snapshots.delete_membership(
                         self._player, board_id, taken_at
                     )
                 )
@@ -286,7 +235,7 @@ class _Eraser:
             )
             if place is not None:
                 try:
-                    await self._ports.snapshots.replace_snapshot_entry(
+                    await self._stores.snapshots.replace_snapshot_entry(
                         board_id,
                         taken_at,
                         index=place,
@@ -301,11 +250,11 @@ class _Eraser:
                 except (ItemBusy, Throttled):
                     continue
             await persist(
-                lambda: self._ports.snapshots.delete_membership(self._player, board_id, taken_at)
+                lambda: self._stores.snapshots.delete_membership(self._player, board_id, taken_at)
             )
             return place is not None or tried
         raise Unavailable(f"could not scrub snapshot {board_id} {taken_at}; run it again")
 
     async def _erase_record(self, found: PlayerRecord) -> bool:
-        await persist(lambda: self._ports.requests.erase_record(self._player, found.record_id))
+        await persist(lambda: self._stores.requests.erase_record(self._player, found.record_id))
         return True

@@ -17,13 +17,13 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board, board_is_expired
 from app.errors import BoardBeingSeeded, LeaderboardError
-from app.services.operations._reconcile import ReconcileReport, reconcile_board
+from app.services.operations._reconcile import ReconcileReport, recount_board
 from app.services.operations._snapshots import period_closes_at
-from app.services.ports import BoardIndex, BoardRegistry, CounterStore, LeaseStore, StandingStore
+from app.services.policies import CountPolicy
+from app.services.ports import BoardRegistry, Stores
 from app.services.rules.held import Definitions
 from app.services.work import Progress
 
@@ -35,15 +35,6 @@ BOARDS_AT_ONCE = 4
 RUNS_PER_BOARD = 3
 """A board whose repairs a submission overtook (skipped) is reconciled again, up to this many
 times in all: until its repairs land, its counters stay marked part-written."""
-
-
-@dataclass(frozen=True)
-class ReconcilePorts:
-    index: BoardIndex
-    counters: CounterStore
-    leases: LeaseStore
-    standings: StandingStore
-    registry: BoardRegistry
 
 
 @dataclass
@@ -77,23 +68,22 @@ def is_live(board: Board, *, now: datetime, settle: timedelta, retention: timede
     )
 
 
-async def reconcile_live_boards(
-    *,
-    ports: ReconcilePorts,
-    definitions: Definitions,
-    layout: BucketLayout,
-    tie_group: int | None,
-    now: datetime,
-    settle: timedelta,
-    apply: bool,
-    pass_gap_s: float = 1.0,
-    progress: Progress | None = None,
-) -> LiveReconcileReport:
-    """Reconcile every live registered board (see the module docstring); ``progress`` hears of
-    each board done."""
-    report = LiveReconcileReport()
-    live: list[tuple[Board, BoardDefinition]] = []
-    for registered in await ports.registry.registered_boards():
+@dataclass(frozen=True)
+class LiveBoards:
+    """The registered boards still taking submissions at a moment, each with its definition."""
+
+    boards: list[tuple[Board, BoardDefinition]] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    """Boards whose definition could not be read, with why: left for the next run."""
+
+
+async def find_live_boards(
+    registry: BoardRegistry, definitions: Definitions, *, now: datetime, settle: timedelta
+) -> LiveBoards:
+    """Every registered board live at ``now`` (``is_live``: ``settle`` is how long after its end
+    a period closes)."""
+    live = LiveBoards()
+    for registered in await registry.registered_boards():
         try:
             board = Board.from_id(registered.board_id)
             definition = (await definitions.of(board.game, board.variant)).definition
@@ -101,33 +91,36 @@ async def reconcile_live_boards(
             log.warning("registry_row_not_a_board", board=registered.board_id)
             continue
         except LeaderboardError as exc:
-            report.failed[registered.board_id] = exc.detail
+            live.failed[registered.board_id] = exc.detail
             continue
         if is_live(board, now=now, settle=settle, retention=definition.retention):
-            live.append((board, definition))
+            live.boards.append((board, definition))
+    return live
+
+
+async def reconcile_live_boards(
+    stores: Stores,
+    policy: CountPolicy,
+    live: LiveBoards,
+    *,
+    apply: bool,
+    progress: Progress | None = None,
+) -> LiveReconcileReport:
+    """Reconcile each of the ``live`` boards (see the module docstring); ``progress`` hears of
+    each board done."""
+    report = LiveReconcileReport(failed=dict(live.failed))
     gate = asyncio.Semaphore(BOARDS_AT_ONCE)
     done = 0
+    total = len(live.boards)
     if progress is not None:
-        progress("reconciling boards", 0, len(live))
+        progress("reconciling boards", 0, total)
 
     async def one(board: Board, definition: BoardDefinition) -> None:
         nonlocal done
         async with gate:
             try:
                 for _ in range(RUNS_PER_BOARD):
-                    found = await reconcile_board(
-                        index=ports.index,
-                        counters=ports.counters,
-                        leases=ports.leases,
-                        board=board,
-                        layout=layout,
-                        retention=definition.retention,
-                        apply=apply,
-                        shards=definition.shards,
-                        tie_group=tie_group,
-                        standings=ports.standings,
-                        pass_gap_s=pass_gap_s,
-                    )
+                    found = await recount_board(stores, policy, board, definition, apply=apply)
                     if not (apply and found.skipped):
                         break
             except BoardBeingSeeded:
@@ -139,9 +132,9 @@ async def reconcile_live_boards(
                 report.boards.append(found)
         done += 1
         if progress is not None:
-            progress("reconciling boards", done, len(live))
+            progress("reconciling boards", done, total)
 
-    await asyncio.gather(*(one(board, definition) for board, definition in live))
+    await asyncio.gather(*(one(board, definition) for board, definition in live.boards))
     report.boards.sort(key=lambda r: r.board_id)
     log.info(
         "reconciled_live_boards",

@@ -1,47 +1,32 @@
 """The reconciler: recount a board from RankIndex and bring its histogram counters back in line
-where anything changed rows without them (a seeder killed mid-way, a hand edit, a bug). Why two
-passes, and how a repair never overwrites a submission: docs/operations.md. Seeding shares the
-counting and the repair writes (``rebuild_counters``).
+where anything changed rows without them (a seeder killed mid-way, a hand edit, a bug); first,
+give rows of another order than the board's its order (``reconcile_board``). Why two passes, and
+how a repair never overwrites a submission: docs/operations.md.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Literal, TypeVar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import structlog
 
-from app.domain.buckets import BucketLayout
 from app.domain.counts import CounterCell, CounterDifference, compare_counts
+from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board, board_expiry_s
 from app.domain.shards import partition_ids
-from app.errors import BoardBeingSeeded, ConditionFailed, ItemBusy, Throttled
-from app.services.ports import (
-    BoardIndex,
-    CoarseItem,
-    CounterItem,
-    CounterStore,
-    FineItem,
-    LeaseStore,
-    StandingStore,
-    StoredCounters,
-    StoredTies,
-)
-from app.services.ranking.counting import BoardCount, count_board
-from app.services.ranking.ties import TieReport, reconcile_ties
-from app.services.work import Progress, all_or_none, each_partition, persist, shared_progress
+from app.errors import BoardBeingSeeded
+from app.services.operations._counters import bounded, read_counters, repair_counter
+from app.services.operations._rekey import RekeyReport, rekey_board
+from app.services.policies import CountPolicy
+from app.services.ports import CounterStore, StoredTies, Stores
+from app.services.ranking.counting import count_board
+from app.services.ranking.ties import TieReport, TieWalk, reconcile_ties
+from app.services.work import Progress, each_partition, persist, shared_progress
 
 log = structlog.get_logger(__name__)
-
-T = TypeVar("T")
-
-WRITE_CONCURRENCY = 16
-"""Counter reads and writes in flight at once."""
 
 
 # ---- comparing and repairing --------------------------------------------------------------------
@@ -71,6 +56,9 @@ class ReconcileReport:
     the partition id), in shard order; the lists above are theirs one after another (a cell
     may so appear once for each partition it differs on), the player count their sum. Empty
     for an unsharded board."""
+    other_order: RekeyReport | None = None
+    """The rows of another order than the board's found before the recount (and, applied, given
+    its order); ``None`` where they were not looked for (the run over live boards)."""
 
     @property
     def drift(self) -> int:
@@ -100,69 +88,59 @@ def _whole_board(board_id: str, applied: bool, parts: Sequence[ReconcileReport])
 
 
 async def reconcile_board(
-    *,
-    index: BoardIndex,
-    counters: CounterStore,
-    leases: LeaseStore,
+    stores: Stores,
+    policy: CountPolicy,
     board: Board,
-    layout: BucketLayout,
-    retention: timedelta,
+    definition: BoardDefinition,
+    *,
     apply: bool,
-    shards: int = 1,
-    tie_group: int | None = None,
-    standings: StandingStore | None = None,
-    pass_gap_s: float = 1.0,
-    clock: Callable[[], float] = time.time,
     progress: Progress | None = None,
 ) -> ReconcileReport:
-    """Recount ``board`` twice from RankIndex, read its counters between the passes, report every
-    difference where both passes agree; with ``apply``, repair those conditionally.
+    """Give the board's rows of another order its order (``rekey_board``), so that the tie
+    counters are built on the keys the board reads, then recount it (``recount_board``): what
+    the command and the endpoint both run. The report carries the rekey's (``other_order``)."""
+    other_order = await rekey_board(stores, policy.layout, board, definition, apply=apply)
+    report = await recount_board(stores, policy, board, definition, apply=apply, progress=progress)
+    return replace(report, other_order=other_order)
 
-    ``pass_gap_s`` separates the counter read from the second pass, so that a submission committed
-    just before the read, not yet in the index (RankIndex lags its table), shows up in the second
-    pass as a disagreement instead of as a false difference. Refuses to apply (``BoardBeingSeeded``)
-    while a seeding lease holds the board: the seeder rebuilds the counters itself.
 
-    A board of ``shards`` > 1 (its definition's) is reconciled partition by partition, each
-    against its own counters, all in the same passes (one gap between them); the report is the
-    board's, with each partition's in ``shards``.
-
-    With ``tie_group`` (and ``standings``, whose rows it marks), every slot holding more than that
-    gets its tie counters compared too, and with ``apply`` built or repaired, after the counters."""
-    board_id = board.board_id
+async def recount_board(
+    stores: Stores,
+    policy: CountPolicy,
+    board: Board,
+    definition: BoardDefinition,
+    *,
+    apply: bool,
+    progress: Progress | None = None,
+) -> ReconcileReport:
+    """Recount the board twice from RankIndex, its counters read between the passes (the
+    policy's ``pass_gap_s`` before the second: a submission not yet in the index shows as a
+    disagreement, not a false difference); report every difference both passes agree on, and
+    with ``apply`` repair those conditionally. Refuses to apply (``BoardBeingSeeded``) while a
+    seeding lease holds the board. A sharded board is reconciled partition by partition, all in
+    the same passes. With the policy's ``tie_group``, every slot holding more than that has its
+    tie counters compared too, and with ``apply`` built or repaired, after the counters."""
+    board_id, layout, counters = board.board_id, policy.layout, stores.counters
     if apply:
-        lease = await leases.read_lease(board_id)
-        if lease is not None and lease.is_live(clock()):
-            raise BoardBeingSeeded(
-                f"board {board_id} is being seeded by {lease.holder}; the seeder rebuilds its "
-                "counters: reconcile after it finishes",
-                retry_after=max(1, int(lease.expires_at - clock()) + 1),
-            )
-    ties = tie_group if standings is not None else None
-    partitions = partition_ids(board_id, shards)
+        await _refuse_while_seeded(stores, board_id)
+    partitions = partition_ids(board_id, definition.shards)
     told = shared_progress(progress, len(partitions))
     firsts = await each_partition(
-        partitions,
-        lambda i, pid: count_board(index, pid, layout=layout, progress=told[i], tie_group=ties),
+        partitions, lambda i, pid: count_board(stores.index, pid, policy, progress=told[i])
     )
-    stored = await _read_counters(counters, partitions, layout=layout, progress=progress)
+    stored = await read_counters(counters, partitions, layout=layout, progress=progress)
     # The crowded slots' tie counters are read here too, between the passes: a submission that
     # lands after the read and before the writes either shows in the second pass (the slot is not
     # compared) or fails the write's condition on the value read (skipped), never overwritten.
     stored_ties = await each_partition(
         partitions, lambda i, pid: _read_ties(counters, pid, firsts[i].crowded)
     )
-    if pass_gap_s > 0:
-        await asyncio.sleep(pass_gap_s)
+    if policy.pass_gap_s > 0:
+        await asyncio.sleep(policy.pass_gap_s)
     seconds = await each_partition(
         partitions,
         lambda i, pid: count_board(
-            index,
-            pid,
-            layout=layout,
-            progress=told[i],
-            size_hint=firsts[i].total,
-            tie_group=ties,
+            stores.index, pid, policy, progress=told[i], size_hint=firsts[i].total
         ),
     )
     parts: list[ReconcileReport] = []
@@ -182,7 +160,7 @@ async def reconcile_board(
                 unsettled=unsettled,
             )
         )
-    expires_at = board_expiry_s(board, retention)
+    expires_at = board_expiry_s(board, definition.retention)
     if apply and any(part.differences for part in parts):
         # The counters are known wrong: no rank is answered from them until they are repaired.
         await each_partition(
@@ -196,8 +174,11 @@ async def reconcile_board(
             for part, found in zip(parts, stored, strict=True)
             for difference in part.differences
         ]
-        results = await _bounded(
-            [_repair(counters, part.board_id, d, found, expires_at) for part, d, found in repairs],
+        results = await bounded(
+            [
+                repair_counter(counters, part.board_id, d, found, expires_at)
+                for part, d, found in repairs
+            ],
             progress=progress,
         )
         for (part, difference, _), result in zip(repairs, results, strict=True):
@@ -207,35 +188,34 @@ async def reconcile_board(
         # a seed that stopped part-way, unless a seeder took the board meanwhile (its own mark
         # is its own).
         settled = [part.board_id for part in parts if not (part.skipped or part.unwritten)]
-        lease = await leases.read_lease(board_id) if settled else None
-        if settled and (lease is None or not lease.is_live(clock())):
+        lease = await stores.leases.read_lease(board_id) if settled else None
+        if settled and (lease is None or not lease.is_live(time.time())):
             await each_partition(
                 settled, lambda _, pid: persist(lambda: counters.clear_incomplete(pid))
             )
-    if ties is not None and standings is not None:
+    if policy.tie_group is not None:
         for part, first, second, read in zip(parts, firsts, seconds, stored_ties, strict=True):
             agreed = {
                 slot: entries
                 for slot, entries in second.crowded.items()
                 if [e.key for e in first.crowded.get(slot, [])] == [e.key for e in entries]
             }
+            # Every slot agreed on was crowded in the first pass: its tie counters were read.
             part.ties.extend(
                 await reconcile_ties(
-                    counters=counters,
-                    standings=standings,
-                    board_id=part.board_id,
-                    crowded=agreed,  # every slot agreed on was crowded in the first pass: read
-                    group=ties,
+                    counters,
+                    stores.standings,
+                    TieWalk(part.board_id, agreed, stored=read),
+                    group=policy.tie_group,
                     apply=apply,
                     expires_at=expires_at,
-                    stored=read,
                 )
             )
-    report = parts[0] if shards == 1 else _whole_board(board_id, apply, parts)
+    report = parts[0] if definition.shards == 1 else _whole_board(board_id, apply, parts)
     log.info(
         "reconciled",
         board=board_id,
-        shards=shards,
+        shards=definition.shards,
         applied=apply,
         players=report.player_count,
         differences=len(report.differences),
@@ -248,229 +228,20 @@ async def reconcile_board(
     return report
 
 
+async def _refuse_while_seeded(stores: Stores, board_id: str) -> None:
+    """``BoardBeingSeeded`` while a seeding lease holds the board: the seeder rebuilds the
+    counters itself."""
+    lease = await stores.leases.read_lease(board_id)
+    now = time.time()
+    if lease is not None and lease.is_live(now):
+        raise BoardBeingSeeded(
+            f"board {board_id} is being seeded by {lease.holder}; the seeder rebuilds its "
+            "counters: reconcile after it finishes",
+            retry_after=max(1, int(lease.expires_at - now) + 1),
+        )
+
+
 async def _read_ties(
     counters: CounterStore, partition: str, crowded: Mapping[tuple[int, int], object]
 ) -> dict[tuple[int, int], StoredTies]:
     return {(b, s): await counters.read_ties(partition, b, s) for b, s in sorted(crowded)}
-
-
-RepairResult = Literal["repaired", "skipped", "unwritten"]
-
-
-async def _set(
-    counters: CounterStore,
-    board_id: str,
-    item: CounterItem,
-    *,
-    n: int,
-    expected: int | None,
-    expires_at: int | None,
-) -> RepairResult:
-    """One counter set to ``n`` where it still holds ``expected``: ``skipped`` where it changed
-    since it was read, ``unwritten`` where DynamoDB turned the write away through every retry."""
-    try:
-        await persist(
-            lambda: counters.set_counter(
-                board_id, item, n=n, expected=expected, expires_at=expires_at
-            )
-        )
-    except ConditionFailed:
-        log.info("counter_write_skipped", board=board_id, item=item, expected=expected)
-        return "skipped"
-    except (ItemBusy, Throttled) as exc:
-        log.warning("counter_write_unwritten", board=board_id, item=item, reason=exc.detail)
-        return "unwritten"
-    return "repaired"
-
-
-async def _repair(
-    counters: CounterStore,
-    board_id: str,
-    difference: CounterDifference,
-    stored: StoredCounters,
-    expires_at: int | None,
-) -> RepairResult:
-    """Write one repair conditioned on what was read (``_set``).
-
-    A coarse count is a sum over shards that submissions ``ADD`` to: setting shard 0 to (counted -
-    the other shards as read), conditioned on shard 0 alone, leaves the sum right even when a
-    submission adds to another shard in between (its delta is on top of the value read)."""
-    cell = difference.cell
-    item: CounterItem
-    if cell.slot is None:
-        others = sum(
-            n for (shard, bucket), n in stored.coarse.items() if bucket == cell.bucket and shard
-        )
-        item = CoarseItem(0, cell.bucket)
-        expected = stored.coarse.get((0, cell.bucket))
-        target = difference.counted - others
-    else:
-        item = FineItem(cell.bucket, cell.slot)
-        expected = stored.fine.get((cell.bucket, cell.slot))
-        target = difference.counted
-    return await _set(counters, board_id, item, n=target, expected=expected, expires_at=expires_at)
-
-
-@dataclass(frozen=True)
-class RebuildOutcome:
-    written: int
-    """Counter items set or deleted."""
-    conflicts: int
-    """Counter items that changed between the read and the write (nothing else should write them
-    while the lease holds): left as they were, for the reconciler."""
-    unwritten: int = 0
-    """Counter items DynamoDB kept turning away through every retry: left for the reconciler."""
-    left: frozenset[str] = frozenset()
-    """The partitions (a board's own id, unsharded) with a conflict or an unwritten item: their
-    counters are not the count, and their mark of counters part-written must stay."""
-
-
-async def rebuild_counters(
-    *,
-    counters: CounterStore,
-    board: Board,
-    counts: Mapping[str, BoardCount],
-    layout: BucketLayout,
-    retention: timedelta,
-    progress: Progress | None = None,
-    counters_absent: bool = False,
-) -> RebuildOutcome:
-    """Make each partition's counters exactly its count (``counts``: by partition id, the
-    board's own id for an unsharded board; ``app.domain.shards``): each coarse bucket's count on
-    shard 0 and the other shards deleted, each fine slot's count, and every counter item that
-    should be 0 deleted. The counters of every partition are read together, then written
-    together.
-
-    Meant for a board nothing else writes (under a seeding lease); each write is still conditioned
-    on the value read, so a stray concurrent write is reported, not overwritten. With
-    ``counters_absent`` (``SeedPolicy.counters_absent``) nothing is read first: every item is
-    taken to be absent and written on that condition; if one was there after all (a submission
-    just before the lease), that partition's counters are read whole and rebuilt again, as by
-    default."""
-    partitions = list(counts)
-    stored = (
-        [StoredCounters(coarse={}, fine={}) for _ in partitions]
-        if counters_absent
-        else await _read_counters(counters, partitions, layout=layout, progress=progress)
-    )
-    expires_at = board_expiry_s(board, retention)
-    changes = [
-        (partition, item, n, expected)
-        for partition, found in zip(partitions, stored, strict=True)
-        for item, n, expected in _rebuild(counters, partition, counts[partition], found)
-    ]
-    results = await _bounded(
-        [
-            _set(counters, partition, item, n=n, expected=expected, expires_at=expires_at)
-            for partition, item, n, expected in changes
-        ],
-        progress=progress,
-    )
-    conflicted = {
-        p for (p, *_), result in zip(changes, results, strict=True) if result == "skipped"
-    }
-    unwritten = {
-        p for (p, *_), result in zip(changes, results, strict=True) if result == "unwritten"
-    }
-    written = results.count("repaired")
-    outcome = RebuildOutcome(
-        written=written,
-        conflicts=results.count("skipped"),
-        unwritten=results.count("unwritten"),
-        left=frozenset(conflicted | unwritten),
-    )
-    if not (counters_absent and outcome.conflicts):
-        return outcome
-    log.warning("seeding_found_counters", board=board.board_id, conflicts=outcome.conflicts)
-    again = await rebuild_counters(
-        counters=counters,
-        board=board,
-        counts={p: counts[p] for p in partitions if p in conflicted},
-        layout=layout,
-        retention=retention,
-        progress=progress,
-    )
-    return RebuildOutcome(
-        written=written + again.written,
-        conflicts=again.conflicts,
-        unwritten=outcome.unwritten + again.unwritten,
-        left=again.left | unwritten,
-    )
-
-
-def _rebuild(
-    counters: CounterStore, partition: str, count: BoardCount, stored: StoredCounters
-) -> list[tuple[CounterItem, int, int | None]]:
-    """The writes that make one partition's counters ``count``: each item, its value, and the
-    value read (``None``: absent), where the two differ (``_needs_write``)."""
-    wanted: dict[CounterItem, int] = {}
-    for bucket in set(count.coarse) | stored.coarse_buckets:
-        for shard in range(counters.coarse_shards(partition)):
-            wanted[CoarseItem(shard, bucket)] = count.coarse.get(bucket, 0) if shard == 0 else 0
-    for bucket, slot in set(count.fine) | set(stored.fine):
-        wanted[FineItem(bucket, slot)] = count.fine.get((bucket, slot), 0)
-
-    def read(item: CounterItem) -> int | None:
-        if isinstance(item, CoarseItem):
-            return stored.coarse.get((item.shard, item.bucket))
-        return stored.fine.get((item.bucket, item.slot))
-
-    return [(item, n, read(item)) for item, n in wanted.items() if _needs_write(read(item), n)]
-
-
-def _needs_write(expected: int | None, n: int) -> bool:
-    """Whether an item read as ``expected`` (``None``: absent) must be written to hold ``n``: when
-    it holds another value, or holds 0 (deleted then: absent counts as 0)."""
-    if expected is None:
-        return n != 0
-    return expected != n or n == 0
-
-
-async def _read_counters(
-    counters: CounterStore,
-    partitions: Sequence[str],
-    *,
-    layout: BucketLayout,
-    progress: Progress | None,
-) -> list[StoredCounters]:
-    """Every counter item of each partition (its coarse shards and all fine buckets), strongly."""
-    if progress is not None:
-        progress("reading counters", 0, None)
-    stored = await each_partition(
-        partitions, lambda _, pid: counters.read_counters(pid, buckets=range(layout.coarse))
-    )
-    if progress is not None:
-        progress("reading counters", sum(len(s.coarse) + len(s.fine) for s in stored), None)
-    return stored
-
-
-async def _bounded(
-    calls: Sequence[Awaitable[T]],
-    limit: int = WRITE_CONCURRENCY,
-    *,
-    progress: Progress | None = None,
-) -> list[T]:
-    """Await ``calls`` with at most ``limit`` in flight, results in order; ``progress`` hears of
-    each one done, as counter writes. If one fails, the others are cancelled and waited for
-    before the failure is raised: none is left running."""
-    gate = asyncio.Semaphore(limit)
-    total = len(calls)
-    done = 0
-
-    async def one(call: Awaitable[T]) -> T:
-        nonlocal done
-        async with gate:
-            result = await call
-        done += 1
-        if progress is not None:
-            progress("writing counters", done, total)
-        return result
-
-    try:
-        if progress is not None:
-            progress("writing counters", 0, total)
-        return await all_or_none(*(one(call) for call in calls))
-    finally:
-        for call in calls:  # those never started, stopped by a failure: not left unawaited
-            if inspect.iscoroutine(call):
-                call.close()

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 import structlog
 
 from app.domain.buckets import BucketLayout
+from app.domain.definitions import BoardDefinition
 from app.domain.keys import Order, RankKey
+from app.domain.periods import Board
 from app.domain.shards import partition_ids
-from app.services.ports import BoardIndex, CounterStore, StandingStore
+from app.services.ports import BoardIndex, Stores
 from app.services.work import all_or_none, each_partition, persist
 
 log = structlog.get_logger(__name__)
@@ -35,31 +37,24 @@ class RekeyReport:
 
 
 async def rekey_board(
-    *,
-    index: BoardIndex,
-    standings: StandingStore,
-    counters: CounterStore,
-    layout: BucketLayout,
-    board_id: str,
-    order: Order,
-    apply: bool,
-    shards: int = 1,
+    stores: Stores, layout: BucketLayout, board: Board, definition: BoardDefinition, *, apply: bool
 ) -> RekeyReport:
-    """Find (and, with ``apply``, rekey) every row of ``board_id`` not in ``order``: on each of
-    its partitions, for a board of ``shards`` > 1 (``app.domain.shards``)."""
-    partitions = partition_ids(board_id, shards)
-    found = await each_partition(partitions, lambda _, pid: _strays(index, pid, order))
+    """Find (and, with ``apply``, rekey) every row of the board not in the definition's order: on
+    each of its partitions, for a sharded board (``app.domain.shards``)."""
+    board_id, order = board.board_id, definition.order
+    partitions = partition_ids(board_id, definition.shards)
+    found = await each_partition(partitions, lambda _, pid: _strays(stores.index, pid, order))
     strays = [(pid, key) for pid, keys in zip(partitions, found, strict=True) for key in keys]
     if not apply or not strays:
         return RekeyReport(board_id, order, len(strays))
     for pid, bucket, slot in sorted({(pid, *layout.fine_of(k.score)) for pid, k in strays}):
-        await persist(functools.partial(counters.unseal_ties, pid, bucket, slot))
+        await persist(functools.partial(stores.counters.unseal_ties, pid, bucket, slot))
     gate = asyncio.Semaphore(WRITE_CONCURRENCY)
 
     async def rekey(pid: str, key: RankKey) -> bool:
         new = RankKey(key.score, key.achieved_at_ms, key.player_id, order)
         async with gate:
-            return await persist(lambda: standings.rekey(pid, key, new))
+            return await persist(lambda: stores.standings.rekey(pid, key, new))
 
     done = await all_or_none(*(rekey(pid, k) for pid, k in strays))
     report = RekeyReport(board_id, order, len(strays), sum(done), len(done) - sum(done))

@@ -14,8 +14,8 @@ import socket
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Coroutine, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, NoReturn, TypeVar
 
 import structlog
@@ -34,18 +34,11 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
-from app.services.operations._reconcile import RebuildOutcome, rebuild_counters
+from app.services.operations._counters import BoardCounts, RebuildOutcome, rebuild_counters
 from app.services.policies import SeedPolicy
-from app.services.ports import (
-    BoardIndex,
-    BoardRegistry,
-    CounterStore,
-    LeaseStore,
-    RowOutcome,
-    StandingStore,
-)
+from app.services.ports import LeaseStore, RowOutcome, StandingStore, Stores
 from app.services.ranking.counting import settled_count
-from app.services.ranking.ties import reconcile_ties
+from app.services.ranking.ties import TieWalk, reconcile_ties
 from app.services.registry import register_board
 from app.services.work import Progress, each_partition, persist, shared_progress
 
@@ -82,60 +75,71 @@ class SeedReport:
     """The partitions the board's rows went to, each by its player (``app.domain.shards``)."""
 
 
-@dataclass(frozen=True)
-class SeedPorts:
-    """What seeding reads and writes: the rows, the board read whole, its counters, its lease,
-    and the registry of boards."""
+FRESH_TABLES_SEED = SeedPolicy(grace_s=0, settle_delay_s=0.05, counters_absent=True)
+"""Seeding tables this process made a moment ago, before it answers (the demo, on the embedded
+backend, whose index is current at once): no grace period before the lease, no waiting for the
+index to settle, and no counters to read first."""
 
-    standings: StandingStore
-    index: BoardIndex
-    counters: CounterStore
-    leases: LeaseStore
-    registry: BoardRegistry
+
+@dataclass(frozen=True)
+class SeedOptions:
+    """What one seed changes of the service's seed policy (``None``: the policy's own)."""
+
+    grace_s: float | None = None
+    lease_ttl_s: float | None = None
+    concurrency: int | None = None
+    fresh_tables: bool = False
+    """The board's tables were made a moment ago by this process: ``FRESH_TABLES_SEED``."""
+
+    def applied_to(self, policy: SeedPolicy) -> SeedPolicy:
+        """``policy`` (or ``FRESH_TABLES_SEED``) with the values these options give."""
+        base = FRESH_TABLES_SEED if self.fresh_tables else policy
+        return replace(
+            base,
+            grace_s=base.grace_s if self.grace_s is None else self.grace_s,
+            lease_ttl_s=base.lease_ttl_s if self.lease_ttl_s is None else self.lease_ttl_s,
+            concurrency=base.concurrency if self.concurrency is None else self.concurrency,
+        )
+
+
+@dataclass(frozen=True)
+class _Target:
+    """The board a seed fills, as each of its writes is stamped."""
+
+    board: Board
+    definition: BoardDefinition
+    expires_at: int | None
+    """When the board's rows and counters expire (its retention; ``None``: never)."""
+    writer: str
+    """The seeder's lease holder, which marks its rows and its mark of counters part-written."""
 
 
 async def seed_board(
-    *,
-    ports: SeedPorts,
+    stores: Stores,
+    policy: SeedPolicy,
     board: Board,
     seed: SeedFile,
-    policy: SeedPolicy,
+    *,
     progress: Progress | None = None,
-    holder: str | None = None,
-    clock: Callable[[], float] = time.time,
 ) -> SeedReport:
-    """Seed ``board`` with the checked rows of ``seed`` under the board's lease.
-
-    Takes the board's seeding lease (so submissions to it get 409 and a second seeder is refused),
-    registers the board (so the closed-period snapshot job finds it, as it finds a board a
-    submission reached), waits out the submissions that started before the lease, writes each row
-    by the board rule (only where it beats what the board holds), recounts the board from
-    RankIndex and rewrites its counters, then releases the lease. From before its first row until
-    every counter is written, the board's counters are marked part-written, and its ranks and
-    player count answer 503 (``CountsIncomplete``) rather than a rank counted from rows whose
-    counters are not there yet. A seeder that fails or dies leaves its lease to expire on its
-    own, its rows uncounted and the mark in place; running the seed again (or the reconciler with
-    apply) restores the counters and clears it. A write DynamoDB turns away for the moment
-    (throttled, or an item a transaction holds) is tried again after a backoff; a row that never
-    lands is reported as unwritten.
-
-    A sharded board (the definition's ``shards``, ``app.domain.shards``) is seeded under its one
-    lease, each row onto its player's partition; each partition is then recounted from its own
-    index partition, and its counters rebuilt and its mark set and cleared, as a board of its own.
-
-    Raises ``BoardBeingSeeded`` when another seeder holds the lease, ``Conflict`` when
-    the lease is lost mid-way, ``InvalidInput`` for a board past its retention. On any failure
-    (including an exception from ``progress``, or cancellation) the lease is left to expire."""
+    """Seed ``board`` with the checked rows of ``seed`` under the board's lease: submissions to it
+    get 409 and a second seeder is refused. Registers the board (for the closed-period snapshot
+    job), waits out the submissions that started before the lease, writes each row by the board
+    rule, recounts the board (each partition of a sharded one) and rewrites its counters, then
+    releases the lease. Until every counter is written, the counters are marked part-written: the
+    board's ranks answer 503, never a wrong one. A seeder that fails or dies (an exception from
+    ``progress`` and cancellation included) leaves its lease to expire, its rows uncounted and the
+    mark in place: seeding again, or the reconciler with apply, recovers (docs/operations.md).
+    Raises ``BoardBeingSeeded`` when another seeder holds the lease, ``Conflict`` when the lease
+    is lost mid-way, ``InvalidInput`` for a board past its retention."""
     board_id = board.board_id
     if seed.board_id != board_id:
         raise InvalidInput(f"the seed file was checked for board {seed.board_id}, not {board_id}")
     definition = seed.definition
     expires = board.period.expires_at(definition.retention)
-    if expires is not None and expires.timestamp() <= clock():
+    if expires is not None and expires.timestamp() <= time.time():
         raise InvalidInput(f"board {board_id} is past its retention; its rows would never show")
-    keeper = _LeaseKeeper(
-        ports.leases, board_id, holder=holder or _default_holder(), policy=policy, clock=clock
-    )
+    keeper = _LeaseKeeper(stores.leases, board_id, policy)
     await keeper.acquire()
     log.info(
         "seeding_started",
@@ -144,19 +148,15 @@ async def seed_board(
         rows=len(seed.rows),
         lease_expires_at=keeper.expires_at,
     )
+    target = _Target(
+        board,
+        definition,
+        expires_at=None if expires is None else int(expires.timestamp()),
+        writer=keeper.holder,
+    )
     try:
         tally, player_count, rebuilt = await _run_under_lease(
-            keeper,
-            _fill(
-                ports=ports,
-                board=board,
-                seed=seed,
-                policy=policy,
-                definition=definition,
-                progress=progress,
-                expires_at=None if expires is None else int(expires.timestamp()),
-                writer=keeper.holder,
-            ),
+            keeper, _fill(stores, policy, target, seed.rows, progress)
         )
     except BaseException as exc:
         log.warning(
@@ -190,68 +190,46 @@ async def seed_board(
 
 
 async def _fill(
-    *,
-    ports: SeedPorts,
-    board: Board,
-    seed: SeedFile,
+    stores: Stores,
     policy: SeedPolicy,
-    definition: BoardDefinition,
+    target: _Target,
+    rows: Sequence[SeedRow],
     progress: Progress | None,
-    expires_at: int | None,
-    writer: str,
 ) -> tuple[Counter[RowOutcome | Literal["unwritten"]], int, RebuildOutcome]:
     """Everything done under the lease: the registration, the grace period, the rows, the recount,
     the counters; the outcomes of the rows, the player count, and the rebuild's."""
+    board, definition, expires_at = target.board, target.definition, target.expires_at
+    counters = stores.counters
     partitions = partition_ids(board.board_id, definition.shards)
     # First, so that even rows a failed seed leaves behind are on a board the snapshot job finds.
-    await register_board(registry=ports.registry, board=board, retention=definition.retention)
+    await register_board(registry=stores.registry, board=board, retention=definition.retention)
     # Before any row: from here until every counter is written, no rank of the board is known
     # (``CountsIncomplete``), rather than one counted from rows whose counters are not there yet.
     # Each partition's counters carry their own mark, read with them.
     await each_partition(
         partitions,
         lambda _, pid: persist(
-            lambda: ports.counters.mark_incomplete(pid, by=writer, expires_at=expires_at)
+            lambda: counters.mark_incomplete(pid, by=target.writer, expires_at=expires_at)
         ),
     )
     await _wait_out(policy.grace_s, progress)
-    tally, written = await _write_rows(
-        ports.standings,
-        board.board_id,
-        seed.rows,
-        policy=policy,
-        definition=definition,
-        progress=progress,
-        expires_at=expires_at,
-        writer=writer,
-    )
+    tally, written = await _write_rows(stores.standings, target, rows, policy.concurrency, progress)
     told = shared_progress(progress, len(partitions))
     counts = await each_partition(
         partitions,
         lambda i, pid: settled_count(
-            ports.index,
-            pid,
-            layout=policy.layout,
-            expect=written.get(pid, ()),
-            attempts=policy.settle_attempts,
-            delay_s=policy.settle_delay_s,
-            progress=told[i],
-            tie_group=policy.tie_group,
+            stores.index, pid, policy.counting, expect=written.get(pid, ()), progress=told[i]
         ),
     )
     rebuilt = await rebuild_counters(
-        counters=ports.counters,
-        board=board,
-        counts=dict(zip(partitions, counts, strict=True)),
-        layout=policy.layout,
-        retention=definition.retention,
-        progress=progress,
+        counters,
+        BoardCounts(board.board_id, dict(zip(partitions, counts, strict=True)), expires_at),
+        policy.layout,
         counters_absent=policy.counters_absent,
+        progress=progress,
     )
     counted = [pid for pid in partitions if pid not in rebuilt.left]
-    await each_partition(
-        counted, lambda _, pid: persist(lambda: ports.counters.clear_incomplete(pid))
-    )
+    await each_partition(counted, lambda _, pid: persist(lambda: counters.clear_incomplete(pid)))
     if rebuilt.left:  # left marked: ranks stay unknown until the reconciler rebuilds the counters
         log.warning(
             "seeding_left_counters_incomplete",
@@ -262,10 +240,9 @@ async def _fill(
         if policy.tie_group is not None and count.crowded:
             # Nothing else writes under the lease: the settled count is the partition.
             await reconcile_ties(
-                counters=ports.counters,
-                standings=ports.standings,
-                board_id=pid,
-                crowded=count.crowded,
+                counters,
+                stores.standings,
+                TieWalk(pid, count.crowded),
                 group=policy.tie_group,
                 apply=True,
                 expires_at=expires_at,
@@ -289,17 +266,14 @@ async def _wait_out(grace_s: float, progress: Progress | None) -> None:
 
 async def _write_rows(
     standings: StandingStore,
-    board_id: str,
+    target: _Target,
     rows: Sequence[SeedRow],
-    *,
-    policy: SeedPolicy,
-    definition: BoardDefinition,
+    concurrency: int,
     progress: Progress | None,
-    expires_at: int | None,
-    writer: str,
 ) -> tuple[Counter[RowOutcome | Literal["unwritten"]], dict[str, list[str]]]:
-    """Write the rows, ``policy.concurrency`` at a time, each on its player's partition of the
-    board; the outcomes, and the keys now on the board by partition."""
+    """Write the rows, ``concurrency`` at a time, each on its player's partition of the board;
+    the outcomes, and the keys now on the board by partition."""
+    board_id, definition = target.board.board_id, target.definition
     tally: Counter[RowOutcome | Literal["unwritten"]] = Counter()
     written: dict[str, list[str]] = defaultdict(list)
     pending = iter(rows)  # shared by the workers: each takes the next row when it is free
@@ -315,8 +289,8 @@ async def _write_rows(
                 partition,
                 row,
                 definition=definition,
-                expires_at=expires_at,
-                writer=writer,
+                expires_at=target.expires_at,
+                writer=target.writer,
             )
             try:
                 outcome: RowOutcome | Literal["unwritten"] = await persist(write)
@@ -329,7 +303,7 @@ async def _write_rows(
             if progress is not None:
                 progress("writing rows", tally.total(), total)
 
-    workers = [asyncio.create_task(worker()) for _ in range(min(policy.concurrency, total))]
+    workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, total))]
     try:
         await asyncio.gather(*workers)
     finally:
@@ -342,20 +316,12 @@ async def _write_rows(
 class _LeaseKeeper:
     """Takes, renews and releases one board's lease for one seeder."""
 
-    def __init__(
-        self,
-        leases: LeaseStore,
-        board_id: str,
-        *,
-        holder: str,
-        policy: SeedPolicy,
-        clock: Callable[[], float],
-    ) -> None:
+    def __init__(self, leases: LeaseStore, board_id: str, policy: SeedPolicy) -> None:
         self._leases = leases
         self._board_id = board_id
-        self.holder = holder
+        self.holder = _default_holder()
         self._policy = policy
-        self._clock = clock
+        self._clock = time.time
         self.expires_at = 0
 
     def _now_s(self) -> int:

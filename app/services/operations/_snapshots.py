@@ -1,7 +1,7 @@
-"""Snapshots: a board's top N and player count, frozen in the Snapshots table; taken on demand and,
-once per board, when a day or week period has closed; listed newest first and read back. How a
-snapshot is taken, kept clear of erased players and fitted in one item: docs/operations.md and
-docs/limits-and-failures.md.
+"""Taking snapshots: a board's top N and player count, frozen in the Snapshots table, on demand
+and, once per board, when its period has closed (they are read back by ``app.services.reads``).
+How a snapshot is taken, kept clear of erased players and fitted in one item: docs/operations.md
+and docs/limits-and-failures.md.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 import structlog
 
 from app.domain.clock import iso_ms, to_ms
+from app.domain.definitions import BoardDefinition
 from app.domain.models import Entry
 from app.domain.periods import Board, board_is_expired
 from app.errors import (
@@ -30,13 +31,11 @@ from app.errors import (
 from app.services.ports import (
     BoardIndex,
     BoardRegistry,
-    CounterStore,
     Snapshot,
     SnapshotEntry,
     SnapshotFit,
     SnapshotReason,
-    SnapshotStore,
-    StandingStore,
+    Stores,
 )
 from app.services.ranking.pages import merged_page, player_count
 from app.services.registry import register_board
@@ -45,7 +44,6 @@ from app.services.work import Progress, persist
 
 log = structlog.get_logger(__name__)
 
-REASONS: tuple[SnapshotReason, ...] = ("period-closed", "manual")
 DEFAULT_TOP_N = 100
 MAX_TOP_N = 1000
 """A snapshot is one item (at most 400 KB on DynamoDB): 1,000 entries of about 200 bytes fit with
@@ -84,17 +82,6 @@ class ClosedPeriodsReport:
     failed: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class SnapshotPorts:
-    """What taking a snapshot reads and writes."""
-
-    index: BoardIndex
-    counters: CounterStore
-    standings: StandingStore
-    snapshots: SnapshotStore
-    registry: BoardRegistry
-
-
 # ---- taking snapshots -------------------------------------------------------------------------
 
 
@@ -107,42 +94,36 @@ def period_closes_at(board: Board, *, settle: timedelta) -> datetime | None:
 
 
 async def take_snapshot(
-    *,
-    ports: SnapshotPorts,
+    stores: Stores,
     board: Board,
+    definition: BoardDefinition,
+    *,
     now: datetime,
-    retention: timedelta,
-    reason: SnapshotReason = "manual",
     top_n: int = DEFAULT_TOP_N,
-    settle: timedelta = timedelta(0),
-    shards: int = 1,
+    settle: timedelta | None = None,
 ) -> Snapshot:
     """Snapshot the board's top ``top_n`` (1..1000) and player count now.
 
-    ``reason="period-closed"`` is for a day or week board whose period has closed (``settle``
-    after its end): it is taken at most once per board (``Conflict`` names the existing one), and
-    keeps the longest part of its top that fits in one item, since a scheduled archive that fails
-    every run is worse than a shorter one.
-    ``NotFound`` for a board past its retention (its rows are, or are being, deleted);
-    ``InvalidInput`` for a manual snapshot whose top does not fit in one item (nothing written).
-    """
+    With ``settle``, the board's period-closed snapshot, for a day or week board whose period has
+    closed (``settle`` after its end): taken at most once per board (``Conflict`` names the
+    existing one), keeping the longest part of its top that fits in one item, since a scheduled
+    archive that fails every run is worse than a shorter one. ``NotFound`` for a board past its
+    retention (its rows are, or are being, deleted); ``InvalidInput`` for a manual snapshot whose
+    top does not fit in one item (nothing written)."""
     _check_top_n(top_n)
-    if reason not in REASONS:
-        raise InvalidInput(f"unknown snapshot reason {reason!r}: use {' or '.join(REASONS)}")
+    retention, shards = definition.retention, definition.shards
     if board_is_expired(board, now=now, retention=retention):
         raise NotFound(f"board {board.board_id} is past its retention; its rows are not kept")
-    if reason == "manual":
-        snapshot, _ = await _take(
-            ports, board, reason, now=now, top_n=top_n, closing=False, shards=shards
-        )
+    if settle is None:
+        snapshot, _ = await _take(stores, board, shards, now=now, top_n=top_n, closing=False)
         return snapshot
     closes = period_closes_at(board, settle=settle)
     if closes is None or closes > now:
         raise InvalidInput(f"the period of board {board.board_id} has not closed yet")
-    await register_board(registry=ports.registry, board=board, retention=retention)
-    taken = await _take_closing(ports, board, now=now, top_n=top_n, shards=shards)
+    await register_board(registry=stores.registry, board=board, retention=retention)
+    taken = await _take_closing(stores, board, now=now, top_n=top_n, shards=shards)
     if taken is None:
-        existing = await _closed_snapshot_at(ports.registry, board.board_id)
+        existing = await _closed_snapshot_at(stores.registry, board.board_id)
         raise Conflict(
             f"board {board.board_id} already has its period-closed snapshot"
             + (f" ({existing})" if existing else "")
@@ -169,12 +150,10 @@ _Taken = tuple[Snapshot, ShortenedSnapshot | None]
 
 
 async def _take_closing(
-    ports: SnapshotPorts, board: Board, *, now: datetime, top_n: int, shards: int
+    stores: Stores, board: Board, *, now: datetime, top_n: int, shards: int
 ) -> _Taken | None:
     try:
-        return await _take(
-            ports, board, "period-closed", now=now, top_n=top_n, closing=True, shards=shards
-        )
+        return await _take(stores, board, shards, now=now, top_n=top_n, closing=True)
     except _AlreadyClosed:
         return None
 
@@ -184,20 +163,16 @@ class _AlreadyClosed(Exception):
 
 
 async def _take(
-    ports: SnapshotPorts,
-    board: Board,
-    reason: SnapshotReason,
-    *,
-    now: datetime,
-    top_n: int,
-    closing: bool,
-    shards: int,
+    stores: Stores, board: Board, shards: int, *, now: datetime, top_n: int, closing: bool
 ) -> _Taken:
+    """A snapshot written: the board's period-closed one (``closing``), or a manual one."""
     board_id = board.board_id
+    reason: SnapshotReason = "period-closed" if closing else "manual"
     entries, players = await asyncio.gather(
-        _top(ports.index, board_id, top_n, shards), player_count(ports.counters, board_id, shards)
+        _top(stores.index, board_id, top_n, shards),
+        player_count(stores.counters, board_id, shards),
     )
-    archive = ports.snapshots
+    archive = stores.snapshots
     taken_ms = to_ms(now)
     whole = Snapshot(
         board_id=board_id,
@@ -215,7 +190,7 @@ async def _take(
     fitting = replace(whole, entries=whole.entries[: fit.entries_that_fit])
     for _ in range(_COLLISION_ATTEMPTS):
         snapshot = await _with_memberships(
-            ports, replace(fitting, taken_at=iso_ms(taken_ms)), shards
+            stores, replace(fitting, taken_at=iso_ms(taken_ms)), shards
         )
         members = _members(snapshot)
         unwritten = functools.partial(archive.remove_memberships, board_id, snapshot.taken_at)
@@ -320,21 +295,21 @@ def _members(snapshot: Snapshot) -> list[str]:
     return [e.player_id for e in snapshot.entries if e.player_id is not None]
 
 
-async def _with_memberships(ports: SnapshotPorts, snapshot: Snapshot, shards: int) -> Snapshot:
+async def _with_memberships(stores: Stores, snapshot: Snapshot, shards: int) -> Snapshot:
     """Write the memberships, then keep only the players whose rows are still there: the index
     lags the table, so an entry read from it may belong to a player erased a moment ago."""
     members = _members(snapshot)
     if not members:
         return snapshot
     await persist(
-        lambda: ports.snapshots.add_memberships(snapshot.board_id, snapshot.taken_at, members)
+        lambda: stores.snapshots.add_memberships(snapshot.board_id, snapshot.taken_at, members)
     )
-    present = await ports.standings.players_on_board(snapshot.board_id, members, shards=shards)
+    present = await stores.standings.players_on_board(snapshot.board_id, members, shards=shards)
     gone = [player for player in members if player not in present]
     if not gone:
         return snapshot
     await persist(
-        lambda: ports.snapshots.remove_memberships(snapshot.board_id, snapshot.taken_at, gone)
+        lambda: stores.snapshots.remove_memberships(snapshot.board_id, snapshot.taken_at, gone)
     )
     log.info("snapshot_left_out_removed_players", board=snapshot.board_id, players=len(gone))
     kept = [e for e in snapshot.entries if e.player_id in present]
@@ -345,10 +320,10 @@ async def _with_memberships(ports: SnapshotPorts, snapshot: Snapshot, shards: in
 
 
 async def snapshot_closed_periods(
-    *,
-    ports: SnapshotPorts,
-    now: datetime,
+    stores: Stores,
     definitions: Definitions,
+    *,
+    now: datetime,
     settle: timedelta,
     top_n: int = DEFAULT_TOP_N,
     progress: Progress | None = None,
@@ -366,7 +341,7 @@ async def snapshot_closed_periods(
     _check_top_n(top_n)
     report = ClosedPeriodsReport()
     due: list[tuple[Board, int]] = []
-    for registered in await ports.registry.registered_boards():
+    for registered in await stores.registry.registered_boards():
         try:
             board = Board.from_id(registered.board_id)
         except ValueError:
@@ -396,7 +371,7 @@ async def snapshot_closed_periods(
         nonlocal done
         async with gate:
             try:
-                taken = await _take_closing(ports, board, now=now, top_n=top_n, shards=shards)
+                taken = await _take_closing(stores, board, now=now, top_n=top_n, shards=shards)
             except LeaderboardError as exc:
                 _failed(report, board, exc)
                 return
@@ -426,6 +401,3 @@ def _failed(report: ClosedPeriodsReport, board: Board, exc: LeaderboardError) ->
         detail=exc.detail,
     )
     report.failed.append(board.board_id)
-
-
-# ---- reading snapshots ------------------------------------------------------------------------

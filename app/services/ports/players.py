@@ -13,6 +13,7 @@ from app.domain.models import CounterDelta, Standing, StandingWrite
 from app.domain.seed_file import SeedRow
 from app.domain.ties import SlotTies
 from app.services.ports.operations import Lease
+from app.services.ports.ranking import SlotAddress
 
 # ---- idempotency records ------------------------------------------------------------------------
 
@@ -43,10 +44,6 @@ class RequestStore(Protocol):
 
 
 # ---- a submission, read and written whole -------------------------------------------------------
-
-
-SlotAddress = tuple[str, int, int]
-"""A fine slot: board id, coarse bucket, slot."""
 
 
 @dataclass(frozen=True)

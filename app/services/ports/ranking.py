@@ -13,6 +13,9 @@ from app.domain.ties import TieCounts
 
 # ---- the index and the counters -----------------------------------------------------------------
 
+SlotAddress = tuple[str, int, int]
+"""A fine slot: board id (or a sharded board's partition), coarse bucket, slot."""
+
 
 class RankReader(Protocol):
     """What the rank code reads: the histogram and a capped count of index keys. ``strong`` reads
@@ -48,9 +51,7 @@ class RankReader(Protocol):
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
@@ -59,6 +60,14 @@ class RankReader(Protocol):
     ) -> TieCounts:
         """A crowded slot's level-A counts and seal, its level-B counts under ``b_prefix``, and
         (where given) its level-C counts under ``c_prefix``."""
+
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
+        """A slot's tie counters whole, of a moment ago, for a rank on a shard other than the
+        asking player's, where the reader keeps a summary of hot boards; ``None`` where it keeps
+        none (the rank then stays as the counts gave it)."""
+
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
+        """``crowded_slot``'s answer where it is held fresh, with no read; ``None`` otherwise."""
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,11 @@ from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from app.domain.buckets import BucketLayout
 from app.domain.shards import board_of_partition
 from app.errors import Unavailable
+from app.services.policies import CountPolicy
 from app.services.ports import BoardIndex, IndexedKey
 from app.services.work import Progress
-
-PAGE_SIZE = 1000
-"""Entries per RankIndex page when counting (DynamoDB also stops a page at 1 MB)."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +26,7 @@ class BoardCount:
     total: int
     missing: int = 0
     crowded: dict[tuple[int, int], list[IndexedKey]] = field(default_factory=dict)
-    """The entries of every slot holding more than the ``tie_group`` asked for, in board order
+    """The entries of every slot holding more than the policy's ``tie_group``, in board order
     (what the tie counters are built from: ``app.services.ranking.ties``)."""
 
     def agrees_with(self, other: BoardCount) -> bool:
@@ -38,22 +35,22 @@ class BoardCount:
 
 async def count_board(
     index: BoardIndex,
-    board_id: str,
+    partition: str,
+    policy: CountPolicy,
     *,
-    layout: BucketLayout,
     expect: Collection[str] = (),
-    page_size: int = PAGE_SIZE,
     progress: Progress | None = None,
     size_hint: int | None = None,
-    tie_group: int | None = None,
 ) -> BoardCount:
-    """Count a board's entries per bucket and slot from one full read of RankIndex; ``expect`` holds
-    encoded rank keys that should be there (``missing`` says how many were not). ``progress``
-    hears of each page (``size_hint``: the entries expected, from an earlier pass). With
-    ``tie_group``, the entries of each slot holding more than that are kept (``crowded``): a slot's
-    entries are consecutive on the index, so at most one slot's are held that are not kept."""
+    """Count a board's entries (or one partition's) per bucket and slot from one full read of
+    RankIndex; ``expect`` holds encoded rank keys that should be there (``missing`` says how many
+    were not). ``progress`` hears of each page (``size_hint``: the entries expected, from an
+    earlier pass). With the policy's ``tie_group``, the entries of each slot holding more than
+    that are kept (``crowded``): a slot's entries are consecutive on the index, so at most one
+    slot's are held that are not kept."""
     if progress is not None:
         progress("recounting", 0, size_hint)
+    layout, tie_group = policy.layout, policy.tie_group
     coarse: dict[int, int] = defaultdict(int)
     fine: dict[tuple[int, int], int] = defaultdict(int)
     crowded: dict[tuple[int, int], list[IndexedKey]] = {}
@@ -65,7 +62,7 @@ async def count_board(
         if held is not None and tie_group is not None and len(held[1]) > tie_group:
             crowded[held[0]] = held[1]
 
-    async for page in index.board_keys(board_id, page_size=page_size):
+    async for page in index.board_keys(partition, page_size=policy.page_size):
         for found in page:
             key = found.key
             bucket, slot = layout.fine_of(key.score)
@@ -87,40 +84,37 @@ async def count_board(
 
 async def settled_count(
     index: BoardIndex,
-    board_id: str,
+    partition: str,
+    policy: CountPolicy,
     *,
-    layout: BucketLayout,
     expect: Collection[str] = (),
-    attempts: int = 10,
-    delay_s: float = 1.0,
     progress: Progress | None = None,
-    tie_group: int | None = None,
 ) -> BoardCount:
     """Count until two passes in a row agree and every expected key is in the index.
 
     RankIndex is updated asynchronously after each write, so rows written a moment ago may be
-    missing from a pass. Raises ``Unavailable`` when the index has not settled after ``attempts``
-    passes."""
+    missing from a pass. Raises ``Unavailable`` when the index has not settled after the policy's
+    ``settle_attempts`` passes."""
+    attempts = max(2, policy.settle_attempts)
     previous: BoardCount | None = None
-    for attempt in range(max(2, attempts)):
+    for attempt in range(attempts):
         if attempt:
-            await asyncio.sleep(delay_s)
+            await asyncio.sleep(policy.settle_delay_s)
         count = await count_board(
             index,
-            board_id,
-            layout=layout,
+            partition,
+            policy,
             expect=expect,
             progress=progress,
             size_hint=None if previous is None else previous.total,
-            tie_group=tie_group,
         )
         if previous is not None and count.missing == 0 and count.agrees_with(previous):
             return count
         previous = count
-    board = board_of_partition(board_id)
-    where = board if board == board_id else f"{board} (its partition {board_id})"
+    board = board_of_partition(partition)
+    where = board if board == partition else f"{board} (its partition {partition})"
     raise Unavailable(
-        f"the index of board {where} did not settle after {max(2, attempts)} passes; "
+        f"the index of board {where} did not settle after {attempts} passes; "
         "its counters were not rebuilt: run `leaderboard reconcile --apply` once it is quiet",
         retry_after=5,
     )

@@ -1,62 +1,15 @@
-"""Reading boards: the top page with its cursor, and the player count from the histogram."""
+"""A board in rank order: a page merged from every partition of a sharded board, and the player
+count from the histogram (the top page's use case is ``app.services.reads``)."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import math
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 
-from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.models import Entry, Page
-from app.domain.periods import Board, board_is_expired
 from app.domain.shards import partition_ids
-from app.errors import InvalidCursor
-from app.services.memory import SharedLoads
-from app.services.policies import ReadPolicy
 from app.services.ports import BoardIndex, CounterStore
-from app.services.ranking.summary import TOP, HotBoards
-
-
-@dataclass(frozen=True)
-class RankedEntry:
-    rank: int
-    entry: Entry
-
-
-@dataclass(frozen=True)
-class BoardPage:
-    board_id: str
-    player_count: int
-    entries: list[RankedEntry]
-    next_cursor: str | None
-    read_at: datetime | None = None
-    """When its entries were read, where that was a moment before the request: a hot board's
-    first page, from the task's summary (``HotBoards``)."""
-
-
-class PlayerCounts:
-    """A board's player count for its pages, read from the histogram (every coarse shard) at most
-    once every ``ttl_s`` per process: it is a display figure, eventually consistent anyway, and a
-    busy board's pages then cost one Query each. Concurrent pages share one read; at most
-    ``max_boards`` boards are remembered. A ``ttl_s`` of 0 reads every time."""
-
-    def __init__(
-        self,
-        *,
-        ttl_s: float,
-        max_boards: int = 10_000,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._counts: SharedLoads[str, int] = SharedLoads(
-            max_entries=max_boards, ttl_s=ttl_s, clock=clock
-        )
-
-    async def of(self, counters: CounterStore, board_id: str, *, shards: int = 1) -> int:
-        return await self._counts.get(board_id, lambda: player_count(counters, board_id, shards))
 
 
 async def player_count(counters: CounterStore, board_id: str, shards: int) -> int:
@@ -137,65 +90,3 @@ async def merged_page(
         entries=found,
         next_start=None if last is None or not more else (last.encode(), last.player_id),
     )
-
-
-async def read_board(
-    *,
-    index: BoardIndex,
-    counters: CounterStore,
-    player_counts: PlayerCounts,
-    policy: ReadPolicy,
-    board: Board,
-    retention: timedelta,
-    limit: int,
-    cursor: str | None,
-    now: datetime,
-    shards: int = 1,
-    hot: HotBoards | None = None,
-) -> BoardPage:
-    """One page of the board, best first, and its player count: one round trip (the index Query
-    and the counter reads together; on a board of ``shards``, a Query of each partition, merged:
-    ``merged_page``). ``cursor`` continues where the previous page stopped, whatever ``shards``.
-    A sharded board's first page and player count come from the task's summary (``hot``), of a
-    moment ago: the page says when (``read_at``)."""
-    cursor_secret = policy.cursor_secret
-    board_id = board.board_id
-    start: tuple[str, str] | None = None
-    first_rank = 1
-    if cursor is not None:
-        try:
-            decoded = decode_cursor(cursor, cursor_secret, board_id=board_id)
-        except CursorError as exc:
-            raise InvalidCursor(str(exc)) from None
-        start, first_rank = (decoded.rank_key, decoded.player_id), decoded.next_rank
-    if board_is_expired(board, now=now, retention=retention):
-        return BoardPage(board_id, 0, [], None)
-    summary = hot if shards > 1 else None  # a sharded board's summary, if the task keeps one
-    counted = (
-        player_counts.of(counters, board_id, shards=shards)
-        if summary is None
-        else summary.player_count(board_id, shards)
-    )
-    read_at = None
-    if summary is not None and start is None and limit <= TOP:
-        top, player_count = await asyncio.gather(
-            summary.top(
-                board_id,
-                shards,
-                lambda: merged_page(index, board_id, shards=shards, limit=TOP, start=None),
-            ),
-            counted,
-        )
-        page, read_at = top.first(limit), top.read_at
-    else:
-        page, player_count = await asyncio.gather(
-            merged_page(index, board_id, shards=shards, limit=limit, start=start), counted
-        )
-    entries = [RankedEntry(first_rank + i, entry) for i, entry in enumerate(page.entries)]
-    next_cursor = None
-    if page.next_start is not None:
-        next_cursor = encode_cursor(
-            Cursor(board_id, page.next_start[0], page.next_start[1], first_rank + len(entries)),
-            cursor_secret,
-        )
-    return BoardPage(board_id, player_count, entries, next_cursor, read_at)

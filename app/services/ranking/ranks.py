@@ -27,7 +27,6 @@ from app.domain.ranks import (
 )
 from app.domain.ties import TieCounts, mark_of
 from app.services.ports import RankReader, StoredTies
-from app.services.ranking.summary import HotBoards
 
 
 async def rank_of(reader: RankReader, layout: BucketLayout, query: RankQuery, *, cap: int) -> Rank:
@@ -43,12 +42,9 @@ async def rank_many(
     A query on a sharded board reads each of its partitions (``shard_queries``), all in the same
     round trip, and its rank is their sum (``combine_shards``)."""
     asked = [shard_queries(query) for query in queries]
-    flat = [q for qs in asked for q in qs]
-    if isinstance(reader, HotBoards):
-        flat = [_marked(reader, layout, q) for q in flat]
+    flat = [_marked(reader, layout, q) for qs in asked for q in qs]
     parts = await _rank_parts(reader, layout, flat, cap=cap)
-    if isinstance(reader, HotBoards):
-        parts = await _in_crowded_slots(reader, layout, flat, parts, cap=cap)
+    parts = await _in_crowded_slots(reader, layout, flat, parts, cap=cap)
     ranks: list[Rank] = []
     found = iter(parts)
     for query, shard_qs in zip(queries, asked, strict=True):
@@ -96,9 +92,7 @@ async def _rank_parts(
         _no_ties()
         if p.tie is None
         else reader.tie_counts(
-            p.query.board_id,
-            p.bucket,
-            p.slot,
+            (p.query.board_id, p.bucket, p.slot),
             p.tie.b_prefix,
             c_prefix=None if p.tie.cut is None else p.tie.c_prefix,
             strong=p.query.board_id in strong,
@@ -125,12 +119,13 @@ async def _rank_parts(
     ]
 
 
-def _marked(hot: HotBoards, layout: BucketLayout, query: RankQuery) -> RankQuery:
-    """A query on another shard than the player's, where the summary holds that shard's crowded
-    slot: where its tie counters would count the key (so the COUNT is of the key's chunk only)."""
+def _marked(reader: RankReader, layout: BucketLayout, query: RankQuery) -> RankQuery:
+    """A query on another shard than the player's, where the reader's summary holds that shard's
+    crowded slot: where its tie counters would count the key (so the COUNT is of the key's chunk
+    only)."""
     if not query.elsewhere or query.tie_mark is not None:
         return query
-    held = hot.crowded_slot_held(query.board_id, *layout.fine_of(query.key.score))
+    held = reader.crowded_slot_held((query.board_id, *layout.fine_of(query.key.score)))
     return _counted_in(query, held) or query
 
 
@@ -143,7 +138,7 @@ def _counted_in(query: RankQuery, ties: StoredTies | None) -> RankQuery | None:
 
 
 async def _in_crowded_slots(
-    hot: HotBoards,
+    reader: RankReader,
     layout: BucketLayout,
     queries: Sequence[RankQuery],
     parts: list[tuple[Rank, int]],
@@ -152,7 +147,8 @@ async def _in_crowded_slots(
 ) -> list[tuple[Rank, int]]:
     """Each part on another shard than the player's that is a range for a crowded slot, asked
     again within that shard's tie counters (read into the summary for it), where the slot has
-    them: a third round trip, only for those, and only while the summary does not hold them."""
+    them: a third round trip, only for those, and only while the summary does not hold them (a
+    reader that keeps no summary has none to ask: ``crowded_slot`` is ``None``)."""
     crowded = [
         i
         for i, (query, (rank, _)) in enumerate(zip(queries, parts, strict=True))
@@ -162,7 +158,7 @@ async def _in_crowded_slots(
         return parts
     found = await asyncio.gather(
         *(
-            hot.crowded_slot(queries[i].board_id, *layout.fine_of(queries[i].key.score))
+            reader.crowded_slot((queries[i].board_id, *layout.fine_of(queries[i].key.score)))
             for i in crowded
         )
     )
@@ -173,7 +169,7 @@ async def _in_crowded_slots(
     ]
     if not again:
         return parts
-    settled = await _rank_parts(hot, layout, [query for _, query in again], cap=cap)
+    settled = await _rank_parts(reader, layout, [query for _, query in again], cap=cap)
     parts = list(parts)
     for (i, _), part in zip(again, settled, strict=True):
         parts[i] = part

@@ -18,8 +18,9 @@ from app.domain.keys import Order, RankKey, score_prefix
 from app.domain.ties import LEVEL_B, adds_up
 from app.errors import LeaderboardError
 from app.services.memory import Recent
-from app.services.ports import BoardIndex, CounterStore, IndexedKey, StandingStore
-from app.services.ranking.ties import TieReport, reconcile_ties
+from app.services.policies import RankingPolicy
+from app.services.ports import BoardIndex, CounterStore, IndexedKey, SlotAddress, Stores
+from app.services.ranking.ties import TieReport, TieWalk, reconcile_ties
 
 log = structlog.get_logger(__name__)
 
@@ -35,56 +36,50 @@ def slot_key_range(layout: BucketLayout, bucket: int, slot: int, order: Order) -
 
 
 @dataclass(frozen=True)
-class SlotBuildPorts:
-    index: BoardIndex
-    counters: CounterStore
-    standings: StandingStore
+class SlotToBuild:
+    """A slot whose tie counters a range read asked for: where its entries and counters are (a
+    board, or on a sharded board the player's partition), the board's order, and the board's
+    expiry (``board_expiry_s`` of the logical board)."""
+
+    slot: SlotAddress
+    order: Order
+    expires_at: int | None
 
 
 async def build_slot_ties(
-    ports: SlotBuildPorts,
-    *,
-    board_id: str,
-    bucket: int,
-    slot: int,
-    order: Order,
-    layout: BucketLayout,
-    group: int,
-    expires_at: int | None,
-    pass_gap_s: float,
+    stores: Stores, policy: RankingPolicy, wanted: SlotToBuild
 ) -> TieReport | None:
     """Build or repair one slot's tie counters; ``None`` where there was nothing to do: they are
-    whole already, the slot is not crowded, or it changed between the walks. ``board_id`` may be
-    one partition of a sharded board: a slot is a partition's, as its tie counters are.
+    whole already, the slot is not crowded, or it changed between the walks.
 
     A build walks only the slot's entries on RankIndex (a key range), twice, ``pass_gap_s`` apart
-    (longer than the index's lag), with the slot's tie counters read between the walks; where the
-    walks agree and the slot holds more than ``group`` entries, ``app.services.ranking.ties`` writes its
-    counts (each conditioned on the value read between the walks), marks its rows, gives it its
-    grain and cuts, and seals it last. A submission that overtakes it leaves the slot unsealed, or
-    with counts the rank code finds do not add up: an honest range until the next build, never a
-    wrong exact rank."""
-    if await _whole(ports.counters, board_id, bucket, slot, group=group):
+    (longer than the index's lag), with the tie counters read between; where the walks agree and
+    the slot holds more than ``build_group`` entries, ``app.services.ranking.ties`` writes its
+    counts, marks its rows, gives it its grain and cuts, and seals it last. A submission that
+    overtakes it leaves the slot unsealed, or with counts that do not add up: an honest range
+    until the next build, never a wrong exact rank."""
+    group = policy.build_group
+    board_id, bucket, slot = wanted.slot
+    if group is None or await _whole(stores.counters, wanted.slot, group=group):
         return None  # its ranges are cut chunks past the cap, which no rebuild splits
-    between = slot_key_range(layout, bucket, slot, order)
-    first = await _walk(ports.index, board_id, between)
+    between = slot_key_range(policy.layout, bucket, slot, wanted.order)
+    first = await _walk(stores.index, board_id, between)
     if len(first) <= group:
         return None
-    stored = await ports.counters.read_ties(board_id, bucket, slot)
-    await asyncio.sleep(pass_gap_s)
-    second = await _walk(ports.index, board_id, between)
+    stored = await stores.counters.read_ties(board_id, bucket, slot)
+    await asyncio.sleep(policy.pass_gap_s)
+    second = await _walk(stores.index, board_id, between)
     if [e.key for e in first] != [e.key for e in second]:
         log.info("slot_build_deferred", board=board_id, bucket=bucket, slot=slot)
         return None
+    walk = TieWalk(board_id, {(bucket, slot): second}, {(bucket, slot): stored})
     (report,) = await reconcile_ties(
-        counters=ports.counters,
-        standings=ports.standings,
-        board_id=board_id,
-        crowded={(bucket, slot): second},
+        stores.counters,
+        stores.standings,
+        walk,
         group=group,
         apply=True,
-        expires_at=expires_at,
-        stored={(bucket, slot): stored},
+        expires_at=wanted.expires_at,
     )
     log.info(
         "slot_ties_built",
@@ -99,12 +94,11 @@ async def build_slot_ties(
     return report
 
 
-async def _whole(
-    counters: CounterStore, board_id: str, bucket: int, slot: int, *, group: int
-) -> bool:
+async def _whole(counters: CounterStore, at: SlotAddress, *, group: int) -> bool:
     """Whether the slot's tie counters are built, sealed, count every row in it and leave no
     uncut chunk over ``group``: nothing to build (two small reads, where a walk reads every entry
     of the slot twice)."""
+    board_id, bucket, slot = at
     ties = await counters.read_ties(board_id, bucket, slot)
     if ties.grain is None or not ties.sealed:
         return False
@@ -134,20 +128,16 @@ class SlotBuilds:
 
     def __init__(
         self,
-        ports: SlotBuildPorts,
+        stores: Stores,
+        policy: RankingPolicy,
         *,
-        layout: BucketLayout,
-        group: int | None,
-        pass_gap_s: float,
         every_s: float = 60.0,
         max_slots: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._ports = ports
-        self._layout = layout
-        self._group = group
-        self._gap = pass_gap_s
-        self._tried: Recent[tuple[str, int, int], None] = Recent(
+        self._stores = stores
+        self._policy = policy
+        self._tried: Recent[SlotAddress, None] = Recent(
             max_entries=max_slots, ttl_s=every_s, clock=clock
         )
         self._running: set[asyncio.Task[TieReport | None]] = set()
@@ -158,41 +148,21 @@ class SlotBuilds:
         where the slot's entries and counters are: the board's id, or on a sharded board the
         player's partition's (``app.domain.shards``: a build walks one index partition);
         ``expires_at`` is the board's (``board_expiry_s`` of the logical board)."""
-        if self._group is None:
+        if self._policy.build_group is None:
             return
-        bucket, slot = self._layout.fine_of(key.score)
-        at = (board_id, bucket, slot)
+        at = (board_id, *self._policy.layout.fine_of(key.score))
         if at in self._tried:
             return
         self._tried.put(at, None)
-        task = asyncio.ensure_future(
-            self._build(board_id, bucket, slot, key.order_by, expires_at, self._group)
-        )
+        task = asyncio.ensure_future(self._build(SlotToBuild(at, key.order_by, expires_at)))
         self._running.add(task)
         task.add_done_callback(self._running.discard)
 
-    async def _build(
-        self,
-        board_id: str,
-        bucket: int,
-        slot: int,
-        order: Order,
-        expires_at: int | None,
-        group: int,
-    ) -> TieReport | None:
+    async def _build(self, wanted: SlotToBuild) -> TieReport | None:
         try:
-            return await build_slot_ties(
-                self._ports,
-                board_id=board_id,
-                bucket=bucket,
-                slot=slot,
-                order=order,
-                layout=self._layout,
-                group=group,
-                expires_at=expires_at,
-                pass_gap_s=self._gap,
-            )
+            return await build_slot_ties(self._stores, self._policy, wanted)
         except LeaderboardError as exc:
+            board_id, bucket, slot = wanted.slot
             log.warning(
                 "slot_build_failed", board=board_id, bucket=bucket, slot=slot, error=exc.detail
             )

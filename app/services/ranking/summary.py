@@ -30,7 +30,7 @@ from app.domain.models import Page
 from app.domain.shards import partition_ids
 from app.domain.ties import TieCounts
 from app.services.memory import SharedLoads
-from app.services.ports import RankReader, StoredTies
+from app.services.ports import RankReader, SlotAddress, StoredTies
 
 TOP = 100
 """The most entries of a board's top the summary holds: the largest page the API serves."""
@@ -82,7 +82,6 @@ class HotBoards:
         *,
         ttl_s: float,
         ties: TieReader | None = None,
-        max_items: int = MAX_ITEMS,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], datetime] = _utc_now,
     ) -> None:
@@ -90,17 +89,17 @@ class HotBoards:
         self._layout = layout
         self._wall = wall
         self._coarse: SharedLoads[str, Mapping[int, int]] = SharedLoads(
-            max_entries=max_items, ttl_s=ttl_s, clock=clock
+            max_entries=MAX_ITEMS, ttl_s=ttl_s, clock=clock
         )
         self._fine: SharedLoads[tuple[str, int], Mapping[int, int]] = SharedLoads(
-            max_entries=max_items, ttl_s=ttl_s, clock=clock
+            max_entries=MAX_ITEMS, ttl_s=ttl_s, clock=clock
         )
         self._tops: SharedLoads[tuple[str, int], TopPage] = SharedLoads(
-            max_entries=max_items, ttl_s=ttl_s, clock=clock
+            max_entries=MAX_ITEMS, ttl_s=ttl_s, clock=clock
         )
         self._ties = ties
-        self._slots: SharedLoads[tuple[str, int, int], StoredTies] = SharedLoads(
-            max_entries=max_items, ttl_s=ttl_s, clock=clock
+        self._slots: SharedLoads[SlotAddress, StoredTies] = SharedLoads(
+            max_entries=MAX_ITEMS, ttl_s=ttl_s, clock=clock
         )
 
     async def coarse_counts(
@@ -137,9 +136,7 @@ class HotBoards:
 
     async def tie_counts(
         self,
-        board_id: str,
-        bucket: int,
-        slot: int,
+        slot: SlotAddress,
         b_prefix: str,
         *,
         c_prefix: str | None = None,
@@ -147,28 +144,24 @@ class HotBoards:
         recent: bool = False,
     ) -> TieCounts:
         if not recent or self._ties is None:
-            return await self._live.tie_counts(
-                board_id, bucket, slot, b_prefix, c_prefix=c_prefix, strong=strong
-            )
-        found = await self._slot(self._ties, board_id, bucket, slot)
+            return await self._live.tie_counts(slot, b_prefix, c_prefix=c_prefix, strong=strong)
+        found = await self._slot(self._ties, slot)
         return TieCounts.within(found.counts, b_prefix, c_prefix=c_prefix, sealed=found.sealed)
 
-    async def crowded_slot(self, board_id: str, bucket: int, slot: int) -> StoredTies | None:
+    async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:
         """A slot's tie counters as of a moment ago (its grain, cuts and every count), for a rank
         on a shard other than the player's: the player's own row carries where they are counted,
         another shard's slot is asked whole. ``None`` without a reader of them."""
         if self._ties is None:
             return None
-        return await self._slot(self._ties, board_id, bucket, slot)
+        return await self._slot(self._ties, slot)
 
-    async def _slot(self, ties: TieReader, board_id: str, bucket: int, slot: int) -> StoredTies:
-        return await self._slots.get(
-            (board_id, bucket, slot), lambda: ties.read_ties(board_id, bucket, slot)
-        )
+    async def _slot(self, ties: TieReader, slot: SlotAddress) -> StoredTies:
+        return await self._slots.get(slot, lambda: ties.read_ties(*slot))
 
-    def crowded_slot_held(self, board_id: str, bucket: int, slot: int) -> StoredTies | None:
+    def crowded_slot_held(self, slot: SlotAddress) -> StoredTies | None:
         """``crowded_slot``'s answer where the summary holds it fresh: no read."""
-        return self._slots.held((board_id, bucket, slot))
+        return self._slots.held(slot)
 
     async def player_count(self, board_id: str, shards: int) -> int:
         """The board's players: every partition's coarse counts in the summary, summed."""

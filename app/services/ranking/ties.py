@@ -17,7 +17,14 @@ import structlog
 from app.domain.keys import RankKey
 from app.domain.ties import choose_cuts, choose_grain, mark_of, tie_counts
 from app.errors import ConditionFailed, ItemBusy, Throttled
-from app.services.ports import CounterStore, IndexedKey, StandingStore, StoredTies, TieItem
+from app.services.ports import (
+    CounterStore,
+    IndexedKey,
+    SlotAddress,
+    StandingStore,
+    StoredTies,
+    TieItem,
+)
 from app.services.work import all_or_none, persist
 
 log = structlog.get_logger(__name__)
@@ -66,6 +73,19 @@ def _differing(wanted: Mapping[str, int], stored: Mapping[str, int]) -> list[str
 
 
 @dataclass(frozen=True)
+class TieWalk:
+    """What a walk of one partition (a board's own id, unsharded) found of its crowded slots."""
+
+    partition: str
+    crowded: Mapping[tuple[int, int], list[IndexedKey]]
+    """Each crowded slot's entries, in board order (pass only slots both of the caller's walks
+    agree on)."""
+    stored: Mapping[tuple[int, int], StoredTies] | None = None
+    """The slots' tie counters as the caller read them between its walks, which every write is
+    conditioned on; ``None`` (a seeder, under its lease: nothing else writes): read here."""
+
+
+@dataclass(frozen=True)
 class _Remark:
     """A row of the slot to mark again: where it is counted now (its mark), and where it will."""
 
@@ -75,26 +95,23 @@ class _Remark:
 
 
 async def reconcile_ties(
-    *,
     counters: CounterStore,
     standings: StandingStore,
-    board_id: str,
-    crowded: dict[tuple[int, int], list[IndexedKey]],
+    walk: TieWalk,
+    *,
     group: int,
     apply: bool,
     expires_at: int | None,
-    stored: Mapping[tuple[int, int], StoredTies] | None = None,
 ) -> list[TieReport]:
-    """Compare (and, with ``apply``, make) each crowded slot's tie counters with the walk that
-    found ``crowded`` (pass only slots both of the caller's passes agree on). ``stored``: the
-    slots' tie counters as the caller read them between its passes, which every write is
-    conditioned on; without it (a seeder, under its lease: nothing else writes) they are read
-    here."""
+    """Compare (and, with ``apply``, make) each crowded slot's tie counters with ``walk``; a slot
+    is built where its counters or its rows' marks differ from the walk, or a chunk holds more
+    than ``group`` entries, or its last build was not sealed (``_SlotBuild``)."""
     gate = asyncio.Semaphore(WRITE_CONCURRENCY)
+    board_id = walk.partition
     reports = []
-    for (bucket, slot), entries in sorted(crowded.items()):
-        if stored is not None:
-            read = stored[(bucket, slot)]
+    for (bucket, slot), entries in sorted(walk.crowded.items()):
+        if walk.stored is not None:
+            read = walk.stored[(bucket, slot)]
         else:
             read = await counters.read_ties(board_id, bucket, slot)
         keys = [e.key for e in entries]
@@ -127,16 +144,14 @@ async def reconcile_ties(
             cuts=len(new_cuts),
         )
         if apply and report.needs_build:
-            report = await _build(
-                counters,
-                standings,
+            build = _SlotBuild(
+                counters, standings, (board_id, bucket, slot), expires_at=expires_at, gate=gate
+            )
+            report = await build.run(
                 report,
-                board_id=board_id,
                 wanted={sk: (wanted.get(sk, 0), read.counts.get(sk)) for sk in differing},
                 unmarked=unmarked,
                 new_cuts=None if read.grain is not None and not new_cuts else new_cuts,
-                expires_at=expires_at,
-                gate=gate,
             )
         reports.append(report)
     if reports:
@@ -153,188 +168,158 @@ async def reconcile_ties(
     return reports
 
 
-async def _build(
-    counters: CounterStore,
-    standings: StandingStore,
-    report: TieReport,
-    *,
-    board_id: str,
-    wanted: dict[str, tuple[int, int | None]],
-    unmarked: list[_Remark],
-    new_cuts: Mapping[str, int] | None,
-    expires_at: int | None,
-    gate: asyncio.Semaphore,
-) -> TieReport:
-    """Build one slot: each count (``wanted``: the walk's value and the one read), each row's
-    mark (and the count of a row whose mark did not land taken back), the grain where it had none
-    and the new cuts (``new_cuts``, ``None`` where there is neither), and the seal where every
-    one of them landed.
-
-    Submissions keep the rule (a marked row's move changes its counts in its own transaction; an
-    unmarked row's touches none), so the counts add up to the slot's fine counter exactly when
-    every row in the slot is marked, and are then true. The build keeps it too:
-
-    1. it takes the slot's seal off (rank reads give the slot's range until it is back on);
-    2. the grain: the slot's own if it has one (a grain never changes, so rows counted at it stay
-       right), else the largest that leaves no chunk over ``group`` entries;
-    3. each level-A and level-B count, set conditioned on the value read between the caller's two
-       walks, so a submission landing after that read either shows in the second walk (the slot
-       is then not built) or has changed the value read (the write fails its condition:
-       skipped), and is never overwritten;
-    4. every row of the slot not yet marked with the grain is marked (and its version bumped, so
-       a submission that read it before is retried, reading the mark); a row whose mark does not
-       land (it moved since the walk, or DynamoDB kept refusing) is counted but unmarked, so its
-       count is taken back out;
-    5. the slot's grain item, if it had none: from then on submissions count the slot's rows in
-       its tie counters as they change them;
-    6. last, only where every write above landed, the seal.
-
-    So a build that a submission overtakes at any point leaves an honest range for that slot
-    until the next build, never a wrong rank. A write DynamoDB turns away for the moment
-    (throttled, or a transaction holding the item) is tried again after a backoff; one that never
-    lands is reported as unwritten."""
-    bucket, slot, grain = report.bucket, report.slot, report.grain
-    if report.was_sealed:
-        unsealed = await _gated(gate, lambda: counters.unseal_ties(board_id, bucket, slot))
-        if unsealed != "done":
-            return replace(report, unwritten=1)
-    repaired = await _set_counts(
-        counters, board_id, bucket, slot, wanted, gate, expires_at=expires_at
-    )
-    marked = await all_or_none(
-        *(
-            _gated(gate, functools.partial(standings.mark_tie, board_id, row.key, row.mark))
-            for row in unmarked
-        )
-    )
-    results = list(repaired)
-    not_marked = [row for row, done in zip(unmarked, marked, strict=True) if done != "done"]
-    taken_back = 0
-    if not_marked and all(r == "done" for r in repaired):
-        # Only counts the build wrote whole are worth keeping true: any other the next one sets.
-        back = await _take_back(
-            counters, board_id, bucket, slot, not_marked, gate, expires_at=expires_at
-        )
-        taken_back = len(not_marked) if all(r == "done" for r in back) else 0
-        results += back
-    elif not_marked:
-        results.append("skipped")
-    if new_cuts is not None and all(r == "done" for r in results):
-        results.append(
-            await _gated(
-                gate,
-                lambda: counters.set_grain(
-                    board_id, bucket, slot, grain, cuts=new_cuts, expires_at=expires_at
-                ),
-            )
-        )
-    sealed = all(r == "done" for r in results)
-    if sealed:
-        sealed = (
-            await _gated(
-                gate, lambda: counters.seal_ties(board_id, bucket, slot, expires_at=expires_at)
-            )
-            == "done"
-        )
-    return replace(
-        report,
-        repaired=repaired.count("done"),
-        marked=marked.count("done"),
-        taken_back=taken_back,
-        skipped=results.count("skipped") + marked.count("skipped"),
-        unwritten=results.count("unwritten") + marked.count("unwritten"),
-        sealed=sealed,
-    )
-
-
-async def _set_counts(
-    counters: CounterStore,
-    board_id: str,
-    bucket: int,
-    slot: int,
-    values: Mapping[str, tuple[int, int | None]],
-    gate: asyncio.Semaphore,
-    *,
-    expires_at: int | None,
-) -> list[Written]:
-    """Set each tie count item to its value, each conditioned on the one it was read at."""
-    return await all_or_none(
-        *(
-            _gated(
-                gate,
-                functools.partial(
-                    counters.set_counter,
-                    board_id,
-                    TieItem(bucket, slot, sk),
-                    n=n,
-                    expected=expected,
-                    expires_at=expires_at,
-                ),
-            )
-            for sk, (n, expected) in values.items()
-        )
-    )
-
+Written = Literal["done", "skipped", "unwritten"]
 
 TAKE_BACK_TRIES = 5
 
 
-async def _take_back(
-    counters: CounterStore,
-    board_id: str,
-    bucket: int,
-    slot: int,
-    rows: list[_Remark],
-    gate: asyncio.Semaphore,
-    *,
-    expires_at: int | None,
-) -> list[Written]:
-    """Take rows the build counted at their new mark but could not mark back out of the slot's
-    tie counts, and count them where their mark still says (where a row that moved was taken out
-    by its move): each item set to its value less the difference, conditioned on the value just
-    read (so a submission's change is never lost, and a resend is known as this write), read
-    again where one lands between."""
-    counted = tie_counts([r.key for r in rows], [r.mark for r in rows])
-    kept = [r for r in rows if r.was is not None]
-    still = tie_counts([r.key for r in kept], [r.was for r in kept if r.was is not None])
-    pending = {
-        sk: n for sk in set(counted) | set(still) if (n := counted.get(sk, 0) - still.get(sk, 0))
-    }
-    results: list[Written] = []
-    for _ in range(TAKE_BACK_TRIES):
-        read = await counters.read_ties(board_id, bucket, slot)
-        if any(read.counts.get(sk, 0) < n for sk, n in pending.items()):
-            break  # not the counts the build wrote: the slot stays unsealed for the next one
-        outcomes = await _set_counts(
-            counters,
-            board_id,
-            bucket,
-            slot,
-            {sk: (read.counts.get(sk, 0) - n, read.counts.get(sk)) for sk, n in pending.items()},
-            gate,
-            expires_at=expires_at,
+class _SlotBuild:
+    """One slot's build, keeping one rule: submissions count a marked row's move in its own
+    transaction and an unmarked row's in none, so the counts are true once every row is marked.
+    In order: the seal off; each count set conditioned on the value read between the caller's
+    walks (a submission landing after that read fails the condition: skipped, never
+    overwritten); each unmarked row marked (a mark that does not land has its count taken back);
+    the grain and new cuts where there are any; last, only where every write landed, the seal.
+    A build a submission overtakes leaves the slot an honest range until the next one
+    (decision 0019). A write DynamoDB turns away for the moment is tried again after a backoff;
+    one that never lands is reported unwritten."""
+
+    def __init__(
+        self,
+        counters: CounterStore,
+        standings: StandingStore,
+        slot: SlotAddress,
+        *,
+        expires_at: int | None,
+        gate: asyncio.Semaphore,
+    ) -> None:
+        self._counters = counters
+        self._standings = standings
+        self._slot = slot
+        self._expires_at = expires_at
+        self._gate = gate
+
+    async def run(
+        self,
+        report: TieReport,
+        *,
+        wanted: Mapping[str, tuple[int, int | None]],
+        unmarked: list[_Remark],
+        new_cuts: Mapping[str, int] | None,
+    ) -> TieReport:
+        """Build the slot: ``wanted``, each count's value from the walk and the one read;
+        ``new_cuts``, ``None`` where there is neither a grain to give nor a chunk to cut."""
+        counters, expires_at = self._counters, self._expires_at
+        board_id, bucket, slot = self._slot
+        if report.was_sealed:
+            unsealed = await self._gated(lambda: counters.unseal_ties(board_id, bucket, slot))
+            if unsealed != "done":
+                return replace(report, unwritten=1)
+        repaired = await self._set_counts(wanted)
+        marked = await all_or_none(
+            *(
+                self._gated(
+                    functools.partial(self._standings.mark_tie, board_id, row.key, row.mark)
+                )
+                for row in unmarked
+            )
         )
-        results += [o for o in outcomes if o != "skipped"]
+        results = list(repaired)
+        not_marked = [row for row, done in zip(unmarked, marked, strict=True) if done != "done"]
+        taken_back = 0
+        if not_marked and all(r == "done" for r in repaired):
+            # Only counts the build wrote whole are worth keeping true: any other the next one sets.
+            back = await self._take_back(not_marked)
+            taken_back = len(not_marked) if all(r == "done" for r in back) else 0
+            results += back
+        elif not_marked:
+            results.append("skipped")
+        if new_cuts is not None and all(r == "done" for r in results):
+            results.append(
+                await self._gated(
+                    lambda: counters.set_grain(
+                        board_id, bucket, slot, report.grain, cuts=new_cuts, expires_at=expires_at
+                    )
+                )
+            )
+        sealed = all(r == "done" for r in results)
+        if sealed:
+            sealed = (
+                await self._gated(
+                    lambda: counters.seal_ties(board_id, bucket, slot, expires_at=expires_at)
+                )
+                == "done"
+            )
+        return replace(
+            report,
+            repaired=repaired.count("done"),
+            marked=marked.count("done"),
+            taken_back=taken_back,
+            skipped=results.count("skipped") + marked.count("skipped"),
+            unwritten=results.count("unwritten") + marked.count("unwritten"),
+            sealed=sealed,
+        )
+
+    async def _set_counts(self, values: Mapping[str, tuple[int, int | None]]) -> list[Written]:
+        """Set each tie count item to its value, each conditioned on the one it was read at."""
+        board_id, bucket, slot = self._slot
+        return await all_or_none(
+            *(
+                self._gated(
+                    functools.partial(
+                        self._counters.set_counter,
+                        board_id,
+                        TieItem(bucket, slot, sk),
+                        n=n,
+                        expected=expected,
+                        expires_at=self._expires_at,
+                    )
+                )
+                for sk, (n, expected) in values.items()
+            )
+        )
+
+    async def _take_back(self, rows: list[_Remark]) -> list[Written]:
+        """Take rows the build counted at their new mark but could not mark back out of the
+        slot's tie counts, and count them where their mark still says (a row that moved was
+        taken out by its move): each item set to its value less the difference, conditioned on
+        the value just read (a submission's change is never lost, and a resend is known as this
+        write), read again where one lands between."""
+        counted = tie_counts([r.key for r in rows], [r.mark for r in rows])
+        kept = [r for r in rows if r.was is not None]
+        still = tie_counts([r.key for r in kept], [r.was for r in kept if r.was is not None])
         pending = {
-            sk: n for (sk, n), o in zip(pending.items(), outcomes, strict=True) if o == "skipped"
+            sk: n
+            for sk in set(counted) | set(still)
+            if (n := counted.get(sk, 0) - still.get(sk, 0))
         }
-        if not pending:
-            break
-    return results + ["skipped"] * len(pending)
+        results: list[Written] = []
+        for _ in range(TAKE_BACK_TRIES):
+            read = await self._counters.read_ties(*self._slot)
+            if any(read.counts.get(sk, 0) < n for sk, n in pending.items()):
+                break  # not the counts the build wrote: the slot stays unsealed for the next one
+            outcomes = await self._set_counts(
+                {sk: (read.counts.get(sk, 0) - n, read.counts.get(sk)) for sk, n in pending.items()}
+            )
+            results += [o for o in outcomes if o != "skipped"]
+            pending = {
+                sk: n
+                for (sk, n), o in zip(pending.items(), outcomes, strict=True)
+                if o == "skipped"
+            }
+            if not pending:
+                break
+        return results + ["skipped"] * len(pending)
 
-
-Written = Literal["done", "skipped", "unwritten"]
-
-
-async def _gated(gate: asyncio.Semaphore, write: Callable[[], Awaitable[object]]) -> Written:
-    """One write, retried while DynamoDB turns it away for the moment: ``skipped`` where what it
-    was conditioned on changed (it returned ``False``, or its condition failed)."""
-    async with gate:
-        try:
-            done = await persist(write)
-        except ConditionFailed:
-            return "skipped"
-        except (ItemBusy, Throttled) as exc:
-            log.warning("tie_write_unwritten", reason=exc.detail)
-            return "unwritten"
-    return "skipped" if done is False else "done"
+    async def _gated(self, write: Callable[[], Awaitable[object]]) -> Written:
+        """One write, retried while DynamoDB turns it away for the moment: ``skipped`` where
+        what it was conditioned on changed (it returned ``False``, or its condition failed)."""
+        async with self._gate:
+            try:
+                done = await persist(write)
+            except ConditionFailed:
+                return "skipped"
+            except (ItemBusy, Throttled) as exc:
+                log.warning("tie_write_unwritten", reason=exc.detail)
+                return "unwritten"
+        return "skipped" if done is False else "done"

@@ -1,6 +1,5 @@
-"""The public reads as the service holds them: which boards there are, a board's top, a player's
-rank and the players around them, a group's board, a player's standings, and a board's
-snapshots, over their ports, the read policy and the process's memory of counts and boards."""
+"""The public reads: which boards there are, a board's top, a player's rank and the players
+around them, a group's board, a player's standings, and a board's snapshots."""
 
 from __future__ import annotations
 
@@ -10,19 +9,9 @@ from datetime import datetime
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.services.policies import ReadPolicy
-from app.services.ports import (
-    BoardIndex,
-    BoardRegistry,
-    CounterStore,
-    RankReader,
-    Snapshot,
-    SnapshotStore,
-    SnapshotSummary,
-    StandingStore,
-)
-from app.services.ranking.pages import BoardPage, PlayerCounts, read_board
-from app.services.ranking.slot_builds import SlotBuilds
-from app.services.ranking.summary import HotBoards
+from app.services.ports import Snapshot, SnapshotSummary, Stores
+from app.services.ranking import Ranking
+from app.services.reads._asks import BoardAsk, PageAsk
 from app.services.reads._listing import MAX_LISTED_VARIANTS, BoardListing, live_boards
 from app.services.reads._players import (
     MAX_GROUP,
@@ -41,55 +30,39 @@ from app.services.reads._players import (
     player_standings,
 )
 from app.services.reads._snapshots import get_snapshot, list_snapshots
+from app.services.reads._top import BoardPage, RankedEntry, read_page
 from app.services.registry import RegisteredBoards
 from app.services.rules.held import Definitions
 
 
 class BoardReads:
-    """Every read takes the board and the ``definition`` it follows (``BoardRules.for_reading``:
-    the caller resolves it first, so an undefined variant is refused before anything is read)."""
+    """Every read of a board takes it and the ``definition`` it follows (``BoardRules``: the
+    caller resolves it first, so an undefined variant is refused before anything is read)."""
 
     def __init__(
         self,
-        *,
-        index: BoardIndex,
-        counters: CounterStore,
-        standings: StandingStore,
-        ranks: RankReader,
-        hot: HotBoards | None = None,
-        registry: BoardRegistry,
-        snapshots: SnapshotStore,
-        definitions: Definitions,
-        player_counts: PlayerCounts,
-        registered: RegisteredBoards,
-        slot_builds: SlotBuilds,
+        stores: Stores,
         policy: ReadPolicy,
+        definitions: Definitions,
+        ranking: Ranking,
+        registered: RegisteredBoards,
     ) -> None:
-        self._index = index
-        self._counters = counters
-        self._standings = standings
-        self._ranks = ranks
-        self._hot = hot
-        self._registry = registry
-        self._snapshots = snapshots
-        self._definitions = definitions
-        self._player_counts = player_counts
-        self._registered = registered
-        self._slot_builds = slot_builds
+        self._stores = stores
         self._policy = policy
+        self._definitions = definitions
+        self._ranking = ranking
+        self._registered = registered
 
     async def boards(
         self, *, now: datetime, limit: int = MAX_LISTED_VARIANTS, cursor: str | None = None
     ) -> BoardListing:
         """A page of the games and variants that have boards, and each one's live periods."""
         return await live_boards(
-            registry=self._registry,
-            cache=self._registered,
-            now=now,
-            definitions=self._definitions,
-            cursor_secret=self._policy.cursor_secret,
-            limit=limit,
-            cursor=cursor,
+            self._stores,
+            self._policy,
+            self._definitions,
+            self._registered,
+            PageAsk(limit, cursor, now),
         )
 
     async def top(
@@ -101,33 +74,15 @@ class BoardReads:
         cursor: str | None,
         now: datetime,
     ) -> BoardPage:
-        return await read_board(
-            index=self._index,
-            counters=self._counters,
-            player_counts=self._player_counts,
-            policy=self._policy,
-            board=board,
-            retention=definition.retention,
-            limit=limit,
-            cursor=cursor,
-            now=now,
-            shards=definition.shards,
-            hot=self._hot,
-        )
+        asked = BoardAsk(board, definition, now)
+        page = PageAsk(limit, cursor, now)
+        return await read_page(self._stores, self._policy, self._ranking, asked, page)
 
     async def rank(
         self, board: Board, definition: BoardDefinition, player_id: str, *, now: datetime
     ) -> PlayerRank:
-        return await player_rank(
-            standings=self._standings,
-            ranks=self._ranks,
-            policy=self._policy,
-            board=board,
-            definition=definition,
-            player_id=player_id,
-            now=now,
-            builds=self._slot_builds,
-        )
+        asked = BoardAsk(board, definition, now)
+        return await player_rank(self._stores, self._ranking, asked, player_id)
 
     async def around(
         self,
@@ -139,19 +94,8 @@ class BoardReads:
         after: int,
         now: datetime,
     ) -> Around:
-        return await around_player(
-            standings=self._standings,
-            index=self._index,
-            ranks=self._ranks,
-            policy=self._policy,
-            board=board,
-            definition=definition,
-            player_id=player_id,
-            before=before,
-            after=after,
-            now=now,
-            builds=self._slot_builds,
-        )
+        asked = BoardAsk(board, definition, now)
+        return await around_player(self._stores, self._ranking, asked, player_id, before, after)
 
     async def group(
         self,
@@ -162,16 +106,8 @@ class BoardReads:
         with_rank: bool,
         now: datetime,
     ) -> list[GroupMember]:
-        return await group_board(
-            standings=self._standings,
-            ranks=self._ranks,
-            policy=self._policy,
-            board=board,
-            definition=definition,
-            player_ids=player_ids,
-            with_rank=with_rank,
-            now=now,
-        )
+        asked = BoardAsk(board, definition, now)
+        return await group_board(self._stores, self._ranking, asked, player_ids, with_rank)
 
     async def standings(
         self,
@@ -182,21 +118,19 @@ class BoardReads:
         cursor: str | None = None,
     ) -> StandingsPage:
         return await player_standings(
-            standings=self._standings,
-            ranks=self._ranks,
-            policy=self._policy,
-            definitions=self._definitions,
-            player_id=player_id,
-            now=now,
-            limit=limit,
-            cursor=cursor,
+            self._stores,
+            self._policy,
+            self._ranking,
+            self._definitions,
+            player_id,
+            PageAsk(limit, cursor, now),
         )
 
     async def snapshots(self, board: Board) -> list[SnapshotSummary]:
-        return await list_snapshots(snapshots=self._snapshots, board=board)
+        return await list_snapshots(snapshots=self._stores.snapshots, board=board)
 
     async def snapshot(self, board: Board, taken_at: str) -> Snapshot:
-        return await get_snapshot(snapshots=self._snapshots, board=board, taken_at=taken_at)
+        return await get_snapshot(snapshots=self._stores.snapshots, board=board, taken_at=taken_at)
 
 
 __all__ = [
@@ -213,5 +147,6 @@ __all__ = [
     "GroupMember",
     "Neighbour",
     "PlayerRank",
+    "RankedEntry",
     "StandingsPage",
 ]

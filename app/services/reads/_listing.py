@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import datetime
 from itertools import groupby
 
 from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.periods import Board, Period, PeriodKind, board_is_expired
 from app.domain.storage_keys import REGISTRY_PK
 from app.errors import InvalidCursor
-from app.services.ports import BoardRegistry
+from app.services.policies import ReadPolicy
+from app.services.ports import Stores
+from app.services.reads._asks import PageAsk
 from app.services.registry import RegisteredBoards
 from app.services.rules.held import Definitions
 
@@ -67,14 +68,11 @@ def _board_order(board: Board) -> tuple[str, str, int, str]:
 
 
 async def live_boards(
-    *,
-    registry: BoardRegistry,
-    cache: RegisteredBoards,
-    now: datetime,
+    stores: Stores,
+    policy: ReadPolicy,
     definitions: Definitions,
-    cursor_secret: bytes,
-    limit: int = MAX_LISTED_VARIANTS,
-    cursor: str | None = None,
+    cache: RegisteredBoards,
+    page: PageAsk,
 ) -> BoardListing:
     """Up to ``limit`` games' variants with a board, in order, after where ``cursor`` left off,
     and each one's live periods: expired period boards are left out, as reads hide them (decided
@@ -82,7 +80,9 @@ async def live_boards(
     ``cache`` leaves the list the moment its board expires), and so is a variant with none live.
     At most ``REGISTRY_QUERIES_PER_PAGE`` Queries and a definition read for each variant not held
     (``Definitions``)."""
-    read = await cache.page(registry, after=_listing_start(cursor, cursor_secret), variants=limit)
+    now, cursor_secret = page.now, policy.cursor_secret
+    after = _listing_start(page.cursor, cursor_secret)
+    read = await cache.page(stores.registry, after=after, variants=page.limit)
     found = await asyncio.gather(*(definitions.of(v.game, v.variant) for v in read.variants))
     games: list[GameBoards] = []
     for rows, resolved in zip(read.variants, found, strict=True):

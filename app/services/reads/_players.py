@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.definitions import BoardDefinition
@@ -16,9 +15,9 @@ from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery
 from app.domain.shards import board_of_partition, partition_ids, player_partition
 from app.errors import InvalidCursor, InvalidInput, NotFound
 from app.services.policies import ReadPolicy
-from app.services.ports import BoardIndex, RankReader, StandingStore
-from app.services.ranking.ranks import rank_many, rank_of
-from app.services.ranking.slot_builds import SlotBuilds
+from app.services.ports import BoardIndex, StandingStore, Stores
+from app.services.ranking import Ranking
+from app.services.reads._asks import BoardAsk, PageAsk
 from app.services.rules.held import Definitions
 
 
@@ -56,40 +55,24 @@ class Around:
 
 
 async def player_rank(
-    *,
-    standings: StandingStore,
-    ranks: RankReader,
-    policy: ReadPolicy,
-    board: Board,
-    definition: BoardDefinition,
-    player_id: str,
-    now: datetime,
-    builds: SlotBuilds | None = None,
+    stores: Stores, ranking: Ranking, asked: BoardAsk, player_id: str
 ) -> PlayerRank:
     """The player's entry (read strongly from their row) and rank: one round trip for the row,
     one for the rank's reads."""
-    standing = await _standing(standings, board, definition, player_id, now)
-    rank = await rank_of(ranks, policy.layout, _query(board, definition, standing), cap=policy.cap)
-    _build_if_crowded(builds, board, definition, standing, rank)
-    return PlayerRank(board, standing.entry, rank, standing.context_json)
+    standing = await _standing(stores.standings, asked, player_id)
+    query = _query(asked.board, asked.definition, standing)
+    rank = await ranking.rank_of(query)
+    _build_if_crowded(ranking, asked, standing, query, rank)
+    return PlayerRank(asked.board, standing.entry, rank, standing.context_json)
 
 
 def _build_if_crowded(
-    builds: SlotBuilds | None,
-    board: Board,
-    definition: BoardDefinition,
-    standing: Standing,
-    rank: Rank,
+    ranking: Ranking, asked: BoardAsk, standing: Standing, query: RankQuery, rank: Rank
 ) -> None:
-    """A range: have the task build (or repair) the slot's tie counters (``SlotBuilds``), which
-    first makes sure there is something to do."""
-    if builds is None or not isinstance(rank, EstimatedRank):
-        return
-    builds.wanted(
-        standing.board_id,  # the player's partition of a sharded board: its slot is built there
-        standing.entry.key,
-        expires_at=board_expiry_s(board, definition.retention),
-    )
+    """A range: have the task build (or repair) the slot's tie counters where the player's row is
+    (the player's partition of a sharded board)."""
+    expires_at = board_expiry_s(asked.board, asked.definition.retention)
+    ranking.build_if_crowded(standing.board_id, query, rank, expires_at=expires_at)
 
 
 def _query(board: Board, definition: BoardDefinition, standing: Standing) -> RankQuery:
@@ -103,15 +86,10 @@ def _query(board: Board, definition: BoardDefinition, standing: Standing) -> Ran
     )
 
 
-async def _standing(
-    standings: StandingStore,
-    board: Board,
-    definition: BoardDefinition,
-    player_id: str,
-    now: datetime,
-) -> Standing:
+async def _standing(standings: StandingStore, asked: BoardAsk, player_id: str) -> Standing:
+    board, definition = asked.board, asked.definition
     standing = None
-    if not board_is_expired(board, now=now, retention=definition.retention):
+    if not board_is_expired(board, now=asked.now, retention=definition.retention):
         row_id = player_partition(board.board_id, player_id, definition.shards)
         standing = await standings.read_standing(row_id, player_id)
     if standing is None:
@@ -120,29 +98,25 @@ async def _standing(
 
 
 async def around_player(
-    *,
-    standings: StandingStore,
-    index: BoardIndex,
-    ranks: RankReader,
-    policy: ReadPolicy,
-    board: Board,
-    definition: BoardDefinition,
+    stores: Stores,
+    ranking: Ranking,
+    asked: BoardAsk,
     player_id: str,
     before: int,
     after: int,
-    now: datetime,
-    builds: SlotBuilds | None = None,
 ) -> Around:
     """The ``before`` entries just ahead, the player, the ``after`` just behind, in board order:
     one round trip for the player's row, one for their rank and the neighbours together."""
-    standing = await _standing(standings, board, definition, player_id, now)
+    board, shards = asked.board, asked.definition.shards
+    standing = await _standing(stores.standings, asked, player_id)
     key = standing.entry.key.encode()
+    query = _query(board, asked.definition, standing)
     rank, ahead, behind = await asyncio.gather(
-        rank_of(ranks, policy.layout, _query(board, definition, standing), cap=policy.cap),
-        _neighbours(index, board, definition.shards, key, ahead=True, limit=before),
-        _neighbours(index, board, definition.shards, key, ahead=False, limit=after),
+        ranking.rank_of(query),
+        _neighbours(stores.index, board, shards, key, ahead=True, limit=before),
+        _neighbours(stores.index, board, shards, key, ahead=False, limit=after),
     )
-    _build_if_crowded(builds, board, definition, standing, rank)
+    _build_if_crowded(ranking, asked, standing, query, rank)
     found = PlayerRank(board, standing.entry, rank, standing.context_json)
     neighbours = [Neighbour(e, -(i + 1)) for i, e in enumerate(ahead)][::-1]
     neighbours.append(Neighbour(found.entry, 0))
@@ -193,30 +167,28 @@ hold fewer boards than ``limit`` (even none) and still have a next one."""
 
 
 async def player_standings(
-    *,
-    standings: StandingStore,
-    ranks: RankReader,
+    stores: Stores,
     policy: ReadPolicy,
+    ranking: Ranking,
     definitions: Definitions,
     player_id: str,
-    now: datetime,
-    limit: int = MAX_STANDINGS,
-    cursor: str | None = None,
+    page: PageAsk,
 ) -> StandingsPage:
     """Up to ``limit`` of the live boards the player is on, in board id order, after where
     ``cursor`` left off: at most ``STANDINGS_QUERIES_PER_PAGE`` base-table Queries, then the
     ranks together (and each variant's definition, mostly remembered: it says how long its
     boards live)."""
     scope = _standings_scope(player_id)
-    after = _standings_start(cursor, scope, policy.cursor_secret)
+    after = _standings_start(page.cursor, scope, policy.cursor_secret)
+    limit, now = page.limit, page.now
     rows: list[Standing] = []
     last: str | None = after
     for _ in range(STANDINGS_QUERIES_PER_PAGE):
-        page = await standings.standings_page(
+        read = await stores.standings.standings_page(
             player_id, after=last or "", limit=STANDINGS_ROWS_PER_QUERY
         )
-        rows += page.standings
-        last = page.last
+        rows += read.standings
+        last = read.last
         if last is None or len(rows) >= limit:
             break
     if len(rows) > limit:
@@ -234,11 +206,8 @@ async def player_standings(
         )
         and (row.expires_at is None or row.expires_at > now.timestamp())
     ]
-    ranked = await rank_many(
-        ranks,
-        policy.layout,
-        [_query(board, definition_of[(board.game, board.variant)], row) for board, row in live],
-        cap=policy.cap,
+    ranked = await ranking.rank_many(
+        [_query(board, definition_of[(board.game, board.variant)], row) for board, row in live]
     )
     next_cursor = (
         None if last is None else encode_cursor(Cursor(scope, last, "", 0), policy.cursor_secret)
@@ -281,15 +250,11 @@ class GroupMember:
 
 
 async def group_board(
-    *,
-    standings: StandingStore,
-    ranks: RankReader,
-    policy: ReadPolicy,
-    board: Board,
-    definition: BoardDefinition,
+    stores: Stores,
+    ranking: Ranking,
+    asked: BoardAsk,
     player_ids: Sequence[str],
     with_rank: bool,
-    now: datetime,
 ) -> list[GroupMember]:
     """Those of ``player_ids`` (1..100 distinct ids; 1..20 ``with_rank``; an id named twice
     counts once toward either) on the board, in board order, ranked among themselves; unknown
@@ -304,21 +269,17 @@ async def group_board(
             errors=[{"field": "ids", "message": f"must name 1 to {limit} distinct players"}],
         )
     player_ids = list(dict.fromkeys(player_ids))
+    board, definition, now = asked.board, asked.definition, asked.now
     if board_is_expired(board, now=now, retention=definition.retention):
         return []
-    rows = await standings.standings_on_board(board.board_id, player_ids, shards=definition.shards)
+    rows = await stores.standings.standings_on_board(
+        board.board_id, player_ids, shards=definition.shards
+    )
     rows = [r for r in rows if r.expires_at is None or r.expires_at > now.timestamp()]
     rows.sort(key=lambda r: r.entry.key.order)
     found: list[Rank | None] = [None] * len(rows)
     if with_rank and rows:
-        found = list(
-            await rank_many(
-                ranks,
-                policy.layout,
-                [_query(board, definition, r) for r in rows],
-                cap=policy.cap,
-            )
-        )
+        found = list(await ranking.rank_many([_query(board, definition, r) for r in rows]))
     return [
         GroupMember(i, row.entry, rank)
         for i, (row, rank) in enumerate(zip(rows, found, strict=True), start=1)

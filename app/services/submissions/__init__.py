@@ -1,12 +1,18 @@
-"""The submission use case as the service holds it: ``submit_score`` over its ports, policy and
-the process's memory of keys in flight, leases seen and boards registered."""
+"""Game servers' scores: every board of a score's period set written exactly once per
+Idempotency-Key, in one transaction (``_submit``), with the process's memory of keys in flight,
+leases seen, boards registered and board admission."""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from app import telemetry
+from app.domain.definitions import BoardDefinition
+from app.domain.keys import RankKey
+from app.domain.storage_keys import record_sort_key
 from app.domain.submission import Submission
 from app.errors import (
     BoardBusy,
@@ -18,35 +24,40 @@ from app.errors import (
     Unavailable,
 )
 from app.services.policies import SubmitPolicy
-from app.services.ports import RankReader, SubmissionStore
+from app.services.ports import Stores
+from app.services.ranking import Ranking
 from app.services.registry import BoardRegistrar
 from app.services.rules.held import Definitions
-from app.services.submissions._submit import SubmitResult, request_fingerprint, submit_score
+from app.services.submissions._plan import checked_achieved_at
+from app.services.submissions._submit import (
+    GuessedWrong,
+    SubmitAsk,
+    SubmitResult,
+    request_fingerprint,
+    write_submission,
+)
 from app.services.submissions.admission import BoardAdmission
 from app.services.submissions.in_flight import KeysInFlight, SeenLeases
 
 
 class Submissions:
+    """Game servers' scores: each submission written once per Idempotency-Key, with the task's
+    memory of the keys it is working on, the leases it read lately, the boards it registered and
+    how many submissions each board has in flight."""
+
     def __init__(
-        self,
-        *,
-        store: SubmissionStore,
-        ranks: RankReader,
-        definitions: Definitions,
-        registrar: BoardRegistrar,
-        keys_in_flight: KeysInFlight,
-        seen_leases: SeenLeases,
-        policy: SubmitPolicy,
-        admission: BoardAdmission | None = None,
+        self, stores: Stores, policy: SubmitPolicy, definitions: Definitions, ranking: Ranking
     ) -> None:
-        self._store = store
-        self._ranks = ranks
-        self._definitions = definitions
-        self._registrar = registrar
-        self._keys_in_flight = keys_in_flight
-        self._seen_leases = seen_leases
+        self._stores = stores
         self._policy = policy
-        self._admission = admission or BoardAdmission(per_shard=0, wait_s=0)
+        self._definitions = definitions
+        self._ranking = ranking
+        self._keys_in_flight = KeysInFlight(hold_s=policy.in_flight_s)
+        self._seen_leases = SeenLeases(ttl_s=policy.lease_cache_s)
+        self._registrar = BoardRegistrar(stores.registry)
+        self._admission = BoardAdmission(
+            per_shard=policy.board_in_flight_per_shard, wait_s=policy.board_wait_s
+        )
 
     async def submit(
         self,
@@ -59,31 +70,12 @@ class Submissions:
     ) -> SubmitResult:
         """Submit one round's result for ``client``; ``fields`` is the request as sent (unset
         fields absent), which a reuse of the key must match."""
-        game, variant = submission.game, submission.variant
-        definitions = self._definitions
-        if definitions.holds(game, variant):
-            definition, confirm = await definitions.for_submitting(game, variant), None
-        else:
-            # Never seen on this task: the default is the likely answer; the read of the
-            # definition goes out beside the submission's first read instead of before it.
-            definition = definitions.default
-            confirm = functools.partial(definitions.for_submitting, game, variant)
         try:
-            result = await submit_score(
-                submissions=self._store,
-                ranks=self._ranks,
-                registrar=self._registrar,
-                in_flight=self._keys_in_flight,
-                leases=self._seen_leases,
-                policy=self._policy,
-                definition=definition,
-                client=client,
-                idempotency_key=idempotency_key,
-                request_hash=request_fingerprint(client, fields),
-                submission=submission,
-                now_ms=now_ms,
-                confirm=confirm,
-                admission=self._admission,
+            result = await self._submit(
+                submission,
+                record_sort_key(client, idempotency_key),
+                request_fingerprint(client, fields),
+                now_ms,
             )
         except LeaderboardError as refused:
             telemetry.submission_answered(refusal(refused))
@@ -96,6 +88,52 @@ class Submissions:
             else "unchanged"
         )
         return result
+
+    async def _submit(
+        self, submission: Submission, record_id: str, request_hash: str, now_ms: int
+    ) -> SubmitResult:
+        achieved_ms = checked_achieved_at(submission, self._policy, now_ms)
+        game, variant = submission.game, submission.variant
+        definitions = self._definitions
+        confirm: Callable[[], Awaitable[BoardDefinition]] | None = None
+        if definitions.holds(game, variant):
+            definition = await definitions.for_submitting(game, variant)
+        else:
+            # Not held on this task: the default is the likely answer; its read goes out beside
+            # the submission's first read instead of before it (where the boards are known).
+            definition = definitions.default
+            confirm = functools.partial(definitions.for_submitting, game, variant)
+        ask = SubmitAsk(submission, definition, achieved_ms, record_id, request_hash, now_ms)
+        RankKey(submission.score, achieved_ms, submission.player_id, definition.order).encode()
+        with self._keys_in_flight.claim(record_id):
+            if confirm is not None:
+                try:
+                    return await self._write(ask, confirm)
+                except GuessedWrong as wrong:
+                    ask = replace(ask, definition=wrong.definition)
+            return await self._write(ask)
+
+    async def _write(
+        self,
+        ask: SubmitAsk,
+        confirm: Callable[[], Awaitable[BoardDefinition]] | None = None,
+    ) -> SubmitResult:
+        boards = ask.boards
+        if not self._registrar.knows(boards):
+            # A task registers a board before it first reads its lease: a ranking change that
+            # finds none of a variant's boards registered knows no task can be writing (decision
+            # 0031). A guessed definition is confirmed first: no board of a variant that does not
+            # have it (or of one that is refused) is registered.
+            if confirm is not None:
+                confirmed, confirm = await confirm(), None
+                if confirmed != ask.definition:
+                    raise GuessedWrong(confirmed)
+            await self._registrar.ensure_all(boards, retention=ask.definition.retention)
+        board_ids = [board.board_id for board in boards]
+        async with self._admission.admitted(board_ids, shards=ask.definition.shards):
+            return await write_submission(
+                self._stores, self._policy, self._ranking, self._seen_leases, ask, confirm
+            )
 
 
 REFUSALS: tuple[tuple[type[LeaderboardError], str], ...] = (
@@ -113,3 +151,6 @@ REFUSALS: tuple[tuple[type[LeaderboardError], str], ...] = (
 def refusal(error: LeaderboardError) -> str:
     """A refused submission's outcome, as ``telemetry.SUBMISSIONS`` counts it."""
     return next((outcome for kind, outcome in REFUSALS if isinstance(error, kind)), "invalid")
+
+
+__all__ = ["REFUSALS", "Submissions", "SubmitResult", "refusal"]

@@ -10,7 +10,7 @@ import hashlib
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -24,15 +24,12 @@ from app.domain.models import (
     SubmitOutcome,
 )
 from app.domain.periods import Board, Period
-from app.domain.ranks import ExactRank, Rank, RankQuery
 from app.domain.shards import player_partition
-from app.domain.storage_keys import record_sort_key
 from app.domain.submission import PlannedWrite, Submission, plan_board_write
 from app.domain.ties import SlotTies
 from app.errors import (
     BoardBeingSeeded,
     Contended,
-    CountsIncomplete,
     IdempotencyKeyReused,
     InvalidInput,
     PlayerBeingErased,
@@ -41,17 +38,15 @@ from app.errors import (
 )
 from app.services.policies import RANKING_CHANGE_HOLDER, SubmitPolicy, lets_through
 from app.services.ports import (
-    RankReader,
     RequestRecord,
     SlotAddress,
+    Stores,
     SubmissionState,
-    SubmissionStore,
     SubmissionWrite,
 )
-from app.services.ranking.ranks import rank_many
-from app.services.registry import BoardRegistrar
-from app.services.submissions.admission import BoardAdmission
-from app.services.submissions.in_flight import KeysInFlight, SeenLeases
+from app.services.ranking import Ranking
+from app.services.submissions._plan import with_ranks
+from app.services.submissions.in_flight import SeenLeases
 from app.services.work import wait_before
 
 log = structlog.get_logger(__name__)
@@ -72,7 +67,7 @@ def request_fingerprint(client: str, fields: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-class _GuessedWrong(Exception):
+class GuessedWrong(Exception):
     """The definition a submission started under was a guess, and the read says otherwise."""
 
     def __init__(self, definition: BoardDefinition) -> None:
@@ -80,120 +75,75 @@ class _GuessedWrong(Exception):
         self.definition = definition
 
 
-async def submit_score(
-    *,
-    submissions: SubmissionStore,
-    ranks: RankReader,
-    registrar: BoardRegistrar,
-    in_flight: KeysInFlight,
-    leases: SeenLeases,
+@dataclass(frozen=True)
+class SubmitAsk:
+    """One submission as asked: the score and the rules its boards follow, when it was achieved
+    (checked), its Idempotency-Key's record (the caller's and the key's) with the request's hash,
+    and the moment it is served."""
+
+    submission: Submission
+    definition: BoardDefinition
+    achieved_ms: int
+    record_id: str
+    request_hash: str
+    now_ms: int
+
+    @property
+    def boards(self) -> list[Board]:
+        """The boards of the definition's periods that hold the moment it was achieved."""
+        moment = from_ms(self.achieved_ms)
+        game, variant = self.submission.game, self.submission.variant
+        return [
+            Board(game, variant, Period.containing(kind, moment))
+            for kind in self.definition.periods
+        ]
+
+
+async def write_submission(
+    stores: Stores,
     policy: SubmitPolicy,
-    definition: BoardDefinition,
-    client: str,
-    idempotency_key: str,
-    request_hash: str,
-    submission: Submission,
-    now_ms: int,
+    ranking: Ranking,
+    leases: SeenLeases,
+    ask: SubmitAsk,
     confirm: Callable[[], Awaitable[BoardDefinition]] | None = None,
-    admission: BoardAdmission | None = None,
 ) -> SubmitResult:
-    """Submit one score: three round trips with ``rankDelta``, two without
-    (docs/architecture.md walks through every call).
+    """Write one submission to every board of its period set: three round trips with
+    ``rankDelta``, two without (docs/architecture.md walks through every call).
 
-    1. one read of everything the submission decides on (``SubmissionStore.read_submission``):
-       the idempotency record, the player's row and the seeding lease of each board, the
-       player's erasure mark. A replay, a key reused with another body, a board being seeded, a
-       player being erased are answered from it;
-    2. with ``rankDelta``, the ranks before and after the move on each board, from the counters
-       as they stand (the player's own move is known, so nothing waits for the write);
-    3. one transaction (``commit_submission``): the completed record with the response it
-       answers, the pointer from the player to it, every board's row conditioned on the version
-       read, and their counters. A cancelled transaction (a conflict, or a row changed since it
-       was read) is re-read and retried with jittered backoff, bounded; a concurrent request with
-       the same key that lands first is replayed. A transaction DynamoDB cancels for throughput
-       is not contention: it is answered at once (503, throttled), as is any other throttled
-       call.
+    1. one read of all it decides on: the idempotency record, the player's row and the seeding
+       lease of each board, the player's erasure mark (a replay, a reused key, a held board or a
+       player being erased is answered from it);
+    2. with ``rankDelta``, the ranks before and after the move, from the counters as they stand;
+    3. one transaction: the record with its response, every board's row conditioned on the
+       version read, and their counters; cancelled, it is read again and retried, bounded. All of
+       it lands or none of it does.
 
-    All of it lands or none of it does: a request cut short leaves nothing reserved and no board
-    written without the others, so its retry is served at once (a replay, if the cut transaction
-    landed after all). Within one process, a second request with a key whose first is still
-    running is a 409, answered without a call.
-
-    ``confirm``: reads the variant's definition, where this process holds
-    none; ``definition`` is then a guess (the default), the read goes out beside the first round
-    trip's, and a wrong guess costs one more round trip before anything is written."""
-    achieved_ms = _checked_achieved_at(submission, policy, now_ms)
-    key = RankKey(submission.score, achieved_ms, submission.player_id, definition.order)
-    key.encode()  # refuses anything the index could not order (in either order)
-    moment = from_ms(achieved_ms)
-    record_id = record_sort_key(client, idempotency_key)
-
-    def writer(rules: BoardDefinition) -> _Writer:
-        return _Writer(
-            submissions=submissions,
-            ranks=ranks,
-            registrar=registrar,
-            leases=leases,
-            policy=policy,
-            definition=rules,
-            submission=submission,
-            achieved_ms=achieved_ms,
-            boards=[
-                Board(submission.game, submission.variant, Period.containing(kind, moment))
-                for kind in rules.periods
-            ],
-            record_id=record_id,
-            request_hash=request_hash,
-            now_ms=now_ms,
-        )
-
-    async def run(
-        rules: BoardDefinition, confirm: Callable[[], Awaitable[BoardDefinition]] | None = None
-    ) -> SubmitResult:
-        write = writer(rules)
-        if admission is None:
-            return await write.run(confirm=confirm)
-        async with admission.admitted(write.board_ids, shards=rules.shards):
-            return await write.run(confirm=confirm)
-
-    with in_flight.claim(record_id):
-        if confirm is not None:
-            try:
-                return await run(definition, confirm)
-            except _GuessedWrong as wrong:
-                definition = wrong.definition
-        return await run(definition)
+    ``confirm``: where the task holds no definition of the variant, ``ask.definition`` is a guess,
+    its read goes out beside the first round trip, and ``GuessedWrong`` is raised, before anything
+    is written, where it differs."""
+    return await _Writer(stores, policy, ranking, leases, ask).run(confirm=confirm)
 
 
 class _Writer:
     def __init__(
         self,
-        *,
-        submissions: SubmissionStore,
-        ranks: RankReader,
-        registrar: BoardRegistrar,
-        leases: SeenLeases,
+        stores: Stores,
         policy: SubmitPolicy,
-        definition: BoardDefinition,
-        submission: Submission,
-        achieved_ms: int,
-        boards: list[Board],
-        record_id: str,
-        request_hash: str,
-        now_ms: int,
+        ranking: Ranking,
+        leases: SeenLeases,
+        ask: SubmitAsk,
     ) -> None:
-        self._submissions = submissions
-        self._ranks = ranks
-        self._registrar = registrar
+        self._submissions = stores.submissions
+        self._ranking = ranking
         self._leases = leases
         self._policy = policy
-        self._definition = definition
-        self._submission = submission
-        self._achieved_ms = achieved_ms
-        self._boards = boards
-        self._record_id = record_id
-        self._request_hash = request_hash
-        self._now_ms = now_ms
+        self._definition = definition = ask.definition
+        self._submission = submission = ask.submission
+        self._achieved_ms = ask.achieved_ms
+        self._boards = boards = ask.boards
+        self._record_id = ask.record_id
+        self._request_hash = ask.request_hash
+        self._now_ms = now_ms = ask.now_ms
         # One per request: a resend of the same call (botocore's, after a lost response) is the
         # same request to DynamoDB; another request with the same key never is.
         self._nonce = uuid.uuid4().hex
@@ -208,7 +158,9 @@ class _Writer:
         self._expires_at = (now_ms + int(policy.idempotency_ttl.total_seconds() * 1000)) // 1000
         # Where the submitted score lands on each board: its slot's tie grain is read with the
         # state (where the board's value is the submitted score: every board but a running sum).
-        submitted = RankKey(submission.score, achieved_ms, submission.player_id, definition.order)
+        submitted = RankKey(
+            submission.score, ask.achieved_ms, submission.player_id, definition.order
+        )
         self._grain_slots = [self._slot(board, submitted) for board in boards]
 
     @property
@@ -219,20 +171,11 @@ class _Writer:
         self, *, confirm: Callable[[], Awaitable[BoardDefinition]] | None = None
     ) -> SubmitResult:
         """``confirm``: the definition this writer's was guessed for, read beside the first read;
-        ``_GuessedWrong`` (before anything is written) where it differs."""
+        ``GuessedWrong`` (before anything is written) where it differs. The caller has
+        registered the boards (``BoardRegistrar``) before this first reads their leases."""
         board_ids = [board.board_id for board in self._boards]
         row_ids = list(self._rows.values())
         player = self._submission.player_id
-        if not self._registrar.knows(self._boards):
-            # A task registers a board before it first reads its lease: a ranking change that
-            # finds none of a variant's boards registered knows no task can be writing (decision
-            # 0031). A guessed definition is confirmed first: no board of a variant that does not
-            # have it (or of one that is refused) is registered.
-            if confirm is not None:
-                confirmed, confirm = await confirm(), None
-                if confirmed != self._definition:
-                    raise _GuessedWrong(confirmed)
-            await self._registrar.ensure_all(self._boards, retention=self._definition.retention)
         for attempt in range(self._policy.max_attempts):
             await wait_before(
                 attempt, base_s=self._policy.backoff_base_s, cap_s=self._policy.backoff_cap_s
@@ -251,7 +194,7 @@ class _Writer:
                 state, confirmed = await asyncio.gather(reading, confirm())
                 confirm = None
                 if confirmed != self._definition:
-                    raise _GuessedWrong(confirmed)
+                    raise GuessedWrong(confirmed)
             for board_id in unknown:
                 self._leases.remember(board_id, state.leases[board_id])
             replayed = self._answer_from_record(state.record)
@@ -269,7 +212,7 @@ class _Writer:
                 for board, m in moves
             ]
             if self._submission.rank_delta:
-                planned = await self._with_ranks(planned)
+                planned = await with_ranks(self._ranking, self._definition, planned)
             outcome = SubmitOutcome(player, [p.outcome for p in planned])
             write = SubmissionWrite(
                 record_id=self._record_id,
@@ -390,100 +333,3 @@ class _Writer:
             now_ms=self._now_ms,
             retention=self._definition.retention,
         )
-
-    async def _with_ranks(self, planned: list[PlannedWrite]) -> list[PlannedWrite]:
-        """Add rankBefore/rankAfter where they are exact; leave them out where they are not.
-        Asked before the write, of the counters as they stand: after the move the player is at
-        ``key``; before it, at ``previous_key`` (nowhere, for a new player)."""
-        queries: list[RankQuery] = []
-        strong, shards = self._definition.places_fall, self._definition.shards
-        for p in planned:
-            board_id = p.outcome.board_id
-            if p.previous_key is None:
-                queries.append(
-                    RankQuery(board_id, p.key, on_board=False, tie_mark=p.tie_mark, shards=shards)
-                )
-            elif p.previous_key == p.key:
-                queries.append(
-                    RankQuery(
-                        board_id,
-                        p.key,
-                        tie_mark=p.previous_tie_mark,
-                        strong=strong,
-                        shards=shards,
-                    )
-                )
-            else:
-                queries.append(
-                    RankQuery(
-                        board_id,
-                        p.key,
-                        counted_at=p.previous_key,
-                        tie_mark=p.tie_mark,
-                        counted_mark=p.previous_tie_mark,
-                        strong=strong,
-                        shards=shards,
-                    )
-                )
-                queries.append(
-                    RankQuery(
-                        board_id,
-                        p.previous_key,
-                        tie_mark=p.previous_tie_mark,
-                        strong=strong,
-                        shards=shards,
-                    )
-                )
-        try:
-            ranks = await rank_many(
-                self._ranks, self._policy.layout, queries, cap=self._policy.rank_cap
-            )
-        except CountsIncomplete:
-            return planned  # a board's counters are part-written: no rank is known, so none is said
-        except Throttled as throttled:
-            # The rank reads of a hot board met its limits: the score matters more than the ranks
-            # around it, so it is written all the same, and no rank is said.
-            telemetry.rank_delta_skipped("throttled")
-            log.info("rank_delta_skipped", reason="throttled", detail=throttled.detail)
-            return planned
-        found = iter(ranks)
-        ranked = []
-        for p in planned:
-            after = next(found)
-            if p.previous_key is None:
-                before: Rank | None = None
-            elif p.previous_key == p.key:
-                before = after
-            else:
-                before = next(found)
-            ranked.append(
-                replace(
-                    p,
-                    outcome=replace(
-                        p.outcome, rank_after=_exact(after), rank_before=_exact(before)
-                    ),
-                )
-            )
-        return ranked
-
-
-def _exact(rank: Rank | None) -> int | None:
-    return rank.rank if isinstance(rank, ExactRank) else None
-
-
-def _checked_achieved_at(submission: Submission, policy: SubmitPolicy, now_ms: int) -> int:
-    if submission.achieved_at_ms is None:
-        return now_ms
-    ahead = submission.achieved_at_ms - now_ms
-    if ahead > policy.future_skew.total_seconds() * 1000:
-        raise InvalidInput(
-            f"achievedAt is {ahead / 1000:.1f} s ahead of the server's clock "
-            f"(at most {policy.future_skew.total_seconds():g} s allowed)",
-            errors=[{"field": "achievedAt", "message": "in the future"}],
-        )
-    if -ahead > policy.max_lateness.total_seconds() * 1000:
-        raise InvalidInput(
-            f"achievedAt is older than the allowed lateness of {policy.max_lateness.total_seconds():g} s",
-            errors=[{"field": "achievedAt", "message": "too old"}],
-        )
-    return submission.achieved_at_ms

@@ -1,0 +1,114 @@
+"""What a submission says of each board before it writes: the ranks before and after its move
+(``rankDelta``), and when it was achieved, checked against the clock and the lateness."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import structlog
+
+from app import telemetry
+from app.domain.definitions import BoardDefinition
+from app.domain.ranks import ExactRank, Rank, RankQuery
+from app.domain.submission import PlannedWrite, Submission
+from app.errors import CountsIncomplete, InvalidInput, Throttled
+from app.services.policies import SubmitPolicy
+from app.services.ranking import Ranking
+
+log = structlog.get_logger(__name__)
+
+
+async def with_ranks(
+    ranking: Ranking, definition: BoardDefinition, planned: list[PlannedWrite]
+) -> list[PlannedWrite]:
+    """Add rankBefore/rankAfter where they are exact; leave them out where they are not.
+    Asked before the write, of the counters as they stand: after the move the player is at
+    ``key``; before it, at ``previous_key`` (nowhere, for a new player)."""
+    queries: list[RankQuery] = []
+    strong, shards = definition.places_fall, definition.shards
+    for p in planned:
+        board_id = p.outcome.board_id
+        if p.previous_key is None:
+            queries.append(
+                RankQuery(board_id, p.key, on_board=False, tie_mark=p.tie_mark, shards=shards)
+            )
+        elif p.previous_key == p.key:
+            queries.append(
+                RankQuery(
+                    board_id,
+                    p.key,
+                    tie_mark=p.previous_tie_mark,
+                    strong=strong,
+                    shards=shards,
+                )
+            )
+        else:
+            queries.append(
+                RankQuery(
+                    board_id,
+                    p.key,
+                    counted_at=p.previous_key,
+                    tie_mark=p.tie_mark,
+                    counted_mark=p.previous_tie_mark,
+                    strong=strong,
+                    shards=shards,
+                )
+            )
+            queries.append(
+                RankQuery(
+                    board_id,
+                    p.previous_key,
+                    tie_mark=p.previous_tie_mark,
+                    strong=strong,
+                    shards=shards,
+                )
+            )
+    try:
+        ranks = await ranking.rank_many(queries)
+    except CountsIncomplete:
+        return planned  # a board's counters are part-written: no rank is known, so none is said
+    except Throttled as throttled:
+        # The rank reads of a hot board met its limits: the score matters more than the ranks
+        # around it, so it is written all the same, and no rank is said.
+        telemetry.rank_delta_skipped("throttled")
+        log.info("rank_delta_skipped", reason="throttled", detail=throttled.detail)
+        return planned
+    found = iter(ranks)
+    ranked = []
+    for p in planned:
+        after = next(found)
+        if p.previous_key is None:
+            before: Rank | None = None
+        elif p.previous_key == p.key:
+            before = after
+        else:
+            before = next(found)
+        ranked.append(
+            replace(
+                p,
+                outcome=replace(p.outcome, rank_after=_exact(after), rank_before=_exact(before)),
+            )
+        )
+    return ranked
+
+
+def _exact(rank: Rank | None) -> int | None:
+    return rank.rank if isinstance(rank, ExactRank) else None
+
+
+def checked_achieved_at(submission: Submission, policy: SubmitPolicy, now_ms: int) -> int:
+    if submission.achieved_at_ms is None:
+        return now_ms
+    ahead = submission.achieved_at_ms - now_ms
+    if ahead > policy.future_skew.total_seconds() * 1000:
+        raise InvalidInput(
+            f"achievedAt is {ahead / 1000:.1f} s ahead of the server's clock "
+            f"(at most {policy.future_skew.total_seconds():g} s allowed)",
+            errors=[{"field": "achievedAt", "message": "in the future"}],
+        )
+    if -ahead > policy.max_lateness.total_seconds() * 1000:
+        raise InvalidInput(
+            f"achievedAt is older than the allowed lateness of {policy.max_lateness.total_seconds():g} s",
+            errors=[{"field": "achievedAt", "message": "too old"}],
+        )
+    return submission.achieved_at_ms
