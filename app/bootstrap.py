@@ -21,7 +21,7 @@ from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition
 from app.domain.principal import Principal
 from app.services.api_keys import ApiKeys, digest_of
-from app.services.api_keys.auth import KeyAuthenticator
+from app.services.api_keys.auth import ApiKeyAuthenticator
 from app.services.leaderboard import Leaderboard
 from app.services.operations import Operations
 from app.services.policies import (
@@ -32,7 +32,7 @@ from app.services.policies import (
     SeedPolicy,
     SubmitPolicy,
 )
-from app.services.ports import KeyLookup, Stores
+from app.services.ports import ApiKeyLookup, Stores
 from app.services.ranking import Ranking
 from app.services.ranking.slot_builds import SlotBuilds
 from app.services.reads import BoardReads
@@ -41,7 +41,7 @@ from app.services.rules import BoardRules
 from app.services.rules.held import Definitions
 from app.services.submissions import Submissions
 from app.settings import Settings
-from app.store.api_keys import KeyItems
+from app.store.api_keys import ApiKeyItems
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
 from app.store.definitions import DefinitionItems
@@ -162,14 +162,14 @@ def build_stores(dynamo: Dynamo, settings: Settings, *, probe: Dynamo | None = N
         snapshots=SnapshotItems(dynamo, names),
         registry=RegistryItems(dynamo, table=names.scores),
         definitions=DefinitionItems(dynamo, table=names.scores),
-        keys=KeyItems(dynamo, table=names.scores),
+        api_keys=ApiKeyItems(dynamo, table=names.scores),
         tables=Tables(dynamo, names, probe=probe),
     )
 
 
 def build_authenticator(
-    settings: Settings, keys: KeyLookup, *, clock: Callable[[], float] = time.monotonic
-) -> KeyAuthenticator:
+    settings: Settings, keys: ApiKeyLookup, *, clock: Callable[[], float] = time.monotonic
+) -> ApiKeyAuthenticator:
     """The configured keys (from settings, as digests; the dev key with every scope), then the
     stored ones."""
     configured = [
@@ -183,7 +183,7 @@ def build_authenticator(
                 Principal("dev", frozenset({"submit:*", "admin"})),
             )
         )
-    return KeyAuthenticator(
+    return ApiKeyAuthenticator(
         keys,
         configured=configured,
         ttl=settings.api_key_cache_ttl_seconds,
@@ -289,7 +289,7 @@ def build_leaderboard(settings: Settings, stores: Stores, policies: Policies) ->
         reads=BoardReads(stores, policies.reads, definitions, ranking, registered),
         rules=BoardRules(stores, policies.redefine, definitions, registered),
         operations=Operations(stores, policies=policies, definitions=definitions),
-        keys=ApiKeys(stores.keys, build_authenticator(settings, stores.keys)),
+        api_keys=ApiKeys(stores.api_keys, build_authenticator(settings, stores.api_keys)),
         readiness=stores.tables,
         ranking=ranking,
     )

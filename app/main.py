@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from app import __version__, telemetry
-from app.api import admin, boards, definitions, health, scores, snapshots
+from app.api import admin, health, reads, scores, snapshots, variants
 from app.api.cors import PublicReadsCors
 from app.api.deps import AppState
 from app.api.docs import install_docs
@@ -113,7 +113,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
                 )
             state = app_state(runtime, settings)
             telemetry.watch_bounds(
-                key_cache=lambda: state.leaderboard.keys.authenticator.remembered,
+                key_cache=lambda: state.leaderboard.api_keys.authenticator.remembered,
                 write_buckets=lambda: len(state.write_limits),
                 read_buckets=lambda: len(state.read_limits),
             )
@@ -172,7 +172,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     install_problem_pages(app)
     install_openapi(app)
     install_viewer(app)
-    routers = [module.router for module in (scores, health, boards, definitions, admin, snapshots)]
+    routers = [module.router for module in (scores, health, reads, variants, admin, snapshots)]
     for router in routers:
         app.include_router(router)
     telemetry.show_known_series(

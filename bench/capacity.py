@@ -254,9 +254,9 @@ def _scenario(
 
 
 def scenarios(shards: int = 1) -> list[Scenario]:
-    bucket, slot = LAYOUT.fine_of(SCORE)
-    low, _ = LAYOUT.fine_bounds(bucket, slot)
-    next_slot, _ = LAYOUT.fine_bounds(bucket, slot + 1)
+    bucket, slot = LAYOUT.slot_of(SCORE)
+    low, _ = LAYOUT.slot_bounds(bucket, slot)
+    next_slot, _ = LAYOUT.slot_bounds(bucket, slot + 1)
     crowded = SlotTies(grain=10)
     shares = round_shares(shards)
     return [

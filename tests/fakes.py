@@ -51,9 +51,9 @@ from app.services.ports import (
     SnapshotFit,
     SnapshotSummary,
     StandingsPage,
+    StoredApiKey,
     StoredCounters,
     StoredDefinition,
-    StoredKey,
     StoredTies,
     Stores,
     SubmissionState,
@@ -81,7 +81,7 @@ class MemoryIndex:
         self.board_id = board_id
         self.keys = sorted(keys, key=lambda k: k.encode())
         self._encoded = [k.encode() for k in self.keys]
-        self._fine = Counter(layout.fine_of(k.score) for k in keys)
+        self._fine = Counter(layout.slot_of(k.score) for k in keys)
         self.grains = dict(grains or {})
         self.cuts = dict(cuts or {})
         self._uncounted = uncounted
@@ -94,9 +94,9 @@ class MemoryIndex:
         return 1 + sum(1 for k in self.keys if k.order < key.order and k.player_id != key.player_id)
 
     async def coarse_counts(
-        self, board_id: str, *, strong: bool = False, recent: bool = False
+        self, board_id: str, *, consistent: bool = False, recent: bool = False
     ) -> Mapping[int, int]:
-        self.counter_reads.append(("coarse", board_id, strong))
+        self.counter_reads.append(("coarse", board_id, consistent))
         totals: Counter[int] = Counter()
         for (bucket, _), n in self._fine.items():
             totals[bucket] += n
@@ -109,10 +109,10 @@ class MemoryIndex:
         first: int,
         last: int,
         *,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> Mapping[int, int]:
-        self.counter_reads.append(("fine", board_id, strong))
+        self.counter_reads.append(("fine", board_id, consistent))
         return {s: n for (b, s), n in self._fine.items() if b == bucket and first <= s <= last}
 
     async def count_keys(
@@ -131,19 +131,19 @@ class MemoryIndex:
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         board_id, bucket, slot_no = slot
         self.tie_reads += 1
-        self.counter_reads.append(("tie", board_id, strong))
+        self.counter_reads.append(("tie", board_id, consistent))
         grain = self.grains.get((bucket, slot_no))
         if grain is None:
             return TieCounts({}, {}, sealed=False)
         in_slot = [
             k
             for k in self.keys
-            if self.layout.fine_of(k.score) == (bucket, slot_no)
+            if self.layout.slot_of(k.score) == (bucket, slot_no)
             and k.player_id not in self._uncounted
         ]
         cuts = self.cuts.get((bucket, slot_no), {})
@@ -888,7 +888,7 @@ class MemoryRanks:
         self._t = table
 
     async def coarse_counts(
-        self, board_id: str, *, strong: bool = False, recent: bool = False
+        self, board_id: str, *, consistent: bool = False, recent: bool = False
     ) -> Mapping[int, int]:
         self._t.called("ranks.coarse_counts")
         return self._t.coarse_totals(board_id)
@@ -900,7 +900,7 @@ class MemoryRanks:
         first: int,
         last: int,
         *,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> Mapping[int, int]:
         self._t.called("ranks.fine_counts")
@@ -918,7 +918,7 @@ class MemoryRanks:
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         self._t.called("ranks.tie_counts")
@@ -938,22 +938,22 @@ def _iso_now() -> str:
     return iso_ms(to_ms(datetime.now(UTC)))
 
 
-class MemoryKeys:
-    """``KeyStore``: keys by digest, as ``app/store/api_keys.py`` keeps them."""
+class MemoryApiKeys:
+    """``ApiKeyStore``: keys by digest, as ``app/store/api_keys.py`` keeps them."""
 
     def __init__(self) -> None:
-        self.keys: dict[str, StoredKey] = {}
+        self.keys: dict[str, StoredApiKey] = {}
 
-    async def get(self, digest: str) -> StoredKey | None:
+    async def get(self, digest: str) -> StoredApiKey | None:
         return self.keys.get(digest)
 
     async def create_key(
         self, digest: str, name: str, scopes: Sequence[str], *, created_at_ms: int | None = None
-    ) -> StoredKey:
+    ) -> StoredApiKey:
         if digest in self.keys:
             raise ConditionFailed("storing the API key")
         created = _iso_now() if created_at_ms is None else iso_ms(created_at_ms)
-        self.keys[digest] = StoredKey(digest, name, tuple(scopes), created)
+        self.keys[digest] = StoredApiKey(digest, name, tuple(scopes), created)
         return self.keys[digest]
 
     async def revoke(
@@ -962,7 +962,7 @@ class MemoryKeys:
         name: str | None = None,
         digest_prefix: str | None = None,
         revoked_at_ms: int | None = None,
-    ) -> list[StoredKey]:
+    ) -> list[StoredApiKey]:
         if (name is None) == (digest_prefix is None):
             raise ValueError("revoke by name or by digest prefix, not both or neither")
         matching = [
@@ -980,7 +980,7 @@ class MemoryKeys:
                 self.keys[k.digest] = replace(k, revoked_at=at)
         return [self.keys[k.digest] for k in matching]
 
-    async def list_keys(self) -> list[StoredKey]:
+    async def list_keys(self) -> list[StoredApiKey]:
         return list(self.keys.values())
 
 
@@ -1166,7 +1166,7 @@ class MemoryStores:
     table: MemoryBoards = field(default_factory=MemoryBoards)
     registry: MemoryRegistry = field(default_factory=MemoryRegistry)
     definitions: MemoryDefinitions = field(default_factory=MemoryDefinitions)
-    keys: MemoryKeys = field(default_factory=MemoryKeys)
+    api_keys: MemoryApiKeys = field(default_factory=MemoryApiKeys)
     tables: MemoryTables = field(default_factory=MemoryTables)
 
     def __post_init__(self) -> None:
@@ -1188,6 +1188,6 @@ class MemoryStores:
             snapshots=self.snapshots,
             registry=self.registry,
             definitions=self.definitions,
-            keys=self.keys,
+            api_keys=self.api_keys,
             tables=self.tables,
         )

@@ -175,7 +175,7 @@ async def get_principal(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
     authorization = None if credentials is None else f"Bearer {credentials.credentials}"
-    principal = await state.leaderboard.keys.authenticate(authorization)
+    principal = await state.leaderboard.api_keys.authenticate(authorization)
     structlog.contextvars.bind_contextvars(client=principal.name)
     return principal
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from app.bootstrap import Runtime, open_runtime
 from app.cli.admin import run_boards, run_create_tables, run_keys
-from app.cli.boards import run_erase, run_reconcile, run_seed, run_snapshot
+from app.cli.operations import run_erase, run_reconcile, run_seed, run_snapshot
 from app.cli.parser import build_parser
 from app.configuration import CommandSettings, ConfigurationError, get_settings, load_settings
 from app.errors import LeaderboardError

@@ -20,8 +20,8 @@ from app.cli.progress import ProgressReport
 from app.domain.keys import is_valid_id
 from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import InvalidInput
-from app.services.api_keys import KeyInfo, digest_of
-from app.services.ports.operations import KEY_ID_LENGTH
+from app.services.api_keys import ApiKeyInfo, digest_of
+from app.services.ports.operations import API_KEY_ID_LENGTH
 
 
 async def run_create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
@@ -54,7 +54,7 @@ async def run_create_tables(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 async def run_keys(runtime: Runtime, args: argparse.Namespace) -> int:
-    keys = runtime.leaderboard.keys
+    keys = runtime.leaderboard.api_keys
     if args.keys_command == "create":
         token = await keys.create(args.name, args.scope, kind=args.kind)
         # Shown this once; only its hash is kept.
@@ -62,7 +62,7 @@ async def run_keys(runtime: Runtime, args: argparse.Namespace) -> int:
             print_json(
                 {
                     "key": token,
-                    "keyId": digest_of(token)[:KEY_ID_LENGTH],
+                    "keyId": digest_of(token)[:API_KEY_ID_LENGTH],
                     "name": args.name,
                     "scopes": args.scope,
                     "kind": args.kind,
@@ -184,7 +184,7 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
-def _key_json(info: KeyInfo) -> dict[str, Any]:
+def _key_json(info: ApiKeyInfo) -> dict[str, Any]:
     return {
         "keyId": info.key_id,
         "name": info.name,

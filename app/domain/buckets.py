@@ -16,7 +16,9 @@ _LOG_CEILING = math.log(SCORE_CEILING)
 
 @dataclass(frozen=True)
 class BucketLayout:
-    """A two-level layout: ``coarse`` log buckets, each cut into up to ``fine`` linear slices."""
+    """A two-level layout: ``coarse`` log buckets, each cut into up to ``fine`` equal slots (a
+    bucket is the coarse level, a slot the fine one: the counters of each are "coarse" and
+    "fine")."""
 
     coarse: int = 128
     fine: int = 1024
@@ -24,7 +26,7 @@ class BucketLayout:
 
     def __post_init__(self) -> None:
         if self.coarse < 1 or self.fine < 1:
-            raise ValueError("a layout needs at least one coarse and one fine bucket")
+            raise ValueError("a layout needs at least one bucket, and one slot a bucket")
         object.__setattr__(
             self, "_lower", tuple(self._first_score_at_or_above(b) for b in range(self.coarse))
         )
@@ -40,22 +42,22 @@ class BucketLayout:
         hi = self._lower[bucket + 1] if bucket + 1 < self.coarse else SCORE_CEILING
         return lo, hi
 
-    def fine_of(self, score: int) -> tuple[int, int]:
-        """The ``(coarse, fine)`` bucket of ``score``."""
+    def slot_of(self, score: int) -> tuple[int, int]:
+        """The ``(bucket, slot)`` of ``score``."""
         bucket = self.coarse_of(score)
         lo, hi = self.coarse_bounds(bucket)
-        return bucket, (score - lo) * self.slices(bucket) // (hi - lo)
+        return bucket, (score - lo) * self.slots_in(bucket) // (hi - lo)
 
-    def slices(self, bucket: int) -> int:
-        """How many fine buckets coarse ``bucket`` has: ``fine``, or fewer when it spans fewer
-        scores (one score per slice then)."""
+    def slots_in(self, bucket: int) -> int:
+        """How many slots ``bucket`` is cut into: ``fine``, or fewer when it spans fewer scores
+        (one score a slot then)."""
         lo, hi = self.coarse_bounds(bucket)
         return max(1, min(self.fine, hi - lo))
 
-    def fine_bounds(self, bucket: int, slot: int) -> tuple[int, int]:
-        """The scores ``[lo, hi)`` of fine bucket ``slot`` of coarse ``bucket``."""
+    def slot_bounds(self, bucket: int, slot: int) -> tuple[int, int]:
+        """The scores ``[lo, hi)`` of ``slot`` of ``bucket``."""
         lo, hi = self.coarse_bounds(bucket)
-        width, n = hi - lo, self.slices(bucket)
+        width, n = hi - lo, self.slots_in(bucket)
         # The smallest s with (s - lo) * n // width >= slot is lo + ceil(slot * width / n).
         return lo + -(-slot * width // n), lo + -(-(slot + 1) * width // n)
 
@@ -76,7 +78,3 @@ class BucketLayout:
             else:
                 lo = mid + 1
         return lo
-
-
-SEEDS_LAYOUT = BucketLayout(coarse=128, fine=1)
-"""The earlier Lambda design's histogram (docs/scale.md): 128 log buckets, no second level."""

@@ -91,7 +91,7 @@ class RankQuery:
     """Where ``key`` is (or will be) counted in its slot's tie counters, if it is."""
     counted_mark: int | None = None
     """Where ``counted_at`` is counted in its slot's tie counters, if it is."""
-    strong: bool = False
+    consistent: bool = False
     """The player's own place can have moved back a moment ago (``BoardDefinition.places_fall``):
     the counters are read strongly, so they never count the player at a place they left."""
     shards: int = 1
@@ -146,27 +146,28 @@ def span_of(plan: RankPlan, spans: Sequence[FineSpan]) -> FineSpan:
 def plan_rank(layout: BucketLayout, query: RankQuery) -> RankPlan:
     key = query.key
     ascending = key.order_by is Order.ASC
-    bucket, slot = layout.fine_of(key.score)
-    slot_lo, slot_hi = layout.fine_bounds(bucket, slot)
-    slices = layout.slices(bucket)
+    bucket, slot = layout.slot_of(key.score)
+    slot_lo, slot_hi = layout.slot_bounds(bucket, slot)
+    slots = layout.slots_in(bucket)
     # Read only the fine counters on the nearer side of the player's slot (theirs included): the
     # players in the slots ahead are those read, or the bucket's total less those read. Ahead is
     # the higher slots where higher is better, the lower ones where lower is. The total less the
     # slots behind is right only where the coarse and fine reads agree on the player's own last
-    # move, which reads apart agree on only when strong (``_strong``): a player on the board whose
-    # query is not strong anyway reads behind only where that side is under half the ahead side.
-    ahead_slots = slot if ascending else slices - 1 - slot
-    behind_slots = slices - 1 - ahead_slots
+    # move, which reads apart agree on only when consistent (``reads_consistently``): a player on
+    # the board whose query is not consistent anyway reads behind only where that side is under
+    # half the ahead side.
+    ahead_slots = slot if ascending else slots - 1 - slot
+    behind_slots = slots - 1 - ahead_slots
     if query.elsewhere:
         # Counts of a moment ago, read apart: the total less the slots behind would take the
         # coarse and fine reads' moments as one. (A summary holds the whole bucket anyway.)
         read_ahead = True
-    elif query.on_board and not query.strong:
+    elif query.on_board and not query.consistent:
         read_ahead = ahead_slots <= 2 * behind_slots
     else:
-        read_ahead = slot < slices // 2 if ascending else slot >= slices // 2
+        read_ahead = slot < slots // 2 if ascending else slot >= slots // 2
     reads_up = read_ahead != ascending
-    first, last = (slot, slices - 1) if reads_up else (0, slot)
+    first, last = (slot, slots - 1) if reads_up else (0, slot)
     # The slot's best key comes first on the index: its lowest score where lower is better.
     low = score_prefix(slot_lo if ascending else slot_hi - 1, key.order_by)
     tie = None if query.tie_mark is None else TiePlace.of(key, query.tie_mark)
@@ -176,11 +177,11 @@ def plan_rank(layout: BucketLayout, query: RankQuery) -> RankPlan:
     return RankPlan(query, bucket, slot, read_ahead, first, last, low, high, tie)
 
 
-def reads_strongly(plan: RankPlan) -> bool:
+def reads_consistently(plan: RankPlan) -> bool:
     """Whether the plan's counters must be read strongly: its player's place can have moved back,
     or it takes the slots ahead as the bucket's total less those behind, which counts a player on
     the board ahead of themselves where one read saw their last move and the other did not yet."""
-    return plan.query.strong or (plan.query.on_board and not plan.read_ahead)
+    return plan.query.consistent or (plan.query.on_board and not plan.read_ahead)
 
 
 def excluded_player(query: RankQuery) -> str | None:
@@ -221,7 +222,7 @@ def rank_from_reads(
         player_count += 1
     elif query.counted_at is not None and query.counted_at != query.key:
         # The histogram counts the player where they are now, not at ``key``.
-        now = layout.fine_of(query.counted_at.score)
+        now = layout.slot_of(query.counted_at.score)
         if _ahead(order, now, (bucket, slot)):
             ahead -= 1
         if now != (bucket, slot):
@@ -229,7 +230,7 @@ def rank_from_reads(
     # Read eventually, the counters may not show the player's own last move yet, into this slot
     # (and chunk) where they now are: a range reaches one place further, in case they are not in it.
     unseen = int(
-        query.on_board and not reads_strongly(plan) and query.counted_at in (None, query.key)
+        query.on_board and not reads_consistently(plan) and query.counted_at in (None, query.key)
     )
     slot_size += unseen
     if plan.tie is not None and ties is not None:
@@ -285,7 +286,7 @@ def _rank_in_chunk(
     if (
         moved
         and query.counted_at is not None
-        and layout.fine_of(query.counted_at.score) == (plan.bucket, plan.slot)
+        and layout.slot_of(query.counted_at.score) == (plan.bucket, plan.slot)
     ):
         mark = query.counted_mark
         was = TiePlace.of(query.counted_at, tie.grain if mark is None else mark)

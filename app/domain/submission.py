@@ -74,7 +74,7 @@ def plan_board_write(
     tie_mark = None if standing is None else standing.tie_mark
     if moved.changed:
         added = None if ties is None else TiePlace.of(moved.key, ties.mark_of(moved.key))
-        counters = (CounterDelta(*layout.fine_of(moved.key.score), 1, added),)
+        counters = (CounterDelta(*layout.slot_of(moved.key.score), 1, added),)
         tie_mark = None if added is None else added.mark
     if standing is not None and not moved.changed:
         # The entry stays, with its name, metadata and context: only the row's bookkeeping moves.
@@ -89,7 +89,7 @@ def plan_board_write(
         if standing is not None:
             old = standing.entry
             removed = None if standing.tie_mark is None else TiePlace.of(old.key, standing.tie_mark)
-            counters = (CounterDelta(*layout.fine_of(old.score), -1, removed), *counters)
+            counters = (CounterDelta(*layout.slot_of(old.score), -1, removed), *counters)
             # A name or a country the submission leaves out stays.
             display_name = old.display_name if display_name is None else display_name
             country = old.country if country is None else country

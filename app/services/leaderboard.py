@@ -25,7 +25,7 @@ class Leaderboard:
     """How each variant's boards rank: defining them, and knowing it on every request."""
     operations: Operations
     """Operators' work on boards and players."""
-    keys: ApiKeys
+    api_keys: ApiKeys
     """API keys: issuing, listing, revoking, and recognising one on a request."""
     readiness: Readiness
     """Whether the tables answer (``/readyz``)."""

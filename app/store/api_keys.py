@@ -1,4 +1,4 @@
-"""API keys in DynamoDB: the ``KeyStore`` port over the Scores table, one bookkeeping item per key
+"""API keys in DynamoDB: the ``ApiKeyStore`` port over the Scores table, one bookkeeping item per key
 (``apikey#<sha256 hex>`` / ``apikey``), never on RankIndex and never in a player's partition. Only
 the digest is stored, never the key (docs/security.md).
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from app.domain.clock import iso_ms, to_ms
 from app.domain.storage_keys import API_KEY_PREFIX, KEYS_SORT_KEY, api_key_pk
 from app.errors import ConditionFailed, InvalidInput, NotFound
-from app.services.ports import StoredKey
+from app.services.ports import StoredApiKey
 from app.store.client import ConditionFailedWithItem, Dynamo
 from app.store.items import Item, get_s, key, s
 
@@ -34,8 +34,8 @@ def _now_ms() -> int:
     return to_ms(datetime.now(UTC))
 
 
-class KeyItems:
-    """API keys (the ``KeyStore`` port)."""
+class ApiKeyItems:
+    """API keys (the ``ApiKeyStore`` port)."""
 
     def __init__(self, dynamo: Dynamo, *, table: str) -> None:
         self._dynamo = dynamo
@@ -46,7 +46,7 @@ class KeyItems:
 
     async def create_key(
         self, digest: str, name: str, scopes: Sequence[str], *, created_at_ms: int | None = None
-    ) -> StoredKey:
+    ) -> StoredApiKey:
         """Store a new key; ``ConditionFailed`` if that digest is already stored (with 256 random
         bits behind it, that means the same key was submitted twice)."""
         created_at = iso_ms(_now_ms() if created_at_ms is None else created_at_ms)
@@ -68,16 +68,16 @@ class KeyItems:
             if failed.item != item:
                 raise
             # This very put, resent after its answer was lost: the key is stored, as asked.
-        return StoredKey(digest, name, tuple(scopes), created_at)
+        return StoredApiKey(digest, name, tuple(scopes), created_at)
 
-    async def get(self, digest: str) -> StoredKey | None:
+    async def get(self, digest: str) -> StoredApiKey | None:
         # Eventually consistent: the authenticator caches answers for seconds anyway.
         item = await self._dynamo.get_item(
             "reading the API key", table=self._table, key=self._key(digest), consistent=False
         )
         return None if item is None else _key_from_item(item)
 
-    async def list_keys(self) -> list[StoredKey]:
+    async def list_keys(self) -> list[StoredApiKey]:
         """Every key, revoked or not: a consistent Scan of the table. Listing has no index to query
         (the table is keyed by playerId first, and a key's playerId is its digest), so it is a
         Scan of the whole table filtered to ``leaderboardId = apikey``: it reads, and is billed
@@ -98,7 +98,7 @@ class KeyItems:
         name: str | None = None,
         digest_prefix: str | None = None,
         revoked_at_ms: int | None = None,
-    ) -> list[StoredKey]:
+    ) -> list[StoredApiKey]:
         """Revoke every key of ``name``, or the one key whose digest starts with
         ``digest_prefix``. A key already revoked keeps its first ``revokedAt``; revoking again is
         harmless. Returns the matching keys as now stored.
@@ -118,7 +118,7 @@ class KeyItems:
         revoked_at = iso_ms(_now_ms() if revoked_at_ms is None else revoked_at_ms)
         return [await self._revoke_one(key, revoked_at) for key in matching]
 
-    async def _revoke_one(self, key: StoredKey, revoked_at: str) -> StoredKey:
+    async def _revoke_one(self, key: StoredApiKey, revoked_at: str) -> StoredApiKey:
         if key.revoked_at is not None:
             return key
         try:
@@ -140,10 +140,10 @@ class KeyItems:
         return key if updated is None else _key_from_item(updated)
 
 
-def _key_from_item(item: Item) -> StoredKey:
+def _key_from_item(item: Item) -> StoredApiKey:
     pk = get_s(item, "playerId") or ""
     scopes = item.get("scopes", {}).get("L", [])
-    return StoredKey(
+    return StoredApiKey(
         digest=pk.removeprefix(API_KEY_PREFIX),
         name=get_s(item, "name") or "",
         scopes=tuple(scope["S"] for scope in scopes if "S" in scope),

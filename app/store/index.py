@@ -141,9 +141,9 @@ class RankReads:
         self._index = index
 
     async def coarse_counts(
-        self, board_id: str, *, strong: bool = False, recent: bool = False
+        self, board_id: str, *, consistent: bool = False, recent: bool = False
     ) -> Mapping[int, int]:
-        return await self._counters.coarse_counts(board_id, consistent=strong)
+        return await self._counters.coarse_counts(board_id, consistent=consistent)
 
     async def fine_counts(
         self,
@@ -152,10 +152,12 @@ class RankReads:
         first: int,
         last: int,
         *,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> Mapping[int, int]:
-        return await self._counters.fine_counts(board_id, bucket, first, last, consistent=strong)
+        return await self._counters.fine_counts(
+            board_id, bucket, first, last, consistent=consistent
+        )
 
     async def count_keys(
         self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
@@ -170,11 +172,11 @@ class RankReads:
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         return await self._counters.tie_counts(
-            *slot, b_prefix, c_prefix=c_prefix, consistent=strong
+            *slot, b_prefix, c_prefix=c_prefix, consistent=consistent
         )
 
     async def crowded_slot(self, slot: SlotAddress) -> StoredTies | None:

@@ -196,19 +196,19 @@ class Driver:
 
 def _next_slot_improvement(score: int) -> int:
     """The smallest better score in another fine slot of the same coarse bucket."""
-    bucket, slot = LAYOUT.fine_of(score)
+    bucket, slot = LAYOUT.slot_of(score)
     better = score + 1
-    while LAYOUT.fine_of(better) == (bucket, slot):
+    while LAYOUT.slot_of(better) == (bucket, slot):
         better += 1
-    if LAYOUT.fine_of(better)[0] != bucket:
+    if LAYOUT.slot_of(better)[0] != bucket:
         raise RuntimeError(f"{score} is the last slot of its bucket")
     return better
 
 
 def _crossing_improvement(score: int) -> int:
-    bucket, _ = LAYOUT.fine_of(score)
+    bucket, _ = LAYOUT.slot_of(score)
     better = score * 2
-    while LAYOUT.fine_of(better)[0] == bucket:
+    while LAYOUT.slot_of(better)[0] == bucket:
         better *= 2
     return better
 

@@ -184,9 +184,9 @@ def cost_of(
         for table, request in p["RequestItems"].items():
             found = response.get("Responses", {}).get(table, [])
             missing = len(request["Keys"]) - len(found)
-            strong = bool(request.get("ConsistentRead", False))
+            consistent = bool(request.get("ConsistentRead", False))
             nbytes += sum(units.item_size(i) for i in found)
-            read += units.batch_get_units(found, missing, consistent=strong)
+            read += units.batch_get_units(found, missing, consistent=consistent)
     elif call.operation in {"Query", "Scan"}:
         evaluated: Iterable[Mapping[str, Any]] = (
             call.evaluated if call.evaluated is not None else response.get("Items", [])

@@ -114,8 +114,8 @@ slots ahead, right only where both reads saw the player's last move); the boards
 keep the best score, so only the second applies."""
 
 
-def _consistency(strong: bool) -> int:
-    return STRONG if strong else 1
+def _consistency(consistent: bool) -> int:
+    return STRONG if consistent else 1
 
 
 def write_units(nbytes: int, *, transactional: bool = True) -> int:

@@ -9,7 +9,7 @@ from typing import Final
 
 import numpy as np
 
-from app.domain.buckets import SEEDS_LAYOUT, BucketLayout
+from app.domain.buckets import BucketLayout
 from app.domain.keys import SCORE_CEILING
 from app.domain.ties import FANOUT_BITS, tie_group
 from bench.rank_sim.boards import Board
@@ -28,6 +28,9 @@ from bench.rank_sim.costs import (
     query_half_units_array,
     seeds_meta_bytes,
 )
+
+EARLIER_DESIGN_LAYOUT = BucketLayout(coarse=128, fine=1)
+"""The earlier Lambda design's histogram: 128 log buckets of one slot each."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ class LayoutSpec:
 
     @property
     def layout(self) -> BucketLayout:
-        return SEEDS_LAYOUT if self.seeds else bucket_layout(self.coarse, self.fine)
+        return EARLIER_DESIGN_LAYOUT if self.seeds else bucket_layout(self.coarse, self.fine)
 
 
 @cache
@@ -131,7 +134,7 @@ class SimulationError(Exception):
 
 @dataclass(frozen=True)
 class SlotMap:
-    """``BucketLayout.fine_of`` over arrays, from the layout's own coarse bounds."""
+    """``BucketLayout.slot_of`` over arrays, from the layout's own coarse bounds."""
 
     layout: BucketLayout
     lower: IntArray
@@ -159,15 +162,15 @@ def verified_slot_map(coarse: int, fine: int) -> SlotMap:
     slot_map = SlotMap.of(layout)
     points = {0, SCORE_CEILING - 1}
     for bucket in layout.nonempty_coarse:
-        for slot in range(layout.slices(bucket)):
-            lo, _ = layout.fine_bounds(bucket, slot)
+        for slot in range(layout.slots_in(bucket)):
+            lo, _ = layout.slot_bounds(bucket, slot)
             points.update((lo, lo - 1) if lo > 0 else (lo,))
     scores = np.array(sorted(points), dtype=np.int64)
     buckets, slots = slot_map.place(scores)
     for score, bucket, slot in zip(scores.tolist(), buckets.tolist(), slots.tolist(), strict=True):
-        if layout.fine_of(score) != (bucket, slot):
+        if layout.slot_of(score) != (bucket, slot):
             raise SimulationError(
-                f"{coarse} x {fine}: score {score} maps to {layout.fine_of(score)}, "
+                f"{coarse} x {fine}: score {score} maps to {layout.slot_of(score)}, "
                 f"the model says {(bucket, slot)}"
             )
     return slot_map
@@ -217,7 +220,7 @@ class HistogramReads:
     nbytes: IntArray
     half_units: IntArray
     """Of the coarse and fine Queries."""
-    strong: BoolArray
+    consistent: BoolArray
     """Whether the player's counters are read strongly (the side behind them is read)."""
     unseen: IntArray
     """1 where the reads are eventual: a range then reaches one place past the slot (or chunk),
@@ -245,16 +248,16 @@ def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> His
     fine = counts.reshape(layout.coarse, layout.fine)
     fine_base = fine_item_bytes(0, 0, 0) - number_bytes(0)
     fine_sizes = np.where(fine > 0, fine_base + number_bytes_array(fine), 0)
-    strong = np.zeros(board.size, dtype=bool)
+    consistent = np.zeros(board.size, dtype=bool)
     unseen = np.zeros(board.size, dtype=np.int64)
     if spec.nearer_half:
         # Slots from the player's up (those ahead, and theirs), unless they are more than twice
         # the slots behind: then from the bottom up to the player's, read strongly, as
         # ``rank_of`` does for a player on the board (docs/ranking.md).
-        slices = np.array([layout.slices(b) for b in range(layout.coarse)], dtype=np.int64)
+        slices = np.array([layout.slots_in(b) for b in range(layout.coarse)], dtype=np.int64)
         ahead_slots = slices[bucket] - 1 - slot
         upward = ahead_slots <= 2 * slot
-        strong = ~upward
+        consistent = ~upward
         unseen = upward.astype(np.int64)
         below_bytes = np.cumsum(fine_sizes, axis=1)
         below_items = np.cumsum(fine > 0, axis=1)
@@ -278,8 +281,8 @@ def histogram_reads(board: Board, spec: LayoutSpec, placement: Placement) -> His
         slot_size=counts[flat],
         items=(coarse_items + read_items).astype(np.int64),
         nbytes=(coarse_bytes + read_bytes).astype(np.int64),
-        half_units=(np.where(strong, STRONG, 1) * (coarse_half + fine_half)).astype(np.int64),
-        strong=strong,
+        half_units=(np.where(consistent, STRONG, 1) * (coarse_half + fine_half)).astype(np.int64),
+        consistent=consistent,
         unseen=unseen,
     )
 
@@ -324,7 +327,7 @@ def model_seeds(board: Board, placement: Placement) -> Answers:
     ``CAP + 1``."""
     n = board.size
     bucket = placement.bucket
-    counts = np.bincount(bucket, minlength=SEEDS_LAYOUT.coarse).astype(np.int64)
+    counts = np.bincount(bucket, minlength=EARLIER_DESIGN_LAYOUT.coarse).astype(np.int64)
     above = n - np.cumsum(counts)
     ahead, size = above[bucket], counts[bucket]
     rank = _ranks(board)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.domain.buckets import SEEDS_LAYOUT, BucketLayout
+from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey, key_just_below, score_prefix
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, rank_from_counts
 from app.domain.ties import TieCounts
@@ -28,7 +28,7 @@ from bench.rank_sim.costs import (
     query_half_units,
     seeds_meta_bytes,
 )
-from bench.rank_sim.model import Placement, SimulationError
+from bench.rank_sim.model import EARLIER_DESIGN_LAYOUT, Placement, SimulationError
 
 
 class KeyView:
@@ -108,7 +108,7 @@ class SimRankReader:
             raise SimulationError(f"asked for board {board_id!r}, simulating {BOARD_ID!r}")
 
     async def coarse_counts(
-        self, board_id: str, *, strong: bool = False, recent: bool = False
+        self, board_id: str, *, consistent: bool = False, recent: bool = False
     ) -> Mapping[int, int]:
         """One Query per shard, each returning every coarse item of that shard."""
         self._check_board(board_id)
@@ -116,7 +116,7 @@ class SimRankReader:
         for shard, nbytes in zip(self._coarse, self._shard_bytes, strict=True):
             self.cost.counter_items += len(shard)
             self.cost.counter_bytes += nbytes
-            self.cost.half_units += _consistency(strong) * query_half_units(nbytes)
+            self.cost.half_units += _consistency(consistent) * query_half_units(nbytes)
         await self._end()
         return {b: n for b, n in self._totals.items() if n}
 
@@ -140,7 +140,7 @@ class SimRankReader:
         first: int,
         last: int,
         *,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> Mapping[int, int]:
         """One Query for the fine items of ``bucket`` with ``first <= slot <= last`` (a key
@@ -151,7 +151,7 @@ class SimRankReader:
         nbytes = sum(fine_item_bytes(bucket, s, n) for s, n in slots.items())
         self.cost.counter_items += len(slots)
         self.cost.counter_bytes += nbytes
-        self.cost.half_units += _consistency(strong) * query_half_units(nbytes)
+        self.cost.half_units += _consistency(consistent) * query_half_units(nbytes)
         await self._end()
         return slots
 
@@ -187,7 +187,7 @@ class SimRankReader:
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         """A layout without tie counters gives no query a grain, so this is never asked."""
@@ -202,10 +202,10 @@ class SimRankReader:
     async def seeds_histogram(self, board_id: str) -> Mapping[int, int]:
         """The earlier Lambda design's one metadata row (a GetItem): all 128 bucket counters."""
         self._check_board(board_id)
-        if self._layout != SEEDS_LAYOUT:
+        if self._layout != EARLIER_DESIGN_LAYOUT:
             raise SimulationError("the earlier Lambda design's histogram is 128 log buckets")
         self._begin(1)
-        counts = [self._totals[b] for b in range(SEEDS_LAYOUT.coarse)]
+        counts = [self._totals[b] for b in range(EARLIER_DESIGN_LAYOUT.coarse)]
         nbytes = seeds_meta_bytes(counts, sum(counts))
         self.cost.counter_items += 1
         self.cost.counter_bytes += nbytes
@@ -237,7 +237,7 @@ async def seeds_rank_of(reader: SimRankReader, key: RankKey, *, cap: int) -> Ans
     if not capped:
         return Answer(exact=True, lo=ahead + 1, hi=ahead + 1)
     counts = await reader.seeds_histogram(BOARD_ID)
-    bucket = SEEDS_LAYOUT.coarse_of(key.score)
+    bucket = EARLIER_DESIGN_LAYOUT.coarse_of(key.score)
     higher = sum(n for b, n in counts.items() if b > bucket)
     lo = max(higher + 1, cap + 1)
     return Answer(exact=False, lo=lo, hi=max(lo, higher + counts.get(bucket, 0)))
@@ -248,8 +248,8 @@ async def rank_of_full_read(
 ) -> Rank:
     """The earlier ``rank_of``, kept here for comparison: it reads every fine counter of the
     player's bucket, and counts the slots above the player's."""
-    bucket, slot = layout.fine_of(key.score)
-    _, slot_hi = layout.fine_bounds(bucket, slot)
+    bucket, slot = layout.slot_of(key.score)
+    _, slot_hi = layout.slot_bounds(bucket, slot)
     coarse, fine, (ahead_in_slot, capped) = await asyncio.gather(
         reader.coarse_counts(BOARD_ID),
         reader.fine_all(BOARD_ID, bucket),

@@ -224,7 +224,7 @@ def model_ties(board: Board, spec: LayoutSpec, placement: Placement) -> tuple[An
         entries=np.minimum(in_chunk, ties.cap),
         extra_items=level_a.items + level_b.items,
         extra_bytes=level_a.nbytes + level_b.nbytes,
-        extra_half=np.where(hist.strong[idx], STRONG, 1)
+        extra_half=np.where(hist.consistent[idx], STRONG, 1)
         * (query_half_units_array(level_a.nbytes) + query_half_units_array(level_b.nbytes)),
         hist_half=hist.half_units,
     )

@@ -75,9 +75,9 @@ class SimTieReader(SimRankReader):
 
     def grain_of(self, key: RankKey) -> int | None:
         """The grain the player's row would carry (``tieGrain``): their slot's, if it has one."""
-        return self._grains.get(self._layout.fine_of(key.score))
+        return self._grains.get(self._layout.slot_of(key.score))
 
-    def _items(self, bucket: int, slot: int, prefix: str, strong: bool) -> dict[str, int]:
+    def _items(self, bucket: int, slot: int, prefix: str, consistent: bool) -> dict[str, int]:
         """One ``begins_with`` Query of a slot's tie counters, charged as the adapter's is."""
         keys = self._tie_keys.get((bucket, slot), [])
         found = keys[bisect.bisect_left(keys, prefix) : bisect.bisect_left(keys, prefix + "\uffff")]
@@ -86,7 +86,7 @@ class SimTieReader(SimRankReader):
         nbytes = sum(tie_item_bytes(bucket, slot, key, n) for key, n in items.items())
         self.cost.counter_items += len(items)
         self.cost.counter_bytes += nbytes
-        self.cost.half_units += _consistency(strong) * query_half_units(nbytes)
+        self.cost.half_units += _consistency(consistent) * query_half_units(nbytes)
         return items
 
     async def tie_counts(
@@ -95,7 +95,7 @@ class SimTieReader(SimRankReader):
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         """The slot's level-A items and the level-B items under ``b_prefix``: two Queries sent
@@ -108,8 +108,8 @@ class SimTieReader(SimRankReader):
         self._check_board(board_id)
         self._begin(2)
         counts = TieCounts(
-            self._items(bucket, slot_no, "A#", strong),
-            self._items(bucket, slot_no, b_prefix, strong),
+            self._items(bucket, slot_no, "A#", consistent),
+            self._items(bucket, slot_no, b_prefix, consistent),
             sealed=True,  # the state a build leaves; its seal is a key of a few bytes
         )
         await self._end()

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.domain.buckets import SEEDS_LAYOUT
 from bench.rank_sim.boards import Board
 from bench.rank_sim.costs import (
     SHARDS,
@@ -16,7 +15,7 @@ from bench.rank_sim.costs import (
     seeds_meta_bytes,
     write_units,
 )
-from bench.rank_sim.model import LayoutSpec, verified_slot_map
+from bench.rank_sim.model import EARLIER_DESIGN_LAYOUT, LayoutSpec, verified_slot_map
 
 
 @dataclass(frozen=True)
@@ -51,8 +50,8 @@ def counter_writes(spec: LayoutSpec, board: Board, improvements: Improvements) -
     players = board.size
     if spec.seeds:
         # One metadata row for every accepted score, whatever moved.
-        bucket, _ = verified_slot_map(SEEDS_LAYOUT.coarse, 1).place(board.score)
-        counts = np.bincount(bucket, minlength=SEEDS_LAYOUT.coarse).tolist()
+        bucket, _ = verified_slot_map(EARLIER_DESIGN_LAYOUT.coarse, 1).place(board.score)
+        counts = np.bincount(bucket, minlength=EARLIER_DESIGN_LAYOUT.coarse).tolist()
         return Writes(1, 1, 1.0, write_units(seeds_meta_bytes(counts, players)))
     slot_map = verified_slot_map(spec.coarse, spec.fine)
     old_bucket, old_slot = slot_map.place(improvements.old)

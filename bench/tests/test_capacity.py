@@ -17,7 +17,7 @@ def by_name() -> dict[str, capacity.Scenario]:
 def test_a_new_player_is_bound_by_its_slots_fine_counter_before_the_index() -> None:
     new = by_name()["new player"]
     board = capacity.BOARD.board_id
-    fine = fine_pk(board, LAYOUT.fine_of(capacity.SCORE)[0])
+    fine = fine_pk(board, LAYOUT.slot_of(capacity.SCORE)[0])
     assert new.hottest == (fine, 2.0)  # one transactional counter update: 2 units
     assert new.by_partition()[f"RankIndex {board}"] == 1.0
     assert round(new.per_second) == 500

@@ -166,7 +166,7 @@ async def test_counters_on_a_shard_hold_the_definition_before_the_index_shows_th
         shards=runtime.stores.counters.coarse_shards(partition),
         locks=ItemLocks(),
     )
-    planned = counters.changes(partition, (CounterDelta(*LAYOUT.fine_of(10), 1),), expires_at=None)
+    planned = counters.changes(partition, (CounterDelta(*LAYOUT.slot_of(10), 1),), expires_at=None)
     await runtime.client.transact_write_items(TransactItems=planned.updates)  # type: ignore[arg-type]
     refused = await define(http, shards=1)
     assert refused.status_code == 409, refused.text

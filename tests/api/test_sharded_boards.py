@@ -188,7 +188,7 @@ async def test_reconcile_over_http_says_which_shard_drifted(service: Service) ->
     t0 = now_ms() - 60_000
     await fill(http, SCORES, t0)
     drifted = player_partition(BOARD_ID, "p05", SHARDS)
-    bucket, _ = LAYOUT.fine_of(SCORES["p05"])
+    bucket, _ = LAYOUT.slot_of(SCORES["p05"])
     await service.runtime.client.update_item(  # three players too many in the shard's bucket
         TableName=service.runtime.tables.scores,
         Key={"playerId": {"S": coarse_pk(drifted, 0)}, "leaderboardId": {"S": f"{bucket:04d}"}},

@@ -10,8 +10,14 @@ import httpx
 import structlog
 
 from app.bootstrap import Runtime
-from app.services.api_keys import KeyInfo, create_api_key, digest_of, list_api_keys, revoke_api_key
-from app.services.ports import KeyStore
+from app.services.api_keys import (
+    ApiKeyInfo,
+    create_api_key,
+    digest_of,
+    list_api_keys,
+    revoke_api_key,
+)
+from app.services.ports import ApiKeyStore
 from app.store.tables import TableNames
 from tests.conftest import SUBMIT_KEY, Service, make_settings, serve
 from tests.support import scores_items, submit
@@ -20,7 +26,7 @@ from tests.support import scores_items, submit
 async def test_stored_keys_rotate_and_revoke_without_a_restart(
     dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
-    keys = runtime.stores.keys
+    keys = runtime.stores.api_keys
     old = await create_api_key(keys, "quiz-server", ["submit:trivia"])
     settings = make_settings(dynamo_endpoint, table_names, api_key_cache_ttl_seconds=0)
     async with serve(settings) as running:
@@ -43,7 +49,7 @@ async def test_stored_keys_rotate_and_revoke_without_a_restart(
     assert new not in table
 
 
-async def _infos(keys: KeyStore) -> list[KeyInfo]:
+async def _infos(keys: ApiKeyStore) -> list[ApiKeyInfo]:
     return await list_api_keys(keys)
 
 

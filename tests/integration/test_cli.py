@@ -237,7 +237,7 @@ async def test_the_cli_builds_its_adapters_as_the_service_does(
                 "version": {"N": "1"},
             },
         )
-        bucket, slot = LAYOUT.fine_of(100 + shard)
+        bucket, slot = LAYOUT.slot_of(100 + shard)
         for pk, sk in ((coarse_pk(board, shard), bucket), (fine_pk(board, bucket), slot)):
             await runtime.client.update_item(
                 TableName=runtime.tables.scores,

@@ -153,7 +153,7 @@ async def test_a_repair_marks_the_board_until_every_counter_is_written(
     for player, score in (("a", 30), ("b", 20), ("c", 10)):
         response = await submit(service.http, player=player, score=score)
         assert response.status_code == 200, response.text
-    bucket, _ = LAYOUT.fine_of(20)
+    bucket, _ = LAYOUT.slot_of(20)
     await add_to_counter(runtime, coarse_pk(BOARD.board_id, 0), bucket, 5)  # drift
     seen: list[set[str]] = []
     counters = runtime.stores.counters

@@ -66,8 +66,8 @@ def _counters(body: dict[str, object]) -> bool:
 async def _drifted(service: Service, runtime: Runtime) -> None:
     """A submitted board whose counters drifted in two places."""
     await submitted_board(service)
-    c_bucket, _ = LAYOUT.fine_of(SCORES["c"])
-    f_bucket, f_slot = LAYOUT.fine_of(SCORES["f"])
+    c_bucket, _ = LAYOUT.slot_of(SCORES["c"])
+    f_bucket, f_slot = LAYOUT.slot_of(SCORES["f"])
     await add_to_counter(runtime, coarse_pk(BOARD.board_id, 0), c_bucket, 3)
     await add_to_counter(runtime, fine_pk(BOARD.board_id, f_bucket), f_slot, 2)
 
@@ -102,7 +102,7 @@ async def test_a_repair_never_let_through_is_reported_unwritten_and_nothing_is_l
 ) -> None:
     await _drifted(service, runtime)
     faults = install(runtime.client, dynamo_endpoint)
-    stuck = fine_pk(BOARD.board_id, LAYOUT.fine_of(SCORES["f"])[0])
+    stuck = fine_pk(BOARD.board_id, LAYOUT.slot_of(SCORES["f"])[0])
     faults.rules.append(
         fail_first(
             "UpdateItem",
@@ -218,9 +218,9 @@ async def test_an_api_key_whose_answer_was_lost_is_stored_as_asked(
     faults = install(runtime.client, dynamo_endpoint)
     faults.lose["PutItem"] = 1
     digest = digest_of("a-key-made-once-of-enough-length-1234")
-    stored = await runtime.stores.keys.create_key(digest, "studio", ["submit:trivia"])
+    stored = await runtime.stores.api_keys.create_key(digest, "studio", ["submit:trivia"])
     assert stored.name == "studio"
-    assert [k.digest for k in await runtime.stores.keys.list_keys()] == [digest]
+    assert [k.digest for k in await runtime.stores.api_keys.list_keys()] == [digest]
 
 
 async def test_an_erasure_whose_answers_were_lost_reports_what_it_removed(

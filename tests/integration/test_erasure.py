@@ -75,7 +75,7 @@ async def assert_counters_match_index(runtime: Runtime, board_id: str) -> None:
     """The stored sums per coarse bucket and per fine slot equal a recount of the index."""
     entries = await index_entries(runtime, board_id)
     coarse = Counter(LAYOUT.coarse_of(e.score) for e in entries)
-    fine = Counter(LAYOUT.fine_of(e.score) for e in entries)
+    fine = Counter(LAYOUT.slot_of(e.score) for e in entries)
     stored_fine: Counter[tuple[int, int]] = Counter()
     prefix = f"hist#{board_id}#f"
     for item in await scores_items(runtime):
@@ -107,7 +107,7 @@ async def put_player(runtime: Runtime, board: Board, player: str, score: int) ->
                 version=1,
             ),
             expected_version=None,
-            counters=(CounterDelta(*LAYOUT.fine_of(score), 1),),
+            counters=(CounterDelta(*LAYOUT.slot_of(score), 1),),
         ),
     )
 
@@ -348,8 +348,8 @@ async def test_a_row_changed_under_the_erasure_is_re_read(runtime: Runtime) -> N
                     standing=Standing(board.board_id, Entry(better), version=2),
                     expected_version=1,
                     counters=(
-                        CounterDelta(*LAYOUT.fine_of(10), -1),
-                        CounterDelta(*LAYOUT.fine_of(10**9), 1),
+                        CounterDelta(*LAYOUT.slot_of(10), -1),
+                        CounterDelta(*LAYOUT.slot_of(10**9), 1),
                     ),
                 ),
             )

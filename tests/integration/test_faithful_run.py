@@ -173,8 +173,8 @@ async def test_a_reconcile_during_submissions_never_overwrites_one(
     assert {a.status_code for a in first} == {200}
     # Drift on two counters, to be repaired while more players arrive.
     drift = {
-        (coarse_pk(BOARD.board_id, 0), LAYOUT.fine_of(50)[0]): 4,
-        (fine_pk(BOARD.board_id, LAYOUT.fine_of(120)[0]), LAYOUT.fine_of(120)[1]): -1,
+        (coarse_pk(BOARD.board_id, 0), LAYOUT.slot_of(50)[0]): 4,
+        (fine_pk(BOARD.board_id, LAYOUT.slot_of(120)[0]), LAYOUT.slot_of(120)[1]): -1,
     }
     with faithful_run.quietly():
         for (pk, sk), delta in drift.items():

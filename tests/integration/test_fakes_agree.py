@@ -87,7 +87,7 @@ async def _run(stores: Stores, policies: Policies) -> list[object]:
     stale = await stores.standings.read_standing(BOARD.board_id, "bob")
     assert stale is not None
     assert await stores.standings.mark_tie(BOARD.board_id, stale.entry.key, 0)
-    bucket, slot = policies.layout.fine_of(stale.entry.score)
+    bucket, slot = policies.layout.slot_of(stale.entry.score)
     for attempt in [
         stores.standings.delete_standing(
             stale, counters=(CounterDelta(bucket, slot, -1),), now_s=NOW_MS // 1000

@@ -15,9 +15,9 @@ from app.services.api_keys import (
     list_api_keys,
     revoke_api_key,
 )
-from app.services.api_keys.auth import KeyAuthenticator
-from app.services.ports import KeyStore
-from app.store.api_keys import KeyItems
+from app.services.api_keys.auth import ApiKeyAuthenticator
+from app.services.ports import ApiKeyStore
+from app.store.api_keys import ApiKeyItems
 from app.store.client import Dynamo
 from app.store.tables import RANK_INDEX
 from tests.support import scores_items
@@ -27,11 +27,11 @@ DIGEST_B = "b" * 64
 
 
 @pytest.fixture
-def key_store(runtime: Runtime) -> KeyStore:
-    return runtime.stores.keys
+def key_store(runtime: Runtime) -> ApiKeyStore:
+    return runtime.stores.api_keys
 
 
-async def test_a_key_is_stored_and_read_back(key_store: KeyStore) -> None:
+async def test_a_key_is_stored_and_read_back(key_store: ApiKeyStore) -> None:
     made = await key_store.create_key(
         DIGEST_A, "trivia-server", ["submit:trivia"], created_at_ms=1_764_460_800_123
     )
@@ -45,7 +45,7 @@ async def test_a_key_is_stored_and_read_back(key_store: KeyStore) -> None:
     assert await key_store.get(DIGEST_B) is None
 
 
-async def test_the_item_has_the_documented_layout(key_store: KeyStore, runtime: Runtime) -> None:
+async def test_the_item_has_the_documented_layout(key_store: ApiKeyStore, runtime: Runtime) -> None:
     await key_store.create_key(DIGEST_A, "ops", ["admin", "submit:*"], created_at_ms=0)
     [item] = await scores_items(runtime)
     assert item == {
@@ -57,7 +57,9 @@ async def test_the_item_has_the_documented_layout(key_store: KeyStore, runtime: 
     }
 
 
-async def test_listing_finds_keys_and_nothing_else(key_store: KeyStore, runtime: Runtime) -> None:
+async def test_listing_finds_keys_and_nothing_else(
+    key_store: ApiKeyStore, runtime: Runtime
+) -> None:
     await key_store.create_key(DIGEST_A, "trivia-server", ["submit:trivia"])
     await key_store.create_key(DIGEST_B, "ops", ["admin"])
     # A player's standing and an idempotency record share the table; neither is a key.
@@ -70,7 +72,7 @@ async def test_listing_finds_keys_and_nothing_else(key_store: KeyStore, runtime:
     assert sorted(k.digest for k in keys) == [DIGEST_A, DIGEST_B]
 
 
-async def test_keys_never_reach_the_rank_index(key_store: KeyStore, runtime: Runtime) -> None:
+async def test_keys_never_reach_the_rank_index(key_store: ApiKeyStore, runtime: Runtime) -> None:
     await key_store.create_key(DIGEST_A, "ops", ["admin"])
     page = await runtime.client.query(
         TableName=runtime.tables.scores,
@@ -82,7 +84,7 @@ async def test_keys_never_reach_the_rank_index(key_store: KeyStore, runtime: Run
 
 
 async def test_revoking_by_name_revokes_every_key_of_that_name_once(
-    key_store: KeyStore,
+    key_store: ApiKeyStore,
 ) -> None:
     await key_store.create_key(DIGEST_A, "trivia-server", ["submit:trivia"])
     await key_store.create_key("a" * 63 + "c", "trivia-server", ["submit:trivia"])
@@ -98,7 +100,7 @@ async def test_revoking_by_name_revokes_every_key_of_that_name_once(
 
 
 async def test_revoking_by_digest_prefix_takes_exactly_one_key(
-    key_store: KeyStore,
+    key_store: ApiKeyStore,
 ) -> None:
     twin = "a" * 8 + "f" * 56
     await key_store.create_key(DIGEST_A, "trivia-server", ["submit:trivia"])
@@ -114,14 +116,14 @@ async def test_revoking_by_digest_prefix_takes_exactly_one_key(
     assert untouched.revoked_at is None
 
 
-async def test_revoking_what_is_not_there_is_not_found(key_store: KeyStore) -> None:
+async def test_revoking_what_is_not_there_is_not_found(key_store: ApiKeyStore) -> None:
     with pytest.raises(NotFound):
         await key_store.revoke(name="nobody")
     with pytest.raises(NotFound):
         await key_store.revoke(digest_prefix="0123abcd")
 
 
-async def test_the_same_digest_cannot_be_stored_twice(key_store: KeyStore) -> None:
+async def test_the_same_digest_cannot_be_stored_twice(key_store: ApiKeyStore) -> None:
     await key_store.create_key(DIGEST_A, "ops", ["admin"])
     with pytest.raises(ConditionFailed):
         await key_store.create_key(DIGEST_A, "impostor", ["admin"])
@@ -131,14 +133,16 @@ async def test_the_same_digest_cannot_be_stored_twice(key_store: KeyStore) -> No
 
 
 async def test_dynamodb_errors_arrive_as_the_services_own(runtime: Runtime) -> None:
-    missing = KeyItems(
+    missing = ApiKeyItems(
         Dynamo(runtime.client, in_flight=asyncio.Semaphore(4)), table="no-such-table"
     )
     with pytest.raises(Unavailable):
         await missing.get(DIGEST_A)
 
 
-async def test_the_plaintext_key_is_written_nowhere(key_store: KeyStore, runtime: Runtime) -> None:
+async def test_the_plaintext_key_is_written_nowhere(
+    key_store: ApiKeyStore, runtime: Runtime
+) -> None:
     tokens = [
         await create_api_key(key_store, "trivia-server", ["submit:trivia"]),
         await create_api_key(key_store, "ops", ["admin"], kind="test"),
@@ -157,9 +161,9 @@ async def test_the_plaintext_key_is_written_nowhere(key_store: KeyStore, runtime
     assert all(len(k.key_id) == 8 for k in listed)
 
 
-async def test_authenticating_against_the_real_store(key_store: KeyStore) -> None:
+async def test_authenticating_against_the_real_store(key_store: ApiKeyStore) -> None:
     now = [0.0]
-    auth = KeyAuthenticator(key_store, ttl=10.0, clock=lambda: now[0])
+    auth = ApiKeyAuthenticator(key_store, ttl=10.0, clock=lambda: now[0])
     token = await create_api_key(key_store, "trivia-server", ["submit:trivia"])
     principal = await auth.authenticate(f"Bearer {token}")
     assert principal.name == "trivia-server"

@@ -44,7 +44,7 @@ async def _drifted_board(service: Service, runtime: Runtime) -> None:
         response = await submit(service.http, player=player, score=score)
         assert response.status_code == 200, response.text
     await register_board(registry=runtime.stores.registry, board=CLOSED, retention=timedelta(3650))
-    bucket, _ = LAYOUT.fine_of(20)
+    bucket, _ = LAYOUT.slot_of(20)
     await add_to_counter(runtime, coarse_pk(ALLTIME, 0), bucket, 4)
     await add_to_counter(runtime, coarse_pk(CLOSED.board_id, 0), bucket, 2)
 

@@ -88,9 +88,9 @@ async def test_drifted_counters_are_reported_dry_run_changes_nothing_and_apply_r
 ) -> None:
     await submitted_board(service)
     assert await assert_counters_match_board(runtime, BOARD.board_id) == len(SCORES)
-    c_bucket, _ = LAYOUT.fine_of(SCORES["c"])
-    f_bucket, f_slot = LAYOUT.fine_of(SCORES["f"])
-    ghost = LAYOUT.fine_of(123_456_789)
+    c_bucket, _ = LAYOUT.slot_of(SCORES["c"])
+    f_bucket, f_slot = LAYOUT.slot_of(SCORES["f"])
+    ghost = LAYOUT.slot_of(123_456_789)
     # Drift: three players too many in c's bucket (on a shard of their own), f's fine counter
     # lost, and a fine counter where the board holds nobody.
     await add_to_counter(runtime, coarse_pk(BOARD.board_id, 1), c_bucket, 3)
@@ -154,8 +154,8 @@ async def test_where_the_passes_disagree_nothing_is_compared_or_repaired(
     service: Service, runtime: Runtime, settings: Settings
 ) -> None:
     await submitted_board(service)
-    d_bucket, d_slot = LAYOUT.fine_of(SCORES["d"])
-    h_bucket, _ = LAYOUT.fine_of(SCORES["h"])
+    d_bucket, d_slot = LAYOUT.slot_of(SCORES["d"])
+    h_bucket, _ = LAYOUT.slot_of(SCORES["h"])
     await add_to_counter(runtime, coarse_pk(BOARD.board_id, 1), d_bucket, 5)
     await add_to_counter(runtime, coarse_pk(BOARD.board_id, 1), h_bucket, 5)
     moving = _FirstPassMisses(runtime.stores.index, hidden="d")
@@ -246,8 +246,8 @@ async def test_a_counter_changed_after_the_read_is_skipped_never_overwritten(
     service: Service, runtime: Runtime, settings: Settings
 ) -> None:
     await submitted_board(service)
-    c_bucket, c_slot = LAYOUT.fine_of(SCORES["c"])
-    d_bucket, _ = LAYOUT.fine_of(SCORES["d"])
+    c_bucket, c_slot = LAYOUT.slot_of(SCORES["c"])
+    d_bucket, _ = LAYOUT.slot_of(SCORES["d"])
     board = BOARD.board_id
     await add_to_counter(
         runtime, coarse_pk(board, 0), c_bucket, 4

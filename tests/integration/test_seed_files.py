@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from app.bootstrap import Runtime
-from app.cli.boards import parse_seed_file
+from app.cli.operations import parse_seed_file
 from app.domain.clock import iso_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board

@@ -72,7 +72,7 @@ async def recount(runtime: Runtime, board_id: str) -> Histogram:
     coarse: Counter[int] = Counter()
     fine: Counter[tuple[int, int]] = Counter()
     for key in await index_keys(runtime, board_id):
-        bucket, slot = LAYOUT.fine_of(key.score)
+        bucket, slot = LAYOUT.slot_of(key.score)
         coarse[bucket] += 1
         fine[(bucket, slot)] += 1
     return Histogram(dict(coarse), dict(fine))

@@ -151,17 +151,17 @@ async def test_the_reconciler_repairs_a_damaged_counter_on_one_shard_and_reports
     _, scores = await seeded(runtime, settings)
     counts = await assert_partitions_match_board(runtime, BOARD.board_id, SHARDS)
     damaged = player_partition(BOARD.board_id, "p07", SHARDS)
-    bucket, slot = LAYOUT.fine_of(scores["p07"])
+    bucket, slot = LAYOUT.slot_of(scores["p07"])
     on_slot = sum(
         1
         for p, s in scores.items()
-        if LAYOUT.fine_of(s) == (bucket, slot)
+        if LAYOUT.slot_of(s) == (bucket, slot)
         and player_partition(BOARD.board_id, p, SHARDS) == damaged
     )
     in_bucket = sum(
         1
         for p, s in scores.items()
-        if LAYOUT.fine_of(s)[0] == bucket and player_partition(BOARD.board_id, p, SHARDS) == damaged
+        if LAYOUT.slot_of(s)[0] == bucket and player_partition(BOARD.board_id, p, SHARDS) == damaged
     )
     await add_to_counter(runtime, coarse_pk(damaged, 0), bucket, 2)
     await add_to_counter(runtime, fine_pk(damaged, bucket), slot, -1)
@@ -202,7 +202,7 @@ async def test_the_live_reconciler_reconciles_a_sharded_board_by_its_definition(
     _, scores = await seeded(runtime, settings)
     counts = await assert_partitions_match_board(runtime, BOARD.board_id, SHARDS)
     damaged = player_partition(BOARD.board_id, "p11", SHARDS)
-    bucket, slot = LAYOUT.fine_of(scores["p11"])
+    bucket, slot = LAYOUT.slot_of(scores["p11"])
     await add_to_counter(runtime, fine_pk(damaged, bucket), slot, 5)
 
     live = await runtime.leaderboard.operations.reconcile_live(apply=True, now=datetime.now(UTC))

@@ -68,7 +68,7 @@ async def put_player(runtime: Runtime, board: Board, player: str, score: int) ->
                 expires_at=expires_s,
             ),
             expected_version=None,
-            counters=(CounterDelta(*LAYOUT.fine_of(score), 1),),
+            counters=(CounterDelta(*LAYOUT.slot_of(score), 1),),
             expires_at=expires_s,
         ),
     )

@@ -88,7 +88,7 @@ async def test_a_submission_overtaking_a_tie_rebuild_leaves_no_wrong_exact_rank(
     # The submission: the slot's last player reaches the same score earlier, moving to its front
     # (out of their chunk, into the first).
     current = {p: (s, t) for p, s, t in rows}
-    in_slot = [p for p, s, _ in rows if BucketLayout().fine_of(s) == (slot["bucket"], slot["slot"])]
+    in_slot = [p for p, s, _ in rows if BucketLayout().slot_of(s) == (slot["bucket"], slot["slot"])]
     last = max(in_slot, key=lambda p: (current[p][1], p))
     earliest = min(current[p][1] for p in in_slot) - 1
 
@@ -150,8 +150,8 @@ async def test_a_first_build_overtaken_before_its_marks_stays_a_range_after_more
         assert response.status_code == 200, response.text
     current = {p: (s, t) for p, s, t in rows}
     layout = BucketLayout()
-    slot = layout.fine_of(max(s for _, s, _ in rows))
-    in_slot = [p for p, (s, _) in current.items() if layout.fine_of(s) == slot]
+    slot = layout.slot_of(max(s for _, s, _ in rows))
+    in_slot = [p for p, (s, _) in current.items() if layout.slot_of(s) == slot]
     truth = _truth([(p, s, t) for p, (s, t) in current.items()])
     last = max(in_slot, key=truth.index)  # the slot's last player, by the board's order
 

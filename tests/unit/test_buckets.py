@@ -10,12 +10,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.domain.buckets import SEEDS_LAYOUT, BucketLayout
+from app.domain.buckets import BucketLayout
 from app.domain.keys import SCORE_CEILING
 
 scores = st.integers(min_value=0, max_value=SCORE_CEILING - 1)
 DEFAULT = BucketLayout()
-LAYOUTS = [DEFAULT, SEEDS_LAYOUT, BucketLayout(64, 1), BucketLayout(1024, 1), BucketLayout(16, 7)]
+LAYOUTS = [
+    DEFAULT,
+    BucketLayout(128, 1),
+    BucketLayout(64, 1),
+    BucketLayout(1024, 1),
+    BucketLayout(16, 7),
+]
 
 
 def seeds_formula(score: int) -> int:
@@ -51,12 +57,12 @@ def test_bucket_42_spans_the_seeds_bounds() -> None:
 @pytest.mark.parametrize("layout", LAYOUTS, ids=repr)
 @given(score=scores)
 def test_a_score_lies_within_its_buckets_bounds(layout: BucketLayout, score: int) -> None:
-    bucket, slot = layout.fine_of(score)
+    bucket, slot = layout.slot_of(score)
     lo, hi = layout.coarse_bounds(bucket)
     assert lo <= score < hi
-    flo, fhi = layout.fine_bounds(bucket, slot)
+    flo, fhi = layout.slot_bounds(bucket, slot)
     assert flo <= score < fhi
-    assert 0 <= slot < layout.slices(bucket)
+    assert 0 <= slot < layout.slots_in(bucket)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=repr)
@@ -72,13 +78,13 @@ def test_bounds_contain_exactly_the_scores_that_map_there(
         assert layout.coarse_of(lo - 1) < bucket
     if hi < SCORE_CEILING:
         assert layout.coarse_of(hi) > bucket
-    slot = data.draw(st.integers(0, layout.slices(bucket) - 1))
-    flo, fhi = layout.fine_bounds(bucket, slot)
+    slot = data.draw(st.integers(0, layout.slots_in(bucket) - 1))
+    flo, fhi = layout.slot_bounds(bucket, slot)
     assert flo < fhi
-    assert layout.fine_of(flo) == (bucket, slot)
-    assert layout.fine_of(fhi - 1) == (bucket, slot)
-    assert flo == lo or layout.fine_of(flo - 1) < (bucket, slot)
-    assert fhi == hi or layout.fine_of(fhi) > (bucket, slot)
+    assert layout.slot_of(flo) == (bucket, slot)
+    assert layout.slot_of(fhi - 1) == (bucket, slot)
+    assert flo == lo or layout.slot_of(flo - 1) < (bucket, slot)
+    assert fhi == hi or layout.slot_of(fhi) > (bucket, slot)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=repr)

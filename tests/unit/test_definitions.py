@@ -80,7 +80,7 @@ def test_a_definition_refuses_what_the_contract_does(fields: dict[str, object]) 
 def test_the_contract_spells_every_member_of_the_enums() -> None:
     from typing import get_args
 
-    from app.api.schemas.definitions import (
+    from app.api.schemas.variants import (
         OperatorName,
         OrderName,
         PeriodName,

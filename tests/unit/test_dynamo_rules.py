@@ -21,11 +21,11 @@ from app.services.ports import (
     FineItem,
     Snapshot,
     SnapshotEntry,
-    StoredKey,
+    StoredApiKey,
     SubmissionWrite,
     TieItem,
 )
-from app.store.api_keys import KeyItems
+from app.store.api_keys import ApiKeyItems
 from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.definitions import DefinitionItems
@@ -965,12 +965,12 @@ async def every_request_the_adapter_makes(client: RecordingClient) -> None:
     await registry.registered_page(after="", limit=1_000)
     await registry.registered_page(after="trivia#classic#~", limit=1_000)
 
-    keys = KeyItems(dynamo, table=scores)
+    keys = ApiKeyItems(dynamo, table=scores)
     await keys.create_key("a" * 64, "ops", ["admin"])
     await keys.get("a" * 64)
     await keys.list_keys()
     await keys._revoke_one(
-        StoredKey("a" * 64, "ops", ("admin",), "2024-05-01T00:00:00.000Z"),
+        StoredApiKey("a" * 64, "ops", ("admin",), "2024-05-01T00:00:00.000Z"),
         "2024-05-02T00:00:00.000Z",
     )
 

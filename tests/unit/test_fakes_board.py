@@ -375,7 +375,7 @@ async def test_a_tie_build_makes_a_crowded_slots_ranks_exact_and_submissions_kee
         if isinstance(rank, EstimatedRank):
             assert rank.rank_range[0] <= place <= rank.rank_range[1]
     building = replace(RANKING, cap=cap, build_group=tie_group(cap))
-    wanted = SlotToBuild((board.board_id, *LAYOUT.fine_of(777)), DEFINITION.order, None)
+    wanted = SlotToBuild((board.board_id, *LAYOUT.slot_of(777)), DEFINITION.order, None)
     report = await build_slot_ties(world.stores, building, wanted)
     assert report is not None
     assert [r.rank if isinstance(r, ExactRank) else None for r in await ranks()] == list(
@@ -446,7 +446,7 @@ def _write(
 ) -> SubmissionWrite:
     board_id = "trivia#classic#alltime"
     key = RankKey(score, NOW_MS, player)
-    bucket, slot = LAYOUT.fine_of(score)
+    bucket, slot = LAYOUT.slot_of(score)
     return SubmissionWrite(
         record_id=record or f"idem#c#{player}-{version}-{score}",
         request_hash="h",
@@ -501,7 +501,7 @@ async def test_standing_store_refuses_a_stale_delete_and_a_held_board() -> None:
     )
     read = await standings.read_standing("trivia#classic#alltime", "ann")
     assert read is not None
-    bucket, slot = LAYOUT.fine_of(10)
+    bucket, slot = LAYOUT.slot_of(10)
     minus = (CounterDelta(bucket, slot, -1),)
     assert await standings.mark_tie("trivia#classic#alltime", read.entry.key, 3)
     with pytest.raises(TransactionCancelled):  # the version moved since the read
@@ -596,7 +596,7 @@ async def test_rank_reader_refuses_counts_while_the_counters_are_part_written() 
     assert await ranks.coarse_counts("trivia#classic#alltime") == {LAYOUT.coarse_of(10): 1}
     await table.counters.mark_incomplete("trivia#classic#alltime", by="seed", expires_at=None)
     with pytest.raises(CountsIncomplete):
-        await ranks.coarse_counts("trivia#classic#alltime", strong=True)
+        await ranks.coarse_counts("trivia#classic#alltime", consistent=True)
     with pytest.raises(StoreRejected):
         await ranks.count_keys("trivia#classic#alltime", "b", "a", limit=3)
 

@@ -32,7 +32,7 @@ class Counted:
         self.calls: Counter[tuple[str, str]] = Counter()
 
     async def coarse_counts(
-        self, board_id: str, *, strong: bool = False, recent: bool = False
+        self, board_id: str, *, consistent: bool = False, recent: bool = False
     ) -> Mapping[int, int]:
         self.calls["coarse", board_id] += 1
         return await self.index.coarse_counts(board_id)
@@ -44,7 +44,7 @@ class Counted:
         first: int,
         last: int,
         *,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> Mapping[int, int]:
         self.calls["fine", board_id] += 1
@@ -64,7 +64,7 @@ class Counted:
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         self.calls["tie", slot[0]] += 1
@@ -141,7 +141,7 @@ async def test_an_answer_is_exact_as_of_the_summary_s_moment_and_the_player_s_ow
     # They jump past the asking player a moment later, into another bucket: the summary does
     # not show it yet (the answer is as it was, exact as of the summary's moment) ...
     jumped = RankKey(10**6, other.achieved_at_ms, other.player_id, Order.DESC)
-    assert LAYOUT.fine_of(jumped.score) != LAYOUT.fine_of(me.score)
+    assert LAYOUT.slot_of(jumped.score) != LAYOUT.slot_of(me.score)
     live.index = ShardedIndex([jumped if k == other else k for k in keys], SHARDS)
     clock.t = 0.5
     assert await rank_of(hot, LAYOUT, query(me), cap=1000) == before
@@ -231,7 +231,7 @@ def crowded_board(players: int) -> tuple[list[RankKey], dict[str, MemoryIndex]]:
     """``players`` on one score, a millisecond apart: one slot crowded on every shard, each
     shard's slot with the tie grain a build would give it for a cap of ``CAP``."""
     keys = [RankKey(50, 1_000 + i, f"c{i:04d}", Order.DESC) for i in range(players)]
-    slot = LAYOUT.fine_of(50)
+    slot = LAYOUT.slot_of(50)
     parts = {}
     for pid in partition_ids(BOARD, SHARDS):
         mine = [k for k in keys if player_partition(BOARD, k.player_id, SHARDS) == pid]
@@ -252,14 +252,14 @@ class CrowdedShards(Counted):
         self.calls["read_ties", board_id] += 1
         part = self.index.parts[board_id]
         grain = part.grains[(bucket, slot)]
-        in_slot = [k for k in part.keys if LAYOUT.fine_of(k.score) == (bucket, slot)]
+        in_slot = [k for k in part.keys if LAYOUT.slot_of(k.score) == (bucket, slot)]
         marks = [mark_of(k, grain, {}) for k in in_slot]
         return StoredTies(grain, tie_counts(in_slot, marks), sealed=True)
 
 
 def crowded_query(key: RankKey, parts: dict[str, MemoryIndex]) -> RankQuery:
     own = parts[player_partition(BOARD, key.player_id, SHARDS)]
-    grain = own.grains[LAYOUT.fine_of(key.score)]
+    grain = own.grains[LAYOUT.slot_of(key.score)]
     return RankQuery(BOARD, key, tie_mark=mark_of(key, grain, {}), shards=SHARDS)
 
 

@@ -24,8 +24,8 @@ from app.services.api_keys import (
     list_api_keys,
     revoke_api_key,
 )
-from app.services.api_keys.auth import KeyAuthenticator
-from app.services.ports import StoredKey
+from app.services.api_keys.auth import ApiKeyAuthenticator
+from app.services.ports import StoredApiKey
 from app.settings import ApiKeyEntry, Settings
 
 TTL = 10.0
@@ -43,15 +43,15 @@ class HandClock:
 
 
 class MemoryKeyStore:
-    """The ``KeyStore`` port in a dict, counting reads; ``failing`` makes reads raise."""
+    """The ``ApiKeyStore`` port in a dict, counting reads; ``failing`` makes reads raise."""
 
     def __init__(self) -> None:
-        self.keys: dict[str, StoredKey] = {}
+        self.keys: dict[str, StoredApiKey] = {}
         self.reads = 0
         self.failing = False
         self.gate: asyncio.Event | None = None
 
-    async def get(self, digest: str) -> StoredKey | None:
+    async def get(self, digest: str) -> StoredApiKey | None:
         self.reads += 1
         if self.gate is not None:
             await self.gate.wait()
@@ -61,8 +61,8 @@ class MemoryKeyStore:
 
     async def create_key(
         self, digest: str, name: str, scopes: Sequence[str], *, created_at_ms: int | None = None
-    ) -> StoredKey:
-        key = StoredKey(digest, name, tuple(scopes), iso_ms(created_at_ms or 0))
+    ) -> StoredApiKey:
+        key = StoredApiKey(digest, name, tuple(scopes), iso_ms(created_at_ms or 0))
         self.keys[digest] = key
         return key
 
@@ -72,7 +72,7 @@ class MemoryKeyStore:
         name: str | None = None,
         digest_prefix: str | None = None,
         revoked_at_ms: int | None = None,
-    ) -> list[StoredKey]:
+    ) -> list[StoredApiKey]:
         matching = [
             k
             for k in self.keys.values()
@@ -82,12 +82,12 @@ class MemoryKeyStore:
             raise NotFound("no API key matches")
         for key in matching:
             if key.revoked_at is None:
-                self.keys[key.digest] = StoredKey(
+                self.keys[key.digest] = StoredApiKey(
                     key.digest, key.name, key.scopes, key.created_at, iso_ms(revoked_at_ms or 0)
                 )
         return [self.keys[k.digest] for k in matching]
 
-    async def list_keys(self) -> list[StoredKey]:
+    async def list_keys(self) -> list[StoredApiKey]:
         return list(self.keys.values())
 
 
@@ -102,8 +102,8 @@ def key_store() -> MemoryKeyStore:
 
 
 @pytest.fixture
-def auth(key_store: MemoryKeyStore, clock: HandClock) -> KeyAuthenticator:
-    return KeyAuthenticator(key_store, ttl=TTL, clock=clock)
+def auth(key_store: MemoryKeyStore, clock: HandClock) -> ApiKeyAuthenticator:
+    return ApiKeyAuthenticator(key_store, ttl=TTL, clock=clock)
 
 
 def bearer(token: str) -> str:
@@ -201,7 +201,7 @@ async def test_configured_keys_need_no_store(key_store: MemoryKeyStore, clock: H
     ],
 )
 async def test_missing_or_malformed_headers_are_401(
-    auth: KeyAuthenticator, key_store: MemoryKeyStore, header: str | None
+    auth: ApiKeyAuthenticator, key_store: MemoryKeyStore, header: str | None
 ) -> None:
     with pytest.raises(Unauthorized):
         await auth.authenticate(header)
@@ -209,7 +209,7 @@ async def test_missing_or_malformed_headers_are_401(
 
 
 async def test_tokens_not_shaped_like_issued_keys_cost_no_store_read(
-    auth: KeyAuthenticator, key_store: MemoryKeyStore
+    auth: ApiKeyAuthenticator, key_store: MemoryKeyStore
 ) -> None:
     for junk in ("guess", "lb_live_short", "lb_prod_" + "a" * 43, "x" * 300):
         with pytest.raises(Unauthorized):
@@ -222,7 +222,7 @@ async def test_tokens_not_shaped_like_issued_keys_cost_no_store_read(
 
 
 async def test_a_stored_key_is_read_once_per_ttl(
-    auth: KeyAuthenticator, key_store: MemoryKeyStore, clock: HandClock
+    auth: ApiKeyAuthenticator, key_store: MemoryKeyStore, clock: HandClock
 ) -> None:
     token = await create_api_key(key_store, "trivia-server", ["submit:trivia"])
     expected = Principal("trivia-server", frozenset({"submit:trivia"}))
@@ -237,7 +237,7 @@ async def test_a_stored_key_is_read_once_per_ttl(
 
 
 async def test_unknown_keys_are_remembered_as_unknown_for_the_ttl(
-    auth: KeyAuthenticator, key_store: MemoryKeyStore, clock: HandClock
+    auth: ApiKeyAuthenticator, key_store: MemoryKeyStore, clock: HandClock
 ) -> None:
     token = random_issued_shape()
     for _ in range(3):
@@ -251,7 +251,7 @@ async def test_unknown_keys_are_remembered_as_unknown_for_the_ttl(
 
 
 async def test_revocation_takes_effect_within_the_ttl(
-    auth: KeyAuthenticator, key_store: MemoryKeyStore, clock: HandClock
+    auth: ApiKeyAuthenticator, key_store: MemoryKeyStore, clock: HandClock
 ) -> None:
     token = await create_api_key(key_store, "trivia-server", ["submit:trivia"])
     spare = await create_api_key(key_store, "chess-server", ["submit:chess"])
@@ -272,7 +272,7 @@ async def test_revocation_takes_effect_within_the_ttl(
 
 
 async def test_revoking_by_key_id_leaves_the_other_keys_of_the_name(
-    auth: KeyAuthenticator, key_store: MemoryKeyStore
+    auth: ApiKeyAuthenticator, key_store: MemoryKeyStore
 ) -> None:
     old = await create_api_key(key_store, "trivia-server", ["submit:trivia"])
     new = await create_api_key(key_store, "trivia-server", ["submit:trivia"])  # rotation
@@ -285,7 +285,7 @@ async def test_revoking_by_key_id_leaves_the_other_keys_of_the_name(
 async def test_a_key_made_after_it_was_tried_works_once_the_ttl_passes(
     key_store: MemoryKeyStore, clock: HandClock
 ) -> None:
-    auth = KeyAuthenticator(key_store, ttl=TTL, clock=clock)
+    auth = ApiKeyAuthenticator(key_store, ttl=TTL, clock=clock)
     token = random_issued_shape()
     with pytest.raises(Unauthorized):
         await auth.authenticate(bearer(token))
@@ -297,7 +297,7 @@ async def test_a_key_made_after_it_was_tried_works_once_the_ttl_passes(
 
 
 async def test_a_zero_ttl_remembers_nothing(key_store: MemoryKeyStore, clock: HandClock) -> None:
-    auth = KeyAuthenticator(key_store, ttl=0, clock=clock)
+    auth = ApiKeyAuthenticator(key_store, ttl=0, clock=clock)
     token = await create_api_key(key_store, "ops", ["admin"])
     await auth.authenticate(bearer(token))
     await auth.authenticate(bearer(token))
@@ -308,7 +308,7 @@ async def test_a_zero_ttl_remembers_nothing(key_store: MemoryKeyStore, clock: Ha
 async def test_random_bad_keys_cannot_grow_memory_or_push_out_good_keys(
     key_store: MemoryKeyStore, clock: HandClock
 ) -> None:
-    auth = KeyAuthenticator(key_store, ttl=TTL, max_entries=5, clock=clock)
+    auth = ApiKeyAuthenticator(key_store, ttl=TTL, max_entries=5, clock=clock)
     token = await create_api_key(key_store, "ops", ["admin"])
     await auth.authenticate(bearer(token))
     for _ in range(200):
@@ -321,7 +321,7 @@ async def test_random_bad_keys_cannot_grow_memory_or_push_out_good_keys(
 
 
 async def test_concurrent_requests_with_one_key_share_one_read(
-    auth: KeyAuthenticator, key_store: MemoryKeyStore
+    auth: ApiKeyAuthenticator, key_store: MemoryKeyStore
 ) -> None:
     token = await create_api_key(key_store, "trivia-server", ["submit:trivia"])
     key_store.gate = asyncio.Event()
@@ -334,7 +334,7 @@ async def test_concurrent_requests_with_one_key_share_one_read(
 
 
 async def test_one_request_giving_up_does_not_fail_the_others(
-    auth: KeyAuthenticator, key_store: MemoryKeyStore
+    auth: ApiKeyAuthenticator, key_store: MemoryKeyStore
 ) -> None:
     token = await create_api_key(key_store, "trivia-server", ["submit:trivia"])
     key_store.gate = asyncio.Event()
@@ -349,7 +349,7 @@ async def test_one_request_giving_up_does_not_fail_the_others(
 
 
 async def test_a_store_failure_is_a_503_and_is_not_remembered(
-    auth: KeyAuthenticator, key_store: MemoryKeyStore
+    auth: ApiKeyAuthenticator, key_store: MemoryKeyStore
 ) -> None:
     token = await create_api_key(key_store, "trivia-server", ["submit:trivia"])
     key_store.failing = True
@@ -365,14 +365,14 @@ def test_nonsense_memory_bounds_are_refused(
     key_store: MemoryKeyStore, ttl: float, max_entries: int
 ) -> None:
     with pytest.raises(ValueError, match="must be"):
-        KeyAuthenticator(key_store, ttl=ttl, max_entries=max_entries)
+        ApiKeyAuthenticator(key_store, ttl=ttl, max_entries=max_entries)
 
 
 # ---- nothing secret leaks ------------------------------------------------------------------------
 
 
 async def test_no_key_digest_or_header_in_errors_or_logs(
-    auth: KeyAuthenticator, key_store: MemoryKeyStore, clock: HandClock
+    auth: ApiKeyAuthenticator, key_store: MemoryKeyStore, clock: HandClock
 ) -> None:
     with capture_logs() as logs:
         token = await create_api_key(key_store, "trivia-server", ["submit:trivia"])

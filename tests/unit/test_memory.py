@@ -8,7 +8,7 @@ import pytest
 
 from app.errors import RequestInFlight
 from app.services.memory import Recent, SharedLoads
-from app.services.submissions.in_flight import KeysInFlight
+from app.services.submissions.in_flight import IdempotencyKeysInFlight
 
 
 class Clock:
@@ -109,7 +109,7 @@ async def test_a_value_put_as_of_an_older_load_does_not_replace_a_newer_one() ->
 
 def test_a_key_in_flight_is_told_to_wait_about_what_the_first_has_left() -> None:
     now = [0.0]
-    keys = KeysInFlight(hold_s=10, clock=lambda: now[0])
+    keys = IdempotencyKeysInFlight(hold_s=10, clock=lambda: now[0])
     for i in range(40):  # this task's submissions take half a second
         with keys.claim(f"done-{i}"):
             now[0] += 0.5
@@ -119,7 +119,7 @@ def test_a_key_in_flight_is_told_to_wait_about_what_the_first_has_left() -> None
             pass
         assert told.value.retry_after == 1  # not the 10 s of the deadline
     # A first request far slower than usual is waited for, but never past the deadline.
-    slow = KeysInFlight(hold_s=10, clock=lambda: now[0])
+    slow = IdempotencyKeysInFlight(hold_s=10, clock=lambda: now[0])
     for i in range(40):
         with slow.claim(f"slow-{i}"):
             now[0] += 30

@@ -124,18 +124,18 @@ def test_a_place_falls_only_where_a_later_submission_can_put_the_player_behind(
 async def test_only_the_boards_of_strong_queries_read_their_counters_strongly() -> None:
     keys = [RankKey(score, score, f"p{score}", Order.DESC) for score in range(30)]
     top = keys[-1]  # nothing ahead in its bucket: a best board's query reads the slots ahead
-    index = MemoryIndex(LAYOUT, keys, grains={LAYOUT.fine_of(7): 0, LAYOUT.fine_of(top.score): 0})
+    index = MemoryIndex(LAYOUT, keys, grains={LAYOUT.slot_of(7): 0, LAYOUT.slot_of(top.score): 0})
     await rank_many(
         index,
         LAYOUT,
         [
-            RankQuery("latest-board", keys[7], tie_mark=0, strong=True),
+            RankQuery("latest-board", keys[7], tie_mark=0, consistent=True),
             RankQuery("best-board", top, tie_mark=0),
         ],
         cap=3,
     )
     by_board = {
-        board: {(what, strong) for what, b, strong in index.counter_reads if b == board}
+        board: {(what, consistent) for what, b, consistent in index.counter_reads if b == board}
         for board in ("latest-board", "best-board")
     }
     assert by_board["latest-board"] == {("coarse", True), ("fine", True), ("tie", True)}
@@ -149,13 +149,13 @@ class _ReadsApart:
     def __init__(self, before: MemoryIndex, after: MemoryIndex, fresh: set[str]) -> None:
         self.before, self.after, self.fresh = before, after, fresh
 
-    def _seen(self, what: str, strong: bool) -> MemoryIndex:
-        return self.after if strong or what in self.fresh else self.before
+    def _seen(self, what: str, consistent: bool) -> MemoryIndex:
+        return self.after if consistent or what in self.fresh else self.before
 
     async def coarse_counts(
-        self, board_id: str, *, strong: bool = False, recent: bool = False
+        self, board_id: str, *, consistent: bool = False, recent: bool = False
     ) -> Mapping[int, int]:
-        return await self._seen("coarse", strong).coarse_counts(board_id)
+        return await self._seen("coarse", consistent).coarse_counts(board_id)
 
     async def fine_counts(
         self,
@@ -164,10 +164,10 @@ class _ReadsApart:
         first: int,
         last: int,
         *,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> Mapping[int, int]:
-        return await self._seen("fine", strong).fine_counts(board_id, bucket, first, last)
+        return await self._seen("fine", consistent).fine_counts(board_id, bucket, first, last)
 
     async def count_keys(
         self, board_id: str, low: str, high: str, *, limit: int, exclude_player: str | None = None
@@ -182,7 +182,7 @@ class _ReadsApart:
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         return await self.after.tie_counts(slot, b_prefix, c_prefix=c_prefix)

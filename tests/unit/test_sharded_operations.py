@@ -89,7 +89,7 @@ async def test_the_reconciler_repairs_one_partition_and_reports_it_as_the_boards
     leaderboard, fakes = await _seeded()
     operations = leaderboard.operations
     damaged = player_partition(BOARD.board_id, "p05", SHARDS)
-    bucket, _ = LAYOUT.fine_of(SCORES["p05"])
+    bucket, _ = LAYOUT.slot_of(SCORES["p05"])
     fakes.table.coarse[(damaged, 0, bucket)] += 3
 
     dry = await operations.reconcile(BOARD, DEFINITION, apply=False)

@@ -90,7 +90,7 @@ class ShardedIndex:
         return 1 + sum(1 for k in self.keys if k.order < key.order and k.player_id != key.player_id)
 
     async def coarse_counts(
-        self, board_id: str, *, strong: bool = False, recent: bool = False
+        self, board_id: str, *, consistent: bool = False, recent: bool = False
     ) -> Mapping[int, int]:
         return await self.parts[board_id].coarse_counts(board_id)
 
@@ -101,7 +101,7 @@ class ShardedIndex:
         first: int,
         last: int,
         *,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> Mapping[int, int]:
         return await self.parts[board_id].fine_counts(board_id, bucket, first, last)
@@ -119,7 +119,7 @@ class ShardedIndex:
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         return await self.parts[slot[0]].tie_counts(slot, b_prefix, c_prefix=c_prefix)

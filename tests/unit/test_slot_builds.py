@@ -22,8 +22,8 @@ LAYOUT = BucketLayout(coarse=8, fine=3)
 def test_a_slot_s_range_holds_its_keys_and_no_other(
     score: int, other: int, at: int, order: Order
 ) -> None:
-    bucket, slot = LAYOUT.fine_of(score)
+    bucket, slot = LAYOUT.slot_of(score)
     low, high = slot_key_range(LAYOUT, bucket, slot, order)
     for s in (score, other):
         key = RankKey(s, at, "player-1", order).encode()
-        assert (low <= key <= high) == (LAYOUT.fine_of(s) == (bucket, slot)), (s, key, low, high)
+        assert (low <= key <= high) == (LAYOUT.slot_of(s) == (bucket, slot)), (s, key, low, high)

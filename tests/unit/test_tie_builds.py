@@ -94,7 +94,7 @@ class MemoryBoard:
             achieved_at_ms=at,
             player_id=player,
         )
-        slot = LAYOUT.fine_of(moved.key.score)
+        slot = LAYOUT.slot_of(moved.key.score)
         planned = plan_board_write(
             BOARD,
             held,
@@ -199,7 +199,7 @@ class MemoryBoard:
     # ---- RankReader: what a rank reads ----------------------------------------------------------
 
     async def coarse_counts(
-        self, board_id: str, *, strong: bool = False, recent: bool = False
+        self, board_id: str, *, consistent: bool = False, recent: bool = False
     ) -> Mapping[int, int]:
         totals: Counter[int] = Counter()
         for (bucket, _), n in self.fine.items():
@@ -213,7 +213,7 @@ class MemoryBoard:
         first: int,
         last: int,
         *,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> Mapping[int, int]:
         return {s: n for (b, s), n in self.fine.items() if b == bucket and first <= s <= last}
@@ -234,7 +234,7 @@ class MemoryBoard:
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         items = self.ties.get(slot[1:], {})
@@ -285,7 +285,7 @@ async def _build(board: MemoryBoard) -> None:
         standings=cast("StandingStore", board),
     )
     policy = RankingPolicy(LAYOUT, cap=CAP, build_group=GROUP, pass_gap_s=0)
-    slot = (BOARD.board_id, *LAYOUT.fine_of(500))
+    slot = (BOARD.board_id, *LAYOUT.slot_of(500))
     await build_slot_ties(stores, policy, SlotToBuild(slot, Order.DESC, expires_at=None))
 
 
@@ -334,10 +334,10 @@ async def test_a_build_overtaken_or_cut_short_anywhere_leaves_no_wrong_exact_ran
     await _checked(board)
 
     await _build(board)  # the next build makes every rank exact (all chunks cut to the group)
-    if (LAYOUT.fine_of(500)) in board.sealed:
-        slot = board.ties[LAYOUT.fine_of(500)]
+    if (LAYOUT.slot_of(500)) in board.sealed:
+        slot = board.ties[LAYOUT.slot_of(500)]
         assert (
             sum(n for k, n in slot.items() if k.startswith(LEVEL_A))
-            == board.fine[LAYOUT.fine_of(500)]
+            == board.fine[LAYOUT.slot_of(500)]
         )
     assert await _checked(board) == len(board.rows)

@@ -48,7 +48,7 @@ Slot = tuple[int, int]
 def _grains(keys: list[RankKey], group: int) -> dict[Slot, int]:
     slots: dict[Slot, list[RankKey]] = {}
     for key in keys:
-        slots.setdefault(LAYOUT.fine_of(key.score), []).append(key)
+        slots.setdefault(LAYOUT.slot_of(key.score), []).append(key)
     return {slot: choose_grain(ks, group=group) for slot, ks in slots.items() if len(ks) > group}
 
 
@@ -56,14 +56,14 @@ def _cuts(keys: list[RankKey], grains: dict[Slot, int], group: int) -> dict[Slot
     """Every crowded slot's cuts, as a build gives them: each chunk still over ``group``."""
     return {
         slot: choose_cuts(
-            [k for k in keys if LAYOUT.fine_of(k.score) == slot], grain, group=group, cuts={}
+            [k for k in keys if LAYOUT.slot_of(k.score) == slot], grain, group=group, cuts={}
         )
         for slot, grain in grains.items()
     }
 
 
 def _mark(key: RankKey, grains: dict[Slot, int], cuts: dict[Slot, dict[str, int]]) -> int | None:
-    slot = LAYOUT.fine_of(key.score)
+    slot = LAYOUT.slot_of(key.score)
     grain = grains.get(slot)
     return None if grain is None else mark_of(key, grain, cuts[slot])
 
@@ -107,7 +107,7 @@ async def test_a_row_left_out_of_the_tie_counts_gives_the_slot_s_range(
     if not grains:
         return
     (slot, grain), *_ = grains.items()
-    in_slot = [k for k in keys if LAYOUT.fine_of(k.score) == slot]
+    in_slot = [k for k in keys if LAYOUT.slot_of(k.score) == slot]
     left_out = data.draw(st.sampled_from(in_slot))
     index = MemoryIndex(LAYOUT, keys, grains=grains, uncounted=frozenset({left_out.player_id}))
     key = data.draw(st.sampled_from(in_slot))

@@ -291,7 +291,7 @@ async def test_a_snapshot_is_listed_and_an_erased_player_leaves_boards_and_snaps
 
 async def test_keys_are_issued_recognised_listed_and_revoked() -> None:
     service = _service()
-    keys = service.leaderboard.keys
+    keys = service.leaderboard.api_keys
     token = await keys.create("studio", ["submit:trivia"])
     principal = await keys.authenticate(f"Bearer {token}")
     assert principal.name == "studio"

@@ -3,7 +3,31 @@ from them. Every body is named here, where the routes import them from."""
 
 from __future__ import annotations
 
-from app.api.schemas.boards import (
+from app.api.schemas.common import (
+    Country,
+    DisplayName,
+    GameId,
+    Health,
+    Id,
+    Problem,
+    Score,
+    VariantId,
+    problem_responses,
+)
+from app.api.schemas.operations import (
+    CounterCellOut,
+    CounterDifferenceOut,
+    ErasureOut,
+    ReconcileReportOut,
+    RemovedOut,
+    SeedReportOut,
+    SnapshotEntryOut,
+    SnapshotListOut,
+    SnapshotOut,
+    SnapshotSummaryOut,
+    TieSlotOut,
+)
+from app.api.schemas.reads import (
     AroundEntryOut,
     AroundOut,
     BoardListOut,
@@ -22,42 +46,18 @@ from app.api.schemas.boards import (
     VariantBoardsOut,
     rank_out,
 )
-from app.api.schemas.common import (
-    Country,
-    DisplayName,
-    GameId,
-    Health,
-    Id,
-    Problem,
-    Score,
-    VariantId,
-    problem_responses,
+from app.api.schemas.scores import (
+    BoardOutcomeOut,
+    ScoreSubmission,
+    SubmitResponse,
 )
-from app.api.schemas.definitions import (
+from app.api.schemas.variants import (
     BoardDefinitionIn,
     BoardDefinitionOut,
     DefaultDefinitionOut,
     PeriodName,
     RetentionDays,
     VariantsOut,
-)
-from app.api.schemas.operations import (
-    CounterCellOut,
-    CounterDifferenceOut,
-    ErasureOut,
-    ReconcileReportOut,
-    RemovedOut,
-    SeedReportOut,
-    SnapshotEntryOut,
-    SnapshotListOut,
-    SnapshotOut,
-    SnapshotSummaryOut,
-    TieSlotOut,
-)
-from app.api.schemas.scores import (
-    BoardOutcomeOut,
-    ScoreSubmission,
-    SubmitResponse,
 )
 
 __all__ = [

@@ -19,18 +19,18 @@ from app.domain.clock import to_ms
 from app.domain.keys import is_valid_id
 from app.domain.principal import Principal
 from app.errors import InvalidInput
-from app.services.api_keys.auth import KeyAuthenticator
-from app.services.ports import KEY_ID_LENGTH, KeyStore, StoredKey
+from app.services.api_keys.auth import ApiKeyAuthenticator
+from app.services.ports import API_KEY_ID_LENGTH, ApiKeyStore, StoredApiKey
 
 log = structlog.get_logger(__name__)
 
-KeyKind = Literal["live", "test"]
+ApiKeyKind = Literal["live", "test"]
 
 _GAME_SCOPE = re.compile(r"^submit:(.+)$")
 
 
 @dataclass(frozen=True)
-class KeyInfo:
+class ApiKeyInfo:
     """What an operator sees of a key: never the digest, only its first characters."""
 
     name: str
@@ -40,7 +40,7 @@ class KeyInfo:
     revoked_at: str | None
 
     @classmethod
-    def of(cls, key: StoredKey) -> KeyInfo:
+    def of(cls, key: StoredApiKey) -> ApiKeyInfo:
         return cls(key.name, key.key_id, key.scopes, key.created_at, key.revoked_at)
 
 
@@ -82,11 +82,11 @@ def _now_ms() -> int:
 
 
 async def create_api_key(
-    store: KeyStore,
+    store: ApiKeyStore,
     name: str,
     scopes: Iterable[str],
     *,
-    kind: KeyKind = "live",
+    kind: ApiKeyKind = "live",
     now_ms: int | None = None,
 ) -> str:
     """Make a key for client ``name`` and return its plaintext, which is shown this once and kept
@@ -101,46 +101,48 @@ async def create_api_key(
 
 
 async def revoke_api_key(
-    store: KeyStore,
+    store: ApiKeyStore,
     name: str | None = None,
     *,
     key_id: str | None = None,
     now_ms: int | None = None,
-) -> list[KeyInfo]:
+) -> list[ApiKeyInfo]:
     """Revoke every key of ``name``, or the one key whose id (digest prefix, at least 8 hex
     characters) is ``key_id``. Returns what is now revoked."""
     if (name is None) == (key_id is None):
         raise InvalidInput("give either a key name or a key id")
-    if key_id is not None and not re.fullmatch(rf"[0-9a-f]{{{KEY_ID_LENGTH},64}}", key_id):
-        raise InvalidInput(f"a key id is {KEY_ID_LENGTH} to 64 lowercase hex characters")
+    if key_id is not None and not re.fullmatch(rf"[0-9a-f]{{{API_KEY_ID_LENGTH},64}}", key_id):
+        raise InvalidInput(f"a key id is {API_KEY_ID_LENGTH} to 64 lowercase hex characters")
     revoked_at_ms = _now_ms() if now_ms is None else now_ms
     revoked = await store.revoke(name=name, digest_prefix=key_id, revoked_at_ms=revoked_at_ms)
     log.info("api_key_revoked", names=sorted({key.name for key in revoked}), count=len(revoked))
-    return [KeyInfo.of(key) for key in revoked]
+    return [ApiKeyInfo.of(key) for key in revoked]
 
 
-async def list_api_keys(store: KeyStore) -> list[KeyInfo]:
+async def list_api_keys(store: ApiKeyStore) -> list[ApiKeyInfo]:
     """Every stored key, oldest first: names, ids, scopes, created and revoked times."""
     keys = await store.list_keys()
-    return [KeyInfo.of(key) for key in sorted(keys, key=lambda k: (k.created_at, k.name))]
+    return [ApiKeyInfo.of(key) for key in sorted(keys, key=lambda k: (k.created_at, k.name))]
 
 
 class ApiKeys:
     """The operator's keys in the store, and recognising a key on a request (the configured
-    ones, then the stored ones, remembered by ``KeyAuthenticator``)."""
+    ones, then the stored ones, remembered by ``ApiKeyAuthenticator``)."""
 
-    def __init__(self, store: KeyStore, authenticator: KeyAuthenticator) -> None:
+    def __init__(self, store: ApiKeyStore, authenticator: ApiKeyAuthenticator) -> None:
         self._store = store
         self.authenticator = authenticator
 
     async def authenticate(self, authorization: str | None) -> Principal:
         return await self.authenticator.authenticate(authorization)
 
-    async def create(self, name: str, scopes: Iterable[str], *, kind: KeyKind = "live") -> str:
+    async def create(self, name: str, scopes: Iterable[str], *, kind: ApiKeyKind = "live") -> str:
         return await create_api_key(self._store, name, scopes, kind=kind)
 
-    async def revoke(self, name: str | None = None, *, key_id: str | None = None) -> list[KeyInfo]:
+    async def revoke(
+        self, name: str | None = None, *, key_id: str | None = None
+    ) -> list[ApiKeyInfo]:
         return await revoke_api_key(self._store, name, key_id=key_id)
 
-    async def list(self) -> list[KeyInfo]:
+    async def list(self) -> list[ApiKeyInfo]:
         return await list_api_keys(self._store)

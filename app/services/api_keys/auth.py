@@ -1,6 +1,6 @@
 """Recognising an API key on a request.
 
-``KeyAuthenticator`` checks a bearer token against the configured keys first (from settings, as
+``ApiKeyAuthenticator`` checks a bearer token against the configured keys first (from settings, as
 SHA-256 digests), then the store, and remembers store answers, found or not, for a few seconds: a
 revocation takes effect on every task within that TTL, with no redeploy. Neither a key, nor its
 digest, nor the Authorization header ever goes into an error or a log line.
@@ -21,7 +21,7 @@ import structlog
 from app.domain.principal import Principal
 from app.errors import Unauthorized
 from app.services.memory import Recent
-from app.services.ports import KeyLookup
+from app.services.ports import ApiKeyLookup
 
 log = structlog.get_logger(__name__)
 
@@ -30,7 +30,7 @@ ISSUED_KEY = re.compile(r"^lb_(?:live|test)_[A-Za-z0-9_-]{43}$")
 _LONGEST_TOKEN = 512  # longer than any key anyone configures; refused before hashing
 
 
-class KeyAuthenticator:
+class ApiKeyAuthenticator:
     """Recognises bearer tokens: the configured keys (from settings), then the stored ones.
 
     Store answers are remembered for ``ttl`` seconds (default 10): found keys and, separately,
@@ -44,7 +44,7 @@ class KeyAuthenticator:
 
     def __init__(
         self,
-        store: KeyLookup,
+        store: ApiKeyLookup,
         *,
         configured: Sequence[tuple[str, Principal]] = (),
         ttl: float = 10.0,

@@ -177,7 +177,7 @@ class _Eraser:
                 # was throttled only on botocore's resend, its first send committed with the
                 # response lost (the resend's token would have said so, had it been answered).
                 return maybe_ours
-            bucket, slot = self._layout.fine_of(current.entry.score)
+            bucket, slot = self._layout.slot_of(current.entry.score)
             mark = current.tie_mark
             tie = None if mark is None else TiePlace.of(current.entry.key, mark)
             try:

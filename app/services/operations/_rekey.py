@@ -47,7 +47,7 @@ async def rekey_board(
     strays = [(pid, key) for pid, keys in zip(partitions, found, strict=True) for key in keys]
     if not apply or not strays:
         return RekeyReport(board_id, order, len(strays))
-    for pid, bucket, slot in sorted({(pid, *layout.fine_of(k.score)) for pid, k in strays}):
+    for pid, bucket, slot in sorted({(pid, *layout.slot_of(k.score)) for pid, k in strays}):
         await persist(functools.partial(stores.counters.unseal_ties, pid, bucket, slot))
     gate = asyncio.Semaphore(WRITE_CONCURRENCY)
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.services.ports.operations import (
-    KEY_ID_LENGTH,
+    API_KEY_ID_LENGTH,
+    ApiKeyLookup,
+    ApiKeyStore,
     BoardRegistrations,
     BoardRegistry,
     DefinitionStore,
-    KeyLookup,
-    KeyStore,
     Lease,
     LeaseStore,
     RegisteredBoard,
@@ -28,8 +28,8 @@ from app.services.ports.operations import (
     SnapshotReason,
     SnapshotStore,
     SnapshotSummary,
+    StoredApiKey,
     StoredDefinition,
-    StoredKey,
 )
 from app.services.ports.players import (
     COMPLETED,
@@ -108,13 +108,15 @@ class Stores:
     snapshots: SnapshotStore
     registry: BoardRegistry
     definitions: DefinitionStore
-    keys: KeyStore
+    api_keys: ApiKeyStore
     tables: TableAdmin
 
 
 __all__ = [
+    "API_KEY_ID_LENGTH",
     "COMPLETED",
-    "KEY_ID_LENGTH",
+    "ApiKeyLookup",
+    "ApiKeyStore",
     "BoardIndex",
     "BoardRegistrations",
     "BoardRegistry",
@@ -125,8 +127,6 @@ __all__ = [
     "ErasureMarks",
     "FineItem",
     "IndexedKey",
-    "KeyLookup",
-    "KeyStore",
     "Lease",
     "LeaseStore",
     "Membership",
@@ -148,9 +148,9 @@ __all__ = [
     "SnapshotSummary",
     "StandingStore",
     "StandingsPage",
+    "StoredApiKey",
     "StoredCounters",
     "StoredDefinition",
-    "StoredKey",
     "StoredTies",
     "Stores",
     "SubmissionState",

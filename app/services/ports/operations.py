@@ -191,12 +191,12 @@ class DefinitionStore(Protocol):
 
 # ---- API keys -----------------------------------------------------------------------------------
 
-KEY_ID_LENGTH = 8
+API_KEY_ID_LENGTH = 8
 """Hex characters of the digest shown in listings: enough to tell keys apart, useless to an attacker."""
 
 
 @dataclass(frozen=True)
-class StoredKey:
+class StoredApiKey:
     """A key as the store holds it. ``digest`` is the SHA-256 hex digest of the plaintext."""
 
     digest: str
@@ -207,26 +207,26 @@ class StoredKey:
 
     @property
     def key_id(self) -> str:
-        return self.digest[:KEY_ID_LENGTH]
+        return self.digest[:API_KEY_ID_LENGTH]
 
     @property
     def principal(self) -> Principal:
         return Principal(self.name, frozenset(self.scopes))
 
 
-class KeyLookup(Protocol):
+class ApiKeyLookup(Protocol):
     """What authentication needs of the store."""
 
-    async def get(self, digest: str) -> StoredKey | None:
+    async def get(self, digest: str) -> StoredApiKey | None:
         """The key with this digest, revoked or not; ``None`` if there is none."""
 
 
-class KeyStore(KeyLookup, Protocol):
+class ApiKeyStore(ApiKeyLookup, Protocol):
     """What the operator tools need of the store."""
 
     async def create_key(
         self, digest: str, name: str, scopes: Sequence[str], *, created_at_ms: int | None = None
-    ) -> StoredKey: ...
+    ) -> StoredApiKey: ...
 
     async def revoke(
         self,
@@ -234,9 +234,9 @@ class KeyStore(KeyLookup, Protocol):
         name: str | None = None,
         digest_prefix: str | None = None,
         revoked_at_ms: int | None = None,
-    ) -> list[StoredKey]:
+    ) -> list[StoredApiKey]:
         """Revoke every key of ``name``, or the one key whose digest starts with
         ``digest_prefix``; keys already revoked keep their time. Raises ``NotFound`` when nothing
         matches and ``InvalidInput`` when a prefix matches several keys."""
 
-    async def list_keys(self) -> list[StoredKey]: ...
+    async def list_keys(self) -> list[StoredApiKey]: ...

@@ -18,14 +18,14 @@ SlotAddress = tuple[str, int, int]
 
 
 class RankReader(Protocol):
-    """What the rank code reads: the histogram and a capped count of index keys. ``strong`` reads
+    """What the rank code reads: the histogram and a capped count of index keys. ``consistent`` reads
     the counters strongly (twice the read units): as of every write committed before the read.
     ``recent``: counts of up to a second ago will do (a shard of a sharded board other than the
     asking player's): a reader that keeps a summary of hot boards may answer from it
     (``app.services.ranking.summary``); others read as ever."""
 
     async def coarse_counts(
-        self, board_id: str, *, strong: bool = False, recent: bool = False
+        self, board_id: str, *, consistent: bool = False, recent: bool = False
     ) -> Mapping[int, int]:
         """Players per coarse bucket (summed over shards); absent buckets are empty.
         ``CountsIncomplete`` while the board's counters are marked part-written: no rank is
@@ -38,7 +38,7 @@ class RankReader(Protocol):
         first: int,
         last: int,
         *,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> Mapping[int, int]:
         """Players per fine slot ``first..last`` (inclusive) of coarse ``bucket``."""
@@ -55,7 +55,7 @@ class RankReader(Protocol):
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         """A crowded slot's level-A counts and seal, its level-B counts under ``b_prefix``, and

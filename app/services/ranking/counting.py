@@ -65,7 +65,7 @@ async def count_board(
     async for page in index.board_keys(partition, page_size=policy.page_size):
         for found in page:
             key = found.key
-            bucket, slot = layout.fine_of(key.score)
+            bucket, slot = layout.slot_of(key.score)
             coarse[bucket] += 1
             fine[(bucket, slot)] += 1
             total += 1

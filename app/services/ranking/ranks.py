@@ -21,7 +21,7 @@ from app.domain.ranks import (
     fine_spans,
     plan_rank,
     rank_from_reads,
-    reads_strongly,
+    reads_consistently,
     shard_queries,
     span_of,
 )
@@ -67,17 +67,19 @@ async def _rank_parts(
     plans = [plan_rank(layout, query) for query in queries]
     boards = sorted({p.query.board_id for p in plans})
     spans = fine_spans(plans)
-    strong = {p.query.board_id for p in plans if reads_strongly(p)}
+    consistent = {p.query.board_id for p in plans if reads_consistently(p)}
     # Another shard than every asking player's: a summary of a moment ago will do.
     recent = {p.query.board_id for p in plans} - {
         p.query.board_id for p in plans if not p.query.elsewhere
     }
     coarse_reads = [
-        reader.coarse_counts(board, strong=board in strong, recent=board in recent)
+        reader.coarse_counts(board, consistent=board in consistent, recent=board in recent)
         for board in boards
     ]
     fine_reads = [
-        reader.fine_counts(board, bucket, lo, hi, strong=board in strong, recent=board in recent)
+        reader.fine_counts(
+            board, bucket, lo, hi, consistent=board in consistent, recent=board in recent
+        )
         for board, bucket, lo, hi in spans
     ]
     count_reads = [
@@ -95,7 +97,7 @@ async def _rank_parts(
             (p.query.board_id, p.bucket, p.slot),
             p.tie.b_prefix,
             c_prefix=None if p.tie.cut is None else p.tie.c_prefix,
-            strong=p.query.board_id in strong,
+            consistent=p.query.board_id in consistent,
             recent=p.query.board_id in recent,
         )
         for p in plans
@@ -125,7 +127,7 @@ def _marked(reader: RankReader, layout: BucketLayout, query: RankQuery) -> RankQ
     only)."""
     if not query.elsewhere or query.tie_mark is not None:
         return query
-    held = reader.crowded_slot_held((query.board_id, *layout.fine_of(query.key.score)))
+    held = reader.crowded_slot_held((query.board_id, *layout.slot_of(query.key.score)))
     return _counted_in(query, held) or query
 
 
@@ -158,7 +160,7 @@ async def _in_crowded_slots(
         return parts
     found = await asyncio.gather(
         *(
-            reader.crowded_slot((queries[i].board_id, *layout.fine_of(queries[i].key.score)))
+            reader.crowded_slot((queries[i].board_id, *layout.slot_of(queries[i].key.score)))
             for i in crowded
         )
     )

@@ -29,7 +29,7 @@ PAGE_SIZE = 1_000
 
 def slot_key_range(layout: BucketLayout, bucket: int, slot: int, order: Order) -> tuple[str, str]:
     """The first and last possible encoded rank keys of a fine slot's scores, best first."""
-    low, high = layout.fine_bounds(bucket, slot)  # scores low..high-1
+    low, high = layout.slot_bounds(bucket, slot)  # scores low..high-1
     best, worst = (low, high - 1) if order is Order.ASC else (high - 1, low)
     last = score_prefix(worst, order)
     return score_prefix(best, order), last[:-1] + chr(ord(last[-1]) + 1)
@@ -150,7 +150,7 @@ class SlotBuilds:
         ``expires_at`` is the board's (``board_expiry_s`` of the logical board)."""
         if self._policy.build_group is None:
             return
-        at = (board_id, *self._policy.layout.fine_of(key.score))
+        at = (board_id, *self._policy.layout.slot_of(key.score))
         if at in self._tried:
             return
         self._tried.put(at, None)

@@ -103,10 +103,10 @@ class HotBoards:
         )
 
     async def coarse_counts(
-        self, board_id: str, *, strong: bool = False, recent: bool = False
+        self, board_id: str, *, consistent: bool = False, recent: bool = False
     ) -> Mapping[int, int]:
         if not recent:
-            return await self._live.coarse_counts(board_id, strong=strong)
+            return await self._live.coarse_counts(board_id, consistent=consistent)
         return await self._coarse.get(board_id, lambda: self._live.coarse_counts(board_id))
 
     async def fine_counts(
@@ -116,14 +116,16 @@ class HotBoards:
         first: int,
         last: int,
         *,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> Mapping[int, int]:
         if not recent:
-            return await self._live.fine_counts(board_id, bucket, first, last, strong=strong)
+            return await self._live.fine_counts(
+                board_id, bucket, first, last, consistent=consistent
+            )
         whole = await self._fine.get(
             (board_id, bucket),
-            lambda: self._live.fine_counts(board_id, bucket, 0, self._layout.slices(bucket) - 1),
+            lambda: self._live.fine_counts(board_id, bucket, 0, self._layout.slots_in(bucket) - 1),
         )
         return {slot: n for slot, n in whole.items() if first <= slot <= last}
 
@@ -140,11 +142,13 @@ class HotBoards:
         b_prefix: str,
         *,
         c_prefix: str | None = None,
-        strong: bool = False,
+        consistent: bool = False,
         recent: bool = False,
     ) -> TieCounts:
         if not recent or self._ties is None:
-            return await self._live.tie_counts(slot, b_prefix, c_prefix=c_prefix, strong=strong)
+            return await self._live.tie_counts(
+                slot, b_prefix, c_prefix=c_prefix, consistent=consistent
+            )
         found = await self._slot(self._ties, slot)
         return TieCounts.within(found.counts, b_prefix, c_prefix=c_prefix, sealed=found.sealed)
 

@@ -81,7 +81,7 @@ def _query(board: Board, definition: BoardDefinition, standing: Standing) -> Ran
         board.board_id,
         standing.entry.key,
         tie_mark=standing.tie_mark,
-        strong=definition.places_fall,
+        consistent=definition.places_fall,
         shards=definition.shards,
     )
 

@@ -56,7 +56,7 @@ async def define_variant(
     its lease: none can be writing); checks the boards strongly; puts the definition; and keeps
     the leases ``policy.after_s``, letting a submission under the new definition through."""
     if change.fixed:
-        await _refuse_if_holding(stores, change, strong=False)
+        await _refuse_if_holding(stores, change, consistent=False)
     if not change.fixed or policy is None:
         return await stores.definitions.put_definition(change.game, change.variant, change.wanted)
     game, variant = change.game, change.variant
@@ -66,7 +66,7 @@ async def define_variant(
     try:
         if await stores.registry.registered_boards(prefix=f"{game}#{variant}#"):
             await _wait_out(policy.grace_s, progress)
-        await _refuse_if_holding(stores, change, strong=True, boards=boards)
+        await _refuse_if_holding(stores, change, consistent=True, boards=boards)
         stored = await stores.definitions.put_definition(game, variant, change.wanted)
     except BaseException:
         await _let_go(stores.leases, boards, holder)
@@ -115,16 +115,16 @@ async def _let_go(leases: LeaseStore, boards: Sequence[str], holder: str) -> Non
 
 
 async def _refuse_if_holding(
-    stores: Stores, change: Change, *, strong: bool, boards: Sequence[str] = ()
+    stores: Stores, change: Change, *, consistent: bool, boards: Sequence[str] = ()
 ) -> None:
     """``Conflict`` where a board of the variant holds an entry, so its changed fields cannot
-    change: on the index (a quick check first), or, ``strong``, by the counters of ``boards``
+    change: on the index (a quick check first), or, ``consistent``, by the counters of ``boards``
     read strongly, each partition of each under the current definition's shards (a
     submission's row and its counters land in one transaction; counters part-written count as
     holding)."""
     holding = await boards_with_entries(stores, change)
     current = change.current.definition
-    if strong:
+    if consistent:
         partitions = [
             (b, partition)
             for b in boards

@@ -37,7 +37,7 @@ from app.services.submissions._submit import (
     write_submission,
 )
 from app.services.submissions.admission import BoardAdmission
-from app.services.submissions.in_flight import KeysInFlight, SeenLeases
+from app.services.submissions.in_flight import IdempotencyKeysInFlight, SeenLeases
 
 
 class Submissions:
@@ -52,7 +52,7 @@ class Submissions:
         self._policy = policy
         self._definitions = definitions
         self._ranking = ranking
-        self._keys_in_flight = KeysInFlight(hold_s=policy.in_flight_s)
+        self._keys_in_flight = IdempotencyKeysInFlight(hold_s=policy.in_flight_s)
         self._seen_leases = SeenLeases(ttl_s=policy.lease_cache_s)
         self._registrar = BoardRegistrar(stores.registry)
         self._admission = BoardAdmission(

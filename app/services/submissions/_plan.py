@@ -25,7 +25,7 @@ async def with_ranks(
     Asked before the write, of the counters as they stand: after the move the player is at
     ``key``; before it, at ``previous_key`` (nowhere, for a new player)."""
     queries: list[RankQuery] = []
-    strong, shards = definition.places_fall, definition.shards
+    consistent, shards = definition.places_fall, definition.shards
     for p in planned:
         board_id = p.outcome.board_id
         if p.previous_key is None:
@@ -38,7 +38,7 @@ async def with_ranks(
                     board_id,
                     p.key,
                     tie_mark=p.previous_tie_mark,
-                    strong=strong,
+                    consistent=consistent,
                     shards=shards,
                 )
             )
@@ -50,7 +50,7 @@ async def with_ranks(
                     counted_at=p.previous_key,
                     tie_mark=p.tie_mark,
                     counted_mark=p.previous_tie_mark,
-                    strong=strong,
+                    consistent=consistent,
                     shards=shards,
                 )
             )
@@ -59,7 +59,7 @@ async def with_ranks(
                     board_id,
                     p.previous_key,
                     tie_mark=p.previous_tie_mark,
-                    strong=strong,
+                    consistent=consistent,
                     shards=shards,
                 )
             )

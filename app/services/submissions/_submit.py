@@ -301,7 +301,7 @@ class _Writer:
             ) from None
 
     def _slot(self, board: Board, key: RankKey) -> SlotAddress:
-        return (self._rows[board.board_id], *self._policy.layout.fine_of(key.score))
+        return (self._rows[board.board_id], *self._policy.layout.slot_of(key.score))
 
     async def _grains(
         self, state: SubmissionState, moves: list[tuple[Board, Move]]

@@ -14,7 +14,7 @@ from app.services.memory import Recent
 from app.services.ports import Lease
 
 
-class KeysInFlight:
+class IdempotencyKeysInFlight:
     """The Idempotency-Keys this process is working on, each until its request ends: a second
     request with one of them is told to wait (409), not run a second time beside the first, for
     about what the first has left: the time this process's submissions take (a moving average),

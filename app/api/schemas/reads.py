@@ -11,7 +11,7 @@ from pydantic.alias_generators import to_camel
 from app.api.schemas.common import (
     CamelModel,
 )
-from app.api.schemas.definitions import ScoreFormatName
+from app.api.schemas.variants import ScoreFormatName
 from app.domain.clock import iso_ms
 from app.domain.models import Entry
 from app.domain.ranks import ExactRank, Rank
