@@ -46,18 +46,13 @@ class _Window:
 
 
 class AdaptiveLimit:
-    """A concurrency limit that follows the backend's observed latency toward ``target_s``.
-
-    Little's law: a backend answering ``n`` requests at once in ``latency`` seconds each answers
-    ``n / latency`` a second, so ``n * target / latency`` at once keeps each within the target.
-    The limit moves only in a window (half a second) where it was reached: a task under it
-    learns nothing of what its backend could take. Then the latency is the slower kind's mean
-    (reads, writes), counting requests still running past the target at their age so far: over
-    the target, the limit moves at once halfway down to that figure; under it, it grows by its
-    square root, at most once a round trip (the window, or the recent latency if longer), and
-    only while every kind's recent latency and every request's age are within the target, so
-    that each step is measured before the next. The clock is given, so tests drive it.
-    """
+    """A concurrency limit that follows the backend's latency toward ``target_s`` (Little's law:
+    ``n`` at once answered in ``latency`` each means ``n * target / latency`` at once fit). It
+    moves only in a half-second window where it was reached. The latency is the slower kind's
+    mean (reads, writes), counting requests past the target at their age: over the target the
+    limit moves at once halfway down to that figure; under it, it grows by its square root, at
+    most once a round trip and only while every recent latency and age is within the target
+    (decision 0030). The clock is given, so tests drive it."""
 
     def __init__(
         self, *, target_s: float, initial: int, clock: Callable[[], float] = time.monotonic

@@ -19,20 +19,13 @@ Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
 class StrictQueryRoute(APIRoute):
-    """The route checks the query itself, before FastAPI solves any of its dependencies, so it is
-    the first refusal a request meets; and a request with no query costs one test of its query
-    string, where an app-wide dependency would be solved on every request of every route
-    (decision 0023).
-
-    Every router of the service is made with ``route_class=StrictQueryRoute``, and so is the
-    app's own (``app.router.route_class``). ``tests/api/test_bad_input.py`` sends every operation
-    of the OpenAPI document, the viewer page and ``/docs`` an unknown parameter; a route left out
-    of the schema would need adding there.
-
-    The names known are the route's own and its router's dependencies' (``self.dependant``).
-    FastAPI adds the dependencies given to ``include_router`` or to ``FastAPI(...)`` to an
-    included route's handler only: the service gives none, and one that read a query parameter
-    would see that parameter refused here until it is added to ``known``."""
+    """The route checks the query itself, before FastAPI solves any dependency: the first refusal
+    a request meets, and one test of the query string for a request without one (decision 0023).
+    Every router of the service, and the app's own, is made with it; ``tests/api/
+    test_bad_input.py`` sends every documented operation, the viewer and ``/docs`` an unknown
+    parameter. The names known are the route's own and its router's dependencies'
+    (``self.dependant``): a dependency given to ``include_router`` or ``FastAPI(...)`` that read
+    a query parameter would see it refused here until added to ``known``."""
 
     def get_route_handler(self) -> Handler:
         handler = super().get_route_handler()

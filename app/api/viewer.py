@@ -1,17 +1,11 @@
 """The board viewer, at ``/``: a static page (``app/web/static``) whose script reads the public API
-as any client would, served by the service itself with its assets under ``/viewer``: nothing from
-a CDN, no build step.
+as any client would, served with its assets under ``/viewer`` (no CDN, no build step), each under
+a strict Content-Security-Policy (this origin only, no inline script or style, no frames) and
+``no-cache`` (a browser revalidates by ETag and sees a deploy at once).
 
-Every response carries a strict Content-Security-Policy (scripts, styles and requests to this
-origin only, no inline script or style, no frames), so a display name cannot become markup that
-runs. Nothing is fingerprinted, so each file is ``no-cache``: a browser revalidates it (a 304 for
-the assets, by their ETag) and sees a new version the moment it is deployed.
-
-One of the viewer's files is made here rather than kept in ``app/web/static``: ``words.json``, the
-words for how a board ranks and what its scores are, taken at start from the enums that define
-them (``Order``, ``Operator``, ``ScoreFormat``: their ``words`` and ``score_name``), so that the
-page holds no words of its own for them. It is a file of the page, like the others, not part of
-the API: its document, and every response of the API, stay as they are.
+One file is made here: ``words.json``, the words for how a board ranks and what its scores are,
+from the enums that define them (``Order``, ``Operator``, ``ScoreFormat``), so the page holds none
+of its own. It is a file of the page, not part of the API.
 """
 
 from __future__ import annotations

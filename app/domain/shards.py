@@ -1,14 +1,11 @@
 """Sharded boards: one board's index partition spread over ``shards`` partition keys.
 
-A board of ``shards`` = 1 is one RankIndex partition, keyed by its board id, as every board was
-before boards could be sharded. A board of ``shards`` = k > 1 keeps each player's row, and so their
-index entry, under one of k *partition ids* (``<board>#s<shard:02d>``), chosen by a stable hash of
-the player id: the same player always lands on the same shard, on every task and after every
-restart. Each partition id has its own counters and tie counters (``app.domain.storage_keys``), so
-no item and no partition key takes more than about 1/k of the board's writes.
-
-Reads merge the k partitions back into one board: the top page best-first across them, a rank as
-1 plus the players ahead on every shard (docs/scale.md).
+A board of one shard is one RankIndex partition, keyed by its board id. A board of k > 1 keeps
+each player's row (and index entry) under one of k *partition ids* (``<board>#s<shard:02d>``) by a
+stable hash of the player id, each with its own counters and tie counters, so no item and no
+partition key takes more than about 1/k of the board's writes. Reads merge the k partitions back
+into one board: the top page best-first across them, a rank as 1 plus the players ahead on every
+shard (docs/scale.md).
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ def _ranking(definition: BoardDefinition) -> str:
 @dataclass(frozen=True)
 class RedefinePolicy:
     """How a change of a variant's order, operator or shards keeps the submissions under the old
-    definition out (``app.services.rules.held.define_boards``)."""
+    definition out (``app.services.rules._define``)."""
 
     grace_s: float
     """How long the boards are held before they are checked: every submission that read the old

@@ -55,26 +55,14 @@ class CounterChanges:
 
 
 class CounterItems(TieItems):
-    """The counter items of every board of a table:
-
-    - a coarse counter: ``hist#<board>#c<shard>`` / ``<bucket:04d>``, attribute ``n``; a board's
-      coarse counters are spread over shards (several partition keys, so they do not cap a
-      board's writes), each write picks a shard of its process's share (``item_locks.ItemLocks``),
-      and a count is the sum over shards;
-    - a fine counter: ``hist#<board>#f<bucket:04d>`` / ``<slot:04d>``, attribute ``n``;
-    - a crowded slot's tie counters, in a partition of their own (``app.store.ties``, whose
-      ``TieItems`` this class extends);
-    - the board's mark of counters part-written, ``hist#<board>#c0`` / ``incomplete``: set by a
-      seed or a counter rebuild before its first write and deleted once every counter is written,
-      it sits in the first coarse shard's partition, so every rank and player count reads it with
-      the counters, at no extra call, and gets ``CountsIncomplete`` while it is there.
-
-    Counters change by relative updates (``ADD n``) inside the transaction that changes a row
-    (``CounterChanges``, used by the standings module for submissions and erasures alike), and are
-    set outright, conditioned on the value read, by the reconciler and the seeder. Such a write
-    leaves its own id (``setBy``) on the item, so that when botocore resends it after a lost
-    answer, and the resend fails its condition, the write knows the item as its own. Day and week
-    counters carry their board's ``expiresAt``."""
+    """A board's counter items: coarse, ``hist#<board>#c<counter shard>`` / ``<bucket:04d>``
+    (spread over counter shards, each write on one of its process's share, a count their sum);
+    fine, ``hist#<board>#f<bucket:04d>`` / ``<slot:04d>``; crowded slots' tie counters
+    (``TieItems``); and the mark of counters part-written (``hist#<board>#c0`` / ``incomplete``,
+    read with every rank, ``CountsIncomplete`` while there). Counters move by ``ADD`` in the
+    transaction that changes a row (``CounterChanges``), and are set outright, conditioned on the
+    value read, by the reconciler and the seeder, leaving their id (``setBy``) so that a resend
+    after a lost answer knows the item as its own. Day and week counters carry ``expiresAt``."""
 
     def __init__(self, dynamo: Dynamo, *, table: str, shards: int, locks: ItemLocks) -> None:
         super().__init__(dynamo, table=table)

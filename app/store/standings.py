@@ -65,18 +65,13 @@ def _seed_condition(operator: Operator) -> str | None:
 
 
 class StandingItems:
-    """A row holds ``rankKey``, ``version`` (bumped on every write, so a write conditioned on the
-    version read fails if anything wrote in between), ``displayName``, ``country``,
-    ``metadata``, ``lastPlayedAt``, ``context`` and ``expiresAt`` (day and week boards).
-
-    A row changes together with its counters, in one transaction: a submission's put
-    (``row_put``, in the submission's transaction: ``app.store.submissions``) and an erasure's
-    delete (``delete_standing``, which also checks that no seeding lease holds the board). A
-    seeded row is one UpdateItem, conditioned by the board's operator (``best``: only a better
-    key; ``latest``: only a later ``achievedMs``; ``sum``: the seed sets the total); it bumps
-    ``version``, removes what the last submission left, which described the old value, and names
-    its seed (``seededBy``), so that botocore's resend of it after a lost answer is told as this
-    seed's own write."""
+    """A row holds ``rankKey``, ``version`` (bumped on every write: a write conditioned on it fails
+    if anything wrote in between), ``displayName``, ``country``, ``metadata``, ``lastPlayedAt``,
+    ``context`` and ``expiresAt``. It changes with its counters in one transaction: a submission's
+    put (``row_put``) and an erasure's delete (``delete_standing``, which checks no seeding lease
+    holds the board). A seeded row is one UpdateItem conditioned by the board's operator; it bumps
+    ``version``, drops what the last submission left, and names its seed (``seededBy``), so that a
+    resend after a lost answer is told as its own."""
 
     def __init__(self, dynamo: Dynamo, *, table: str, counters: CounterItems) -> None:
         self._dynamo = dynamo

@@ -152,3 +152,21 @@ def test_every_docs_file_a_page_names_exists() -> None:
         if not (REPO / name).exists()
     ]
     assert missing == []
+
+
+CODE = re.compile(r"(?<![\w/.-])(?:app|tests|bench|tools|infra|clients)/[\w./-]+\.(?:py|js|ts)\b")
+SERVICES = re.compile(r"(?<![\w/.-])services/[\w./-]+\.py\b")
+"""A module named from the services folder, as the docs name them for short."""
+
+
+def test_every_module_a_page_names_exists() -> None:
+    """A module moved or renamed leaves no page naming its old path (decision records and
+    experiment logs, never edited, name what was there then)."""
+    missing = [
+        f"{page.relative_to(REPO)}: {named}"
+        for page in pages()
+        for text in [page.read_text(encoding="utf-8")]
+        for named in [*CODE.findall(text), *(f"app/{s}" for s in SERVICES.findall(text))]
+        if not (REPO / named).exists()
+    ]
+    assert missing == [], "\n".join(missing)

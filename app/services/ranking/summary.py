@@ -1,19 +1,10 @@
-"""A task's summary of its hot boards: what a whole show asks at once, read once a second.
-
-A sharded board (``shards`` above 1) is a hot board by its definition. Of each, a task reads at
-most once every ``ttl_s`` (one read at a time per item; every caller that asks meanwhile shares
-it): each partition's coarse counts, the fine counts of each bucket asked about (the whole bucket),
-and the top of the board. They serve
-
-- in every rank and rankDelta, the counts of the shards other than the asking player's: a rank
-  then costs the reads of the player's own shard, as on any board, and one capped COUNT of the
-  index on each other shard;
-- the page's player count (every partition's coarse counts, summed);
-- the board's first page, of up to ``TOP`` entries, with the moment it was read.
-
-The player's own shard is always read live: their last write is in every answer they get. An
-answer built on the summary is exact as of the moments of its reads, the summary's at most
-``ttl_s`` (and the time a read takes) ago: docs/ranking.md says what that can miss.
+"""A task's summary of its hot boards (sharded ones): what a whole show asks at once, read at most
+once every ``ttl_s`` per item (callers meanwhile share the read): each partition's coarse counts,
+the fine counts of each bucket asked about, crowded slots' tie counters and the board's top. They
+serve the counts of the shards other than the asking player's in every rank (which then costs the
+player's own shard's reads and a capped COUNT on each other shard), the page's player count and
+the first page. The player's own shard is always read live: their last write is in every answer
+they get; the rest is exact as of the summary's reads (docs/ranking.md says what that can miss).
 """
 
 from __future__ import annotations

@@ -59,23 +59,13 @@ class Resolved:
 
 
 class Definitions:
-    """Answers "how does this board rank" for every request from a per-process memory, so a
-    board's requests do not read its definition each time; a change reaches every task within
-    ``ttl_s`` (10 s by default).
-
-    One mechanism keeps that memory fresh ahead of use, so that no request waits for a definition
-    in the common case: the games in use (preloaded at start-up, defined on this task, submitted
-    to, or holding a defined variant, each until ``KEEP_S`` without a request) are read again
-    every ``BACKGROUND_EVERY`` of ``ttl_s`` in the background (``refresh_games``, one Query a
-    game). At start-up the service holds the definition of every variant that has boards
-    (``preload``) before it says it is ready.
-
-    Any other variant (a game with no boards when the task started, defined on another task, or
-    one held past ``ttl_s``) is read when a request asks: one GetItem, shared by the requests that
-    ask meanwhile, which a read waits for and a submission sends beside its own first read
-    (``app.services.submissions``). A variant with no definition follows the service's default
-    definition; with ``refuse``, an undefined variant is a 404 for reads and a 422 for
-    submissions, so a typo in a game name is not an empty board."""
+    """Answers "how does this board rank" for every request from a per-process memory; a change
+    reaches every task within ``ttl_s`` (10 s by default). The games in use (preloaded, defined
+    here, submitted to, or holding a defined variant, each until ``KEEP_S`` without a request) are
+    read again in the background every ``BACKGROUND_EVERY`` of ``ttl_s``, one Query a game, so no
+    request waits in the common case; any other variant is read when a request asks (one GetItem,
+    shared by those asking meanwhile). A variant with no definition follows the default; with
+    ``refuse``, an undefined variant is a 404 for reads and a 422 for submissions."""
 
     def __init__(
         self,

@@ -107,20 +107,13 @@ async def write_submission(
     ask: SubmitAsk,
     confirm: Callable[[], Awaitable[BoardDefinition]] | None = None,
 ) -> SubmitResult:
-    """Write one submission to every board of its period set: three round trips with
-    ``rankDelta``, two without (docs/architecture.md walks through every call).
-
-    1. one read of all it decides on: the idempotency record, the player's row and the seeding
-       lease of each board, the player's erasure mark (a replay, a reused key, a held board or a
-       player being erased is answered from it);
-    2. with ``rankDelta``, the ranks before and after the move, from the counters as they stand;
-    3. one transaction: the record with its response, every board's row conditioned on the
-       version read, and their counters; cancelled, it is read again and retried, bounded. All of
-       it lands or none of it does.
-
-    ``confirm``: where the task holds no definition of the variant, ``ask.definition`` is a guess,
-    its read goes out beside the first round trip, and ``GuessedWrong`` is raised, before anything
-    is written, where it differs."""
+    """Write one submission to every board of its period set, in three round trips with
+    ``rankDelta`` (two without; docs/architecture.md walks through them): one read of all it
+    decides on (record, rows, leases, erasure mark: a replay, a reused key, a held board or a
+    player being erased is answered from it); the ranks before and after the move; one
+    transaction, read again and retried when cancelled. All of it lands or none of it does.
+    ``confirm``: ``ask.definition`` is a guess, its read goes out beside the first round trip,
+    and ``GuessedWrong`` is raised before anything is written where it differs."""
     return await _Writer(stores, policy, ranking, leases, ask).run(confirm=confirm)
 
 
