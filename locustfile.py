@@ -428,14 +428,15 @@ class Outcomes:
 
 def _report_outcomes(environment: Environment, **_: Any) -> None:
     """At the end of a run (standalone or on the master, which holds every worker's figures),
-    throughput, shed rate and the latency of what was let in, each on its own line."""
+    throughput, shed rate and the latency of what was let in, each on its own line. Reported once
+    the runner has stopped every user, so the figures are final (those of `--json-file`)."""
     if isinstance(environment.runner, WorkerRunner) or environment.stats is None:
         return
     for line in Outcomes.of(environment.stats).lines():
         log.info("outcome: %s", line)
 
 
-events.quitting.add_listener(_report_outcomes)  # type: ignore[no-untyped-call]
+events.test_stop.add_listener(_report_outcomes)  # type: ignore[no-untyped-call]
 
 
 class Player(LeaderboardClient):
