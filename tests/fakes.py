@@ -19,7 +19,7 @@ from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing
 from app.domain.seed_file import SeedRow
-from app.domain.shards import board_of_partition, player_partition
+from app.domain.shards import board_of_partition, is_shard_partition, player_partition
 from app.domain.ties import LEVEL_A, SlotTies, TieCounts, mark_of, tie_counts
 from app.errors import (
     ConditionFailed,
@@ -186,6 +186,8 @@ class _Changes:
     coarse: dict[tuple[str, int, int], int] = field(default_factory=dict)
     fine: dict[tuple[str, int, int], int] = field(default_factory=dict)
     ties: dict[tuple[SlotKey, str], int] = field(default_factory=dict)
+    versions: set[tuple[str, int, int]] = field(default_factory=set)
+    """Coarse items whose version a row's arrival moves (``ADD v 1``)."""
 
     def __len__(self) -> int:
         return len(self.coarse) + len(self.fine) + len(self.ties)
@@ -247,6 +249,7 @@ class MemoryBoards:
         self.strays: set[tuple[str, str]] = set()
         """``(player, sort key)`` of rows of no known kind in a player's partition."""
         self.coarse: dict[tuple[str, int, int], int] = {}
+        self.versions: dict[tuple[str, int, int], int] = {}
         """``(board, shard, bucket)``: coarse counter items (an item at 0 is still an item)."""
         self.fine: dict[tuple[str, int, int], int] = {}
         """``(board, bucket, slot)``: fine counter items."""
@@ -305,11 +308,16 @@ class MemoryBoards:
                 for sort_key in change.tie.sort_keys:
                     ties[((board_id, change.bucket, change.slot), sort_key)] += change.delta
         changes = _Changes()
+        arrived = (
+            {c.bucket for c in deltas if c.delta > 0} if is_shard_partition(board_id) else set()
+        )
         for bucket, delta in coarse.items():
-            if delta:
+            if delta or bucket in arrived:
                 shard = self._turn % self.shards
                 self._turn += 1
                 changes.coarse[(board_id, shard, bucket)] = delta
+                if bucket in arrived:
+                    changes.versions.add((board_id, shard, bucket))
         changes.fine = {(board_id, b, s): d for (b, s), d in fine.items() if d}
         changes.ties = {item: d for item, d in ties.items() if d}
         return changes
@@ -318,6 +326,8 @@ class MemoryBoards:
         """``ADD n :d``: an absent item is created at ``d``; an item brought to 0 stays."""
         for coarse_key, delta in changes.coarse.items():
             self.coarse[coarse_key] = self.coarse.get(coarse_key, 0) + delta
+        for coarse_key in changes.versions:
+            self.versions[coarse_key] = self.versions.get(coarse_key, 0) + 1
         for fine_key, delta in changes.fine.items():
             self.fine[fine_key] = self.fine.get(fine_key, 0) + delta
         for (slot, sort_key), delta in changes.ties.items():
@@ -751,6 +761,17 @@ class MemoryCounters:
     async def coarse_counts(self, board_id: str, *, consistent: bool = False) -> Mapping[int, int]:
         self._t.called("coarse_counts")
         return self._t.coarse_totals(board_id)
+
+    async def coarse_versions(self, board_id: str) -> Mapping[int, tuple[int, int]]:
+        t = self._t
+        t.called("coarse_versions")
+        t.coarse_totals(board_id)  # CountsIncomplete while marked
+        found: dict[int, tuple[int, int]] = {}
+        for (board, shard, bucket), n in t.coarse.items():
+            if board == board_id:
+                count, version = found.get(bucket, (0, 0))
+                found[bucket] = (count + n, version + t.versions.get((board, shard, bucket), 0))
+        return found
 
     async def mark_incomplete(self, board_id: str, *, by: str, expires_at: int | None) -> None:
         self._t.called("mark_incomplete")

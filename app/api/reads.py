@@ -4,7 +4,8 @@ player's rank, the players around them, and a player's standings on every board.
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Response
 
@@ -50,6 +51,25 @@ router = APIRouter(
 )
 
 
+def _read_at(description: str) -> dict[str, Any]:
+    """A 200 answer's ``Leaderboard-Read-At`` header, as the OpenAPI document states it."""
+    return {
+        "headers": {
+            READ_AT: {
+                "description": description,
+                "schema": {"type": "string", "format": "date-time"},
+            }
+        }
+    }
+
+
+MIRRORED = _read_at(
+    "on a sharded board, where the task answered from its mirror of the board: when the reads "
+    "of the other players' places began (RFC 3339, UTC), at most a second before the request; "
+    "the rank is exact as of then, with the player's own last write in it"
+)
+
+
 @router.get(
     "/v1/boards",
     operation_id="listBoards",
@@ -78,17 +98,11 @@ async def get_boards(
     operation_id="getTopOfBoard",
     response_model=BoardPageOut,
     responses={
-        200: {
-            "headers": {
-                READ_AT: {
-                    "description": "on a sharded board's first page: when its entries were "
-                    "read (RFC 3339, UTC), at most a second before the request, since every "
-                    "task serves such a page from what it read last; the ranks are exact as of "
-                    "then",
-                    "schema": {"type": "string", "format": "date-time"},
-                }
-            }
-        },
+        200: _read_at(
+            "on a sharded board's first page: when its entries were read (RFC 3339, UTC), at "
+            "most a second before the request, since every task serves such a page from what "
+            "it read last; the ranks are exact as of then"
+        ),
         **problem_responses(400, 404, 422, 429),
     },
     summary="The top of a board, best first",
@@ -102,8 +116,7 @@ async def get_board(
     page = await read.reads.top(
         read.board, read.definition, limit=limit, cursor=cursor, now=read.now
     )
-    if page.read_at is not None:
-        response.headers[READ_AT] = page.read_at.isoformat(timespec="milliseconds")
+    _say_read_at(response, page.read_at)
     return BoardPageOut(
         leaderboard_id=page.board_id,
         player_count=page.player_count,
@@ -164,11 +177,17 @@ def _group_ids(given: str) -> list[str]:
     "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}",
     operation_id="getPlayerRank",
     response_model=PlayerRankOut,
-    responses=problem_responses(404, 422, 429),
+    responses={
+        200: MIRRORED,
+        **problem_responses(404, 422, 429),
+    },
     summary="A player's entry and rank: exact, or an honest range",
 )
-async def get_player_rank(read: BoardReadingDep, player_id: PlayerPath) -> PlayerRankOut:
+async def get_player_rank(
+    read: BoardReadingDep, player_id: PlayerPath, response: Response
+) -> PlayerRankOut:
     found = await read.reads.rank(read.board, read.definition, player_id, now=read.now)
+    _say_read_at(response, found.read_at)
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(
         leaderboard_id=read.board.board_id,
@@ -186,18 +205,23 @@ async def get_player_rank(read: BoardReadingDep, player_id: PlayerPath) -> Playe
     "/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}/around",
     operation_id="getPlayersAround",
     response_model=AroundOut,
-    responses=problem_responses(404, 422, 429),
+    responses={
+        200: MIRRORED,
+        **problem_responses(404, 422, 429),
+    },
     summary="The players just ahead of and just behind a player, in board order",
 )
 async def get_around(
     read: BoardReadingDep,
     player_id: PlayerPath,
+    response: Response,
     before: Annotated[int, Query(ge=0, le=50)] = 5,
     after: Annotated[int, Query(ge=0, le=50)] = 5,
 ) -> AroundOut:
     around = await read.reads.around(
         read.board, read.definition, player_id, before=before, after=after, now=read.now
     )
+    _say_read_at(response, around.player.read_at)
     entries = [
         AroundEntryOut.of(n.entry, around.rank_of(n), rank_range=around.range_of(n))
         for n in around.neighbours
@@ -244,3 +268,8 @@ async def get_standings(
         ],
         next_cursor=page.next_cursor,
     )
+
+
+def _say_read_at(response: Response, read_at: datetime | None) -> None:
+    if read_at is not None:
+        response.headers[READ_AT] = read_at.isoformat(timespec="milliseconds")

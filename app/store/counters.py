@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from app.domain.models import CounterDelta
+from app.domain.shards import is_shard_partition
 from app.domain.storage_keys import coarse_pk, fine_pk, tie_pk
 from app.errors import CountsIncomplete
 from app.services.ports import (
@@ -89,10 +90,16 @@ class CounterItems(TieItems):
         for change in deltas:
             coarse[change.bucket] += change.delta
             fine[(change.bucket, change.slot)] += change.delta
+        # A row arriving in a bucket of a sharded board's partition moves the bucket's version,
+        # also where the count stays (a move inside the bucket): what task mirrors read again.
+        arrived = (
+            {c.bucket for c in deltas if c.delta > 0} if is_shard_partition(board_id) else set()
+        )
         planned = CounterChanges([], [], planned_in=self._locks.epoch)
         keys: list[tuple[str, str, int]] = []
+        versioned: set[tuple[str, str]] = set()
         for bucket, delta in coarse.items():
-            if delta:
+            if delta or bucket in arrived:
                 shards = [
                     f"{coarse_pk(board_id, k)}|{bucket:04d}"
                     for k in range(self.coarse_shards(board_id))
@@ -101,6 +108,8 @@ class CounterItems(TieItems):
                 planned.shard_choices[chosen] = shards
                 pk, sk = chosen.split("|")
                 keys.append((pk, sk, delta))
+                if bucket in arrived:
+                    versioned.add((pk, sk))
         keys += [(fine_pk(board_id, b), f"{slot:04d}", d) for (b, slot), d in fine.items() if d]
         ties: dict[tuple[str, str], int] = defaultdict(int)
         for change in deltas:
@@ -112,6 +121,9 @@ class CounterItems(TieItems):
         for pk, sk, delta in keys:
             values: dict[str, AttributeValueTypeDef] = {":d": n(delta)}
             expression = "ADD n :d"
+            if (pk, sk) in versioned:
+                expression += ", v :one"
+                values[":one"] = n(1)
             if expires_at is not None:
                 # A counter item TTL already took would come back without it and never go.
                 expression += " SET expiresAt = :e"
@@ -153,26 +165,31 @@ class CounterItems(TieItems):
 
     # ---- reads --------------------------------------------------------------------------------
 
-    async def _partition(
+    async def _items(
         self, pk: str, *, slots: tuple[int, int] | None = None, consistent: bool = False
-    ) -> dict[int, int]:
-        """One counter partition: sort key (bucket or slot) to ``n``; slot keys are zero-padded,
-        so string order is slot order and a range is one key condition. ``-1`` holds 1 where the
-        partition holds the board's mark of counters part-written (``INCOMPLETE``)."""
+    ) -> Sequence[Mapping[str, AttributeValueTypeDef]]:
+        """One counter partition's items; slot keys are zero-padded, so string order is slot order
+        and a range is one key condition."""
         condition = "playerId = :p"
         values: dict[str, AttributeValueTypeDef] = {":p": s(pk)}
         if slots is not None:
             condition += " AND leaderboardId BETWEEN :lo AND :hi"
             values |= {":lo": s(f"{slots[0]:04d}"), ":hi": s(f"{slots[1]:04d}")}
-        items = await self._dynamo.query_all(
+        return await self._dynamo.query_all(
             "reading the counters",
             TableName=self._table,
             KeyConditionExpression=condition,
             ExpressionAttributeValues=values,
             ConsistentRead=consistent,
         )
+
+    async def _partition(
+        self, pk: str, *, slots: tuple[int, int] | None = None, consistent: bool = False
+    ) -> dict[int, int]:
+        """One counter partition: sort key (bucket or slot) to ``n``. ``-1`` holds 1 where the
+        partition holds the board's mark of counters part-written (``INCOMPLETE``)."""
         counts: dict[int, int] = {}
-        for item in items:
+        for item in await self._items(pk, slots=slots, consistent=consistent):
             sort_key = get_s(item, "leaderboardId") or ""
             if sort_key == INCOMPLETE_SORT_KEY:
                 counts[INCOMPLETE] = 1
@@ -190,16 +207,33 @@ class CounterItems(TieItems):
             )
         )
         if any(INCOMPLETE in shard for shard in shards):
-            raise CountsIncomplete(
-                f"board {board_id} is being counted (a seed or a counter rebuild has its counters "
-                "part-written): ranks and the player count are known again once it completes",
-                retry_after=5,
-            )
+            raise _incomplete(board_id)
         totals: dict[int, int] = defaultdict(int)
         for shard in shards:
             for bucket, count in shard.items():
                 totals[bucket] += count
         return {b: count for b, count in totals.items() if count}
+
+    async def coarse_versions(self, board_id: str) -> Mapping[int, tuple[int, int]]:
+        """Per coarse bucket, its players and its version, summed over shards, read eventually
+        consistently: on a sharded board's partition the version moves with every row that
+        arrives in the bucket (``changes``), so a bucket whose pair has not moved holds the same
+        rows. ``CountsIncomplete`` as ``coarse_counts``."""
+        shards = await asyncio.gather(
+            *(self._items(coarse_pk(board_id, k)) for k in range(self.coarse_shards(board_id)))
+        )
+        totals: dict[int, tuple[int, int]] = {}
+        for items in shards:
+            for item in items:
+                sort_key = get_s(item, "leaderboardId") or ""
+                if sort_key == INCOMPLETE_SORT_KEY:
+                    raise _incomplete(board_id)
+                count, version = totals.get(int(sort_key), (0, 0))
+                totals[int(sort_key)] = (
+                    count + (get_n(item, "n") or 0),
+                    version + (get_n(item, "v") or 0),
+                )
+        return totals
 
     async def mark_incomplete(self, board_id: str, *, by: str, expires_at: int | None) -> None:
         item: dict[str, AttributeValueTypeDef] = {
@@ -321,3 +355,11 @@ class CounterItems(TieItems):
             if failed.item is None or get_s(failed.item, "setBy") != write_id:
                 raise
             # This very write, resent after its answer was lost: it was applied.
+
+
+def _incomplete(board_id: str) -> CountsIncomplete:
+    return CountsIncomplete(
+        f"board {board_id} is being counted (a seed or a counter rebuild has its counters "
+        "part-written): ranks and the player count are known again once it completes",
+        retry_after=5,
+    )

@@ -1,6 +1,6 @@
 """A hot board's summary end to end, over the embedded backend through the real adapter: a
 sharded board's first page and player count come from what the task read a moment ago and say
-when; a rank reads the player's own shard live and one COUNT on every other one."""
+when; a rank comes from the task's mirror of the board, the player's own row read live."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from typing import Any
 import structlog.testing
 
 from app.bootstrap import Runtime
-from app.domain.shards import player_partition
 from app.services.ranking.summary import TOP
 from app.store.tables import TableNames
-from tests.api.test_sharded_boards import ADMIN, BOARD_ID, URL
+from tests.api.test_sharded_boards import ADMIN, URL
 from tests.conftest import make_settings, serve
 from tests.support import now_ms, submit
 
@@ -84,8 +83,17 @@ async def test_a_sharded_board_s_reads_come_from_the_task_s_summary_and_say_when
         assert unsharded.status_code == 200
         assert "Leaderboard-Read-At" not in unsharded.headers
 
+        # The task's mirror of the board: the first rank read starts it (and is read live).
+        for _ in range(100):
+            probe = await http.get(f"{URL}/players/p05")
+            if "Leaderboard-Read-At" in probe.headers:
+                break
+            await asyncio.sleep(0.1)
+        mirrored_at = probe.headers["Leaderboard-Read-At"]
+        assert probe.json()["rank"]["rank"] == 15
+
         # A new best score: the page, as of its moment, does not show it yet; the player's own
-        # rank does, exactly (their shard is read live, the others' counts are the summary's).
+        # rank does, exactly (their own last write is in every answer of theirs).
         assert (
             await submit(http, player="star", score=10_000, variant="live", rankDelta=False)
         ).status_code == 200
@@ -105,16 +113,12 @@ async def test_a_sharded_board_s_reads_come_from_the_task_s_summary_and_say_when
                 "topPercent": round(100 / 21, 2),
             }
         )
-        # Another player's rank counts the newcomer only once the summary shows them, unless
-        # they share a shard (read live): exact as of the summary's moment.
-        shared = player_partition(BOARD_ID, "star", SHARDS) == player_partition(
-            BOARD_ID, "p05", SHARDS
-        )
-        assert other.json()["rank"]["rank"] == 15 + shared
-        # Once the summary holds the bucket's fine counts: the player's row, their own shard's
-        # coarse and fine counters, and one COUNT of the index on every shard.
-        own = 1 + settings.counter_shards + 1
-        assert calls_of(logs)[1] == DEFINITION + own + SHARDS
+        # Another player's rank is the mirror's, as of its moment: without the newcomer yet,
+        # whichever shard they share.
+        assert other.json()["rank"]["rank"] == 15
+        assert {r.headers["Leaderboard-Read-At"] for r in (ranked, again, other)} == {mirrored_at}
+        # A rank from the mirror reads the player's row, and nothing else.
+        assert calls_of(logs) == [DEFINITION + 1] * 3
 
 
 async def test_ranks_in_a_slot_crowded_on_every_shard_become_exact(

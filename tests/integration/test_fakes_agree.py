@@ -11,6 +11,7 @@ from app.domain.clock import from_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.models import CounterDelta
 from app.domain.periods import Board, Period, PeriodKind
+from app.domain.shards import partition_ids
 from app.domain.storage_keys import record_sort_key
 from app.domain.submission import Submission
 from app.errors import StoreError
@@ -111,6 +112,18 @@ async def _run(stores: Stores, policies: Policies) -> list[object]:
     seen.append(await stores.counters.coarse_counts(BOARD.board_id))
     seen.append(await stores.standings.rows_of_player("ann"))
     seen.append([row.board_id for row in await stores.standings.standings_of("cat")])
+
+    # A sharded board: each bucket's players and version (every arrival moves it, also a move
+    # inside the bucket), as a task's mirror reads them.
+    hot = replace(DEFINITION, periods=(PeriodKind.ALLTIME,), shards=2)
+    for i, (player, score) in enumerate([("ann", 300), ("bob", 310), ("ann", 305), ("cat", 9)]):
+        submission = Submission(player, score, "trivia", "classic", achieved_at_ms=NOW_MS)
+        ask = SubmitAsk(submission, hot, NOW_MS, record_sort_key("c", f"h{i}"), f"x{i}", NOW_MS)
+        await write_submission(stores, policies.submit, ranking, leases, ask)
+    pairs = [await stores.counters.coarse_versions(p) for p in partition_ids(BOARD.board_id, 2)]
+    # Four arrivals (ann's move to 305 stays in its bucket, and still counts).
+    assert sum(version for found in pairs for _, version in found.values()) == 4, pairs
+    seen += pairs
     return seen
 
 

@@ -167,6 +167,12 @@ class CounterStore(Protocol):
         """Players per coarse bucket (summed over shards): the player count is their sum.
         ``CountsIncomplete`` while the board's counters are marked part-written."""
 
+    async def coarse_versions(self, board_id: str) -> Mapping[int, tuple[int, int]]:
+        """Per coarse bucket, its players and its version (summed over shards, read eventually
+        consistently). On a sharded board's partition every row that arrives in a bucket moves
+        its version, so a bucket whose pair has not moved holds the same rows.
+        ``CountsIncomplete`` as ``coarse_counts``."""
+
     async def mark_incomplete(self, board_id: str, *, by: str, expires_at: int | None) -> None:
         """Mark the board's counters part-written, before a seed or a rebuild writes any: until
         ``clear_incomplete``, every rank and player count of the board is ``CountsIncomplete``."""

@@ -10,6 +10,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
 from app import telemetry
 from app.domain.buckets import BucketLayout
@@ -30,6 +31,7 @@ from app.domain.ties import TieCounts, mark_of
 from app.services.memory import SharedLoads
 from app.services.policies import RankingPolicy
 from app.services.ports import RankReader, StoredTies, Stores
+from app.services.ranking.mirror import HotBoardMirrors
 from app.services.ranking.pages import player_count
 from app.services.ranking.slot_builds import SlotBuilds
 from app.services.ranking.summary import HotBoards
@@ -197,9 +199,9 @@ MAX_COUNTED_BOARDS = 10_000
 
 
 class Ranking:
-    """A task's ranks: read through its summary of hot boards (``summary``, at most
-    ``summary_s`` old), exact or an honest range; a range in a crowded slot asks ``builds`` for
-    that slot's tie counters."""
+    """A task's ranks: on a hot board from its mirror (``mirrors``), else read through its
+    summary of hot boards (``summary``), either at most ``summary_s`` old, exact or an honest
+    range; a range in a crowded slot asks ``builds`` for that slot's tie counters."""
 
     def __init__(self, stores: Stores, policy: RankingPolicy) -> None:
         self._stores = stores
@@ -207,17 +209,46 @@ class Ranking:
         self.summary = HotBoards(
             stores.ranks, policy.layout, ttl_s=policy.summary_s, ties=stores.counters
         )
+        self.mirrors = HotBoardMirrors(stores, policy.layout, max_age_s=policy.summary_s)
         self.builds = SlotBuilds(stores, policy)
         self._counts: SharedLoads[str, int] = SharedLoads(
             max_entries=MAX_COUNTED_BOARDS, ttl_s=policy.player_count_s, clock=time.monotonic
         )
 
     async def rank_many(self, queries: Sequence[RankQuery]) -> list[Rank]:
-        return await rank_many(self.summary, self.policy.layout, queries, cap=self.policy.cap)
+        ranks, _ = await self.rank_many_at(queries)
+        return ranks
+
+    async def rank_many_at(
+        self, queries: Sequence[RankQuery]
+    ) -> tuple[list[Rank], datetime | None]:
+        """The ranks, each from the task's mirror of its hot board where it holds one fresh (no
+        read), else read; with when the reads they stand on began, where all came from mirrors
+        (``None``: read now)."""
+        mirrored = await asyncio.gather(*(self.mirrors.rank(query) for query in queries))
+        asked = [query for query, held in zip(queries, mirrored, strict=True) if held is None]
+        read = iter(
+            await rank_many(self.summary, self.policy.layout, asked, cap=self.policy.cap)
+            if asked
+            else []
+        )
+        ranks: list[Rank] = []
+        for held in mirrored:
+            if held is None:
+                ranks.append(next(read))
+            else:
+                telemetry.rank_answered(held.rank.kind)
+                ranks.append(held.rank)
+        found = [held.read_at for held in mirrored if held is not None]
+        return ranks, None if asked or not found else min(found)
 
     async def rank_of(self, query: RankQuery) -> Rank:
         (rank,) = await self.rank_many([query])
         return rank
+
+    async def rank_at(self, query: RankQuery) -> tuple[Rank, datetime | None]:
+        ((rank,), read_at) = await self.rank_many_at([query])
+        return rank, read_at
 
     def build_if_crowded(
         self, partition: str, query: RankQuery, rank: Rank, *, expires_at: int | None
@@ -238,5 +269,6 @@ class Ranking:
         )
 
     async def close(self) -> None:
-        """Stop the tie builds under way."""
+        """Stop the tie builds and mirror refreshes under way."""
+        await self.mirrors.close()
         await self.builds.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.definitions import BoardDefinition
@@ -28,6 +29,9 @@ class PlayerRank:
     rank: Rank
     context_json: str | None = None
     """The context the submission that set the entry sent (the player's own row holds it)."""
+    read_at: datetime | None = None
+    """When the reads the rank stands on began, where they are not this request's own (a hot
+    board's mirror: ``Ranking.rank_at``)."""
 
 
 @dataclass(frozen=True)
@@ -61,9 +65,9 @@ async def player_rank(
     one for the rank's reads."""
     standing = await _standing(stores.standings, asked, player_id)
     query = _query(asked.board, asked.definition, standing)
-    rank = await ranking.rank_of(query)
+    rank, read_at = await ranking.rank_at(query)
     _build_if_crowded(ranking, asked, standing, query, rank)
-    return PlayerRank(asked.board, standing.entry, rank, standing.context_json)
+    return PlayerRank(asked.board, standing.entry, rank, standing.context_json, read_at)
 
 
 def _build_if_crowded(
@@ -111,13 +115,13 @@ async def around_player(
     standing = await _standing(stores.standings, asked, player_id)
     key = standing.entry.key.encode()
     query = _query(board, asked.definition, standing)
-    rank, ahead, behind = await asyncio.gather(
-        ranking.rank_of(query),
+    (rank, read_at), ahead, behind = await asyncio.gather(
+        ranking.rank_at(query),
         _neighbours(stores.index, board, shards, key, ahead=True, limit=before),
         _neighbours(stores.index, board, shards, key, ahead=False, limit=after),
     )
     _build_if_crowded(ranking, asked, standing, query, rank)
-    found = PlayerRank(board, standing.entry, rank, standing.context_json)
+    found = PlayerRank(board, standing.entry, rank, standing.context_json, read_at)
     neighbours = [Neighbour(e, -(i + 1)) for i, e in enumerate(ahead)][::-1]
     neighbours.append(Neighbour(found.entry, 0))
     neighbours += [Neighbour(e, i + 1) for i, e in enumerate(behind)]
