@@ -194,6 +194,20 @@ ADMISSION_LIMIT = Gauge(
     "Requests under /v1/ the task lets in at once: the limit that follows the backend's latency.",
     registry=REGISTRY,
 )
+MIRROR_REFRESHES = Counter(
+    "leaderboard_hot_board_mirror_refreshes",
+    "Refreshes of a task's mirrors of hot boards, by outcome (ok, failed: ranks read live "
+    "until one succeeds).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+MIRROR_BUCKETS_READ = Counter(
+    "leaderboard_hot_board_mirror_buckets_read", "Buckets mirrors read again.", registry=REGISTRY
+)
+MIRROR_KEYS = Gauge("leaderboard_hot_board_mirror_keys", "Keys mirrors hold.", registry=REGISTRY)
+RANKS_FROM_MIRROR = Counter(
+    "leaderboard_ranks_from_mirror", "Ranks answered from a mirror.", registry=REGISTRY
+)
 KEY_CACHE_ENTRIES = Gauge(
     "leaderboard_api_key_cache_entries",
     "API key answers held (bounded by LEADERBOARD_API_KEY_CACHE_MAX_ENTRIES, twice).",
@@ -238,6 +252,7 @@ KNOWN_LABELS: dict[Counter, tuple[tuple[str, ...], ...]] = {
     SUBMISSIONS: tuple((outcome,) for outcome in SUBMISSION_OUTCOMES),
     BOARD_ADMISSIONS: (("waited",), ("refused",)),
     SHED: (("read",), ("write",)),
+    MIRROR_REFRESHES: (("ok",), ("failed",)),
     DYNAMODB_RETRIES: tuple((operation,) for operation in DATA_PLANE_OPERATIONS),
 }
 """The label values each counter is known to take, shown at 0 from the start: a dashboard's panel
@@ -321,6 +336,18 @@ def rank_answered(kind: str) -> None:
     """``exact`` or ``estimated`` (a ``Rank``'s kind)."""
     RANK_ANSWERS.labels(kind).inc()
     _count(f"rank_{kind}")
+
+
+def mirror_refreshed(*, ok: bool, buckets_read: int, keys_held: int) -> None:
+    MIRROR_REFRESHES.labels("ok" if ok else "failed").inc()
+    if buckets_read:
+        MIRROR_BUCKETS_READ.inc(buckets_read)
+    MIRROR_KEYS.set(keys_held)
+
+
+def rank_from_mirror() -> None:
+    RANKS_FROM_MIRROR.inc()
+    _count("rank_from_mirror")
 
 
 def rank_delta_skipped(reason: Literal["throttled"]) -> None:

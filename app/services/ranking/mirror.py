@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 import structlog
 
+from app import telemetry
 from app.domain.buckets import BucketLayout
 from app.domain.keys import Order, score_prefix
 from app.domain.ranks import ExactRank, RankQuery, top_percent
@@ -139,9 +140,10 @@ class BoardMirror:
         settle_s: float,
         clock: Callable[[], float],
         wall: Callable[[], datetime],
-    ) -> None:
+    ) -> int:
         """Read every shard's coarse pairs, then again the buckets whose pair moved (or moved
-        within ``settle_s``); ``read_at`` and ``checked_at`` move only when every shard was read."""
+        within ``settle_s``); ``read_at`` and ``checked_at`` move only when every shard was read.
+        The buckets read again."""
         started, read_at = clock(), wall()
         pairs = await asyncio.gather(
             *(stores.counters.coarse_versions(pid) for pid in self._shards)
@@ -171,6 +173,7 @@ class BoardMirror:
             shard.settle_doubles()
         self.too_large = self.size > MAX_KEYS
         self.read_at, self.checked_at = read_at, started
+        return len(reads)
 
     @staticmethod
     async def _keys(index: BoardIndex, pid: str, between: tuple[str, str], count: int) -> list[str]:
@@ -249,7 +252,7 @@ class HotBoardMirrors:
 
     async def _run_refresh(self, mirror: BoardMirror) -> None:
         try:
-            await mirror.refresh(
+            buckets = await mirror.refresh(
                 self._stores,
                 self._layout,
                 settle_s=self._settle_s,
@@ -258,6 +261,12 @@ class HotBoardMirrors:
             )
         except LeaderboardError as exc:  # throttled, counts incomplete: read live meanwhile
             log.info("mirror_refresh_failed", board=mirror.board_id, error=exc.detail)
+            telemetry.mirror_refreshed(ok=False, buckets_read=0, keys_held=self._keys_held())
+            return
+        telemetry.mirror_refreshed(ok=True, buckets_read=buckets, keys_held=self._keys_held())
+
+    def _keys_held(self) -> int:
+        return sum(mirror.size for mirror in self._mirrors.values())
 
     async def settled(self) -> None:
         """Until every refresh under way has finished (tests)."""

@@ -238,6 +238,7 @@ class Ranking:
                 ranks.append(next(read))
             else:
                 telemetry.rank_answered(held.rank.kind)
+                telemetry.rank_from_mirror()
                 ranks.append(held.rank)
         found = [held.read_at for held in mirrored if held is not None]
         return ranks, None if asked or not found else min(found)
