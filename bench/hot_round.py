@@ -15,7 +15,7 @@ exactly its rows (nothing lost, nothing counted twice).
 
     python3 tools/uv.py run --frozen --all-groups python -m bench.hot_round [--shards 1 16] \\
         [--rate 40] [--improvement-rate 16] [--scale 0.004] [--seconds 10] \\
-        [--improvements | --both] [--out FILE]
+        [--improvements | --both] [--table-units 40000] [--out FILE]
 """
 
 from __future__ import annotations
@@ -65,6 +65,8 @@ class RoundResult:
     """Never answered 200 before the deadline (sent no more)."""
     answers: Counter[str] = field(default_factory=Counter)
     """Every answer, by status and problem type (``503 throttled``)."""
+    last_answer: dict[str, str] = field(default_factory=dict)
+    """Each player's last answer, as ``answers`` counts them."""
     latencies: list[float] = field(default_factory=list)
     """Seconds from first send to the 200, of those completed."""
     throttled_calls: Counter[str] = field(default_factory=Counter)
@@ -91,11 +93,28 @@ class RoundResult:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _score(rng: random.Random) -> int:
+DEPLOYED_CACHES = (
+    "player_count_cache_seconds",
+    "board_list_cache_seconds",
+    "lease_cache_seconds",
+    "definition_cache_seconds",
+)
+"""The per-task caches a round runs with as deployed (tests turn them off to read what they just
+wrote): without them every submission would read the definition and the board's lease, keys every
+submission shares, which the proxy would throttle as DynamoDB would."""
+
+
+def deployed(*names: str) -> dict[str, Any]:
+    """The deployed defaults of these settings (``DEPLOYED_CACHES`` by default)."""
+    return {name: Settings.model_fields[name].default for name in names or DEPLOYED_CACHES}
+
+
+def score(rng: random.Random) -> int:
+    """A round's score: normal around 5,000 (sd 1,500)."""
     return max(0, int(rng.gauss(5000, 1500)))
 
 
-async def _send(
+async def send(
     http: httpx.AsyncClient,
     result: RoundResult,
     *,
@@ -104,9 +123,11 @@ async def _send(
     achieved_ms: int,
     deadline_s: float,
     rng: random.Random,
-) -> bool:
-    """One game server's submission: resent after Retry-After until the deadline; True if it
-    was answered 200."""
+    rank_delta: bool = False,
+    slow: float = 1.0,
+) -> httpx.Response | None:
+    """One game server's submission: resent after Retry-After (times ``slow``, where the run's
+    time is slowed down) until the deadline; its 200 answer, or ``None`` if it had none."""
     key = uuid.uuid4().hex
     started = time.perf_counter()
     while True:
@@ -117,26 +138,27 @@ async def _send(
             achieved_ms=achieved_ms,
             variant="live",
             idempotency_key=key,
-            rankDelta=False,
+            rankDelta=rank_delta,
         )
         kind = ""
         if response.status_code != 200 and response.content:
             kind = " " + str(response.json().get("type", "")).rsplit("/", 1)[-1]
         result.answers[f"{response.status_code}{kind}"] += 1
+        result.last_answer[player] = f"{response.status_code}{kind}"
         waited = time.perf_counter() - started
         if response.status_code == 200:
             result.completed += 1
             result.latencies.append(waited)
             if waited <= deadline_s:
                 result.within_deadline += 1
-            return True
+            return response
         if response.status_code not in RETRIED:
             result.gave_up += 1
-            return False
-        pause = float(response.headers.get("Retry-After", "1")) * (0.5 + rng.random())
+            return None
+        pause = float(response.headers.get("Retry-After", "1")) * slow * (0.5 + rng.random())
         if waited + pause > deadline_s:
             result.gave_up += 1
-            return False
+            return None
         await asyncio.sleep(pause)
 
 
@@ -150,10 +172,12 @@ async def run_round(
     improvements: bool = False,
     deadline_s: float = 10.0,
     instances: int = 2,
+    table_units: float | None = None,
 ) -> RoundResult:
     """``rate * seconds`` submissions onto a board of ``shards``, through the throttling proxy at
-    ``scale``, sent in turn to ``instances`` apps (standing for ECS tasks: each takes its own
-    share of a board's coarse counter keys), checked against the board afterwards."""
+    ``scale`` (with the table's quota of ``table_units`` a second, where given), sent in turn to
+    ``instances`` apps (standing for ECS tasks: each takes its own share of a board's coarse
+    counter keys), checked against the board afterwards."""
     result = RoundResult(shards, rate, scale, improvements)
     run = uuid.uuid4().hex[:8]
     tables = TableNames(f"hot-{run}", f"hot-snap-{run}")
@@ -162,27 +186,15 @@ async def run_round(
     base = now_ms() - 600_000
     async with (
         open_runtime(make_settings(endpoint, tables), create_tables=True) as runtime,
-        running_proxy(endpoint, scale=scale) as (proxy_url, proxy),
+        running_proxy(endpoint, scale=scale, table_units=table_units) as (proxy_url, proxy),
     ):
-        # The per-task caches as deployed (tests turn them off to read what they just wrote):
-        # without them every submission would read the definition and the board's lease, keys
-        # every submission shares, which the proxy would throttle as DynamoDB would.
-        deployed = {
-            name: Settings.model_fields[name].default
-            for name in (
-                "player_count_cache_seconds",
-                "board_list_cache_seconds",
-                "lease_cache_seconds",
-                "definition_cache_seconds",
-            )
-        }
         settings = make_settings(
             proxy_url,
             tables,
             periods=["alltime"],
             dynamodb_read_timeout_seconds=60,
             request_deadline_seconds=deadline_s,
-            **deployed,
+            **deployed(),
         )
         # Defined ahead of the show, as an operator would (a change of shards through the API
         # holds the boards for the definition cache's time, until no task holds the old one).
@@ -195,13 +207,13 @@ async def run_round(
             proxy.enabled = False  # the board is set up at no charge
             before: dict[str, int] = {}
             if improvements:
-                before = {p: max(0, _score(rng) - 1000) for p in players}
+                before = {p: max(0, score(rng) - 1000) for p in players}
                 await seed_csv(http, BOARD_PATH, [(p, s, base) for p, s in before.items()])
             proxy.enabled = True
             wanted = (
-                {p: before[p] + _score(rng) // 4 + 1 for p in players}
+                {p: before[p] + score(rng) // 4 + 1 for p in players}
                 if improvements
-                else {p: _score(rng) for p in players}
+                else {p: score(rng) for p in players}
             )
             result.offered = len(players)
             accepted: dict[str, bool] = {}
@@ -209,7 +221,7 @@ async def run_round(
 
             async def one(i: int, player: str) -> None:
                 await asyncio.sleep(max(0.0, started + i / rate - time.perf_counter()))
-                accepted[player] = await _send(
+                answer = await send(
                     services[i % instances].http,
                     result,
                     player=player,
@@ -218,6 +230,7 @@ async def run_round(
                     deadline_s=deadline_s,
                     rng=rng,
                 )
+                accepted[player] = answer is not None
 
             await asyncio.gather(*(one(i, p) for i, p in enumerate(players)))
             result.seconds = time.perf_counter() - started
@@ -225,13 +238,13 @@ async def run_round(
             result.throttled_calls = proxy.stats.throttled
             result.hottest = dict(proxy.stats.hottest)
             result.throttled_keys = proxy.stats.throttled_keys
-        await _check(runtime, result, shards, accepted, wanted, before)
+        await check_board(runtime, result, shards, accepted, wanted, before)
         for name in (tables.scores, tables.snapshots):
             await runtime.client.delete_table(TableName=name)
     return result
 
 
-async def _check(
+async def check_board(
     runtime: Any,
     result: RoundResult,
     shards: int,
@@ -304,6 +317,7 @@ async def main_async(args: argparse.Namespace) -> list[RoundResult]:
                     seconds=args.seconds,
                     improvements=improvements,
                     instances=args.instances,
+                    table_units=args.table_units,
                 )
                 print(table([result]).splitlines()[-1], flush=True)
                 print("  throttled keys:", result.throttled_keys.most_common(3), flush=True)
@@ -327,6 +341,12 @@ def main() -> None:
     parser.add_argument("--improvements", action="store_true")
     parser.add_argument("--instances", type=int, default=2, help="app instances (tasks)")
     parser.add_argument("--both", action="store_true", help="new players, then improvements")
+    parser.add_argument(
+        "--table-units",
+        type=float,
+        help="the table's quota, read and write units a second at full scale (none by default; "
+        "DynamoDB's default for an on-demand table is 40000)",
+    )
     parser.add_argument("--out", help="write the table here too")
     args = parser.parse_args()
     results = asyncio.run(main_async(args))
