@@ -878,7 +878,8 @@ class _Run:
                 services[0].http, BOARD_PATH, [(p, s, self.base_ms) for p, s in self.before.items()]
             )
             self.timeline.before = await board_keys(self.runtime)
-            await warm(services, self.ids[0])
+            if self.shards > 1:  # an unsharded board has no mirror: its ranks are read live
+                await warm(services, self.ids[0])
             submit = self.phase("submit", "mirror")
             self.clock.begin()
             self.submitted = await submit_round(
