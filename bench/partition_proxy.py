@@ -173,6 +173,9 @@ class PartitionProxy:
         self.scale = scale
         self.table_units = table_units
         self.bank_s = bank_s
+        self.enforce = True
+        """False: every call is charged and counted as usual, and none is throttled (what a
+        load costs, apart from what it would be refused)."""
         self.upkeep_weight = upkeep_weight
         self.board_scale = board_scale
         self.enabled = True
@@ -202,6 +205,10 @@ class PartitionProxy:
             self._buckets[(direction, kind, key)] = found
         return found
 
+    def _has(self, bucket: Bucket, amount: float) -> bool:
+        """Whether ``bucket`` has ``amount``, or the proxy is not throttling (``enforce``)."""
+        return bucket.has(amount) or not self.enforce
+
     def _quota(self, kind: str, direction: str) -> Bucket | None:
         """The table's (or the index's) own bucket, where the table has a quota."""
         if self.table_units is None:
@@ -220,7 +227,7 @@ class PartitionProxy:
         short = []
         for kind, amount in per_kind.items():
             quota = self._quota(kind, direction)
-            if quota is not None and not quota.has(amount):
+            if quota is not None and not self._has(quota, amount):
                 short.append(kind)
         return sorted(short)
 
@@ -232,7 +239,7 @@ class PartitionProxy:
         return [
             (kind, key, amount)
             for (kind, key), amount in per_key.items()
-            if not self._bucket(kind, key, "write").has(amount)
+            if not self._has(self._bucket(kind, key, "write"), amount)
         ]
 
     def _take(self, charges: list[Charge]) -> None:
@@ -448,11 +455,11 @@ class PartitionProxy:
         kind, key = self._read_key(operation, body)
         bucket = self._bucket(kind, key, "read")
         quota = self._quota(kind, "read")
-        if quota is not None and not quota.has(0.0):
+        if quota is not None and not self._has(quota, 0.0):
             self.stats.throttled[f"{operation} {_quota_reason(kind, 'Read')}"] += 1
             self.stats.throttled_keys[f"quota {kind}"] += 1
             return 400, _quota_throttling(body.get("TableName", ""), [kind], "Read")
-        if not bucket.has(0.0):
+        if not self._has(bucket, 0.0):
             self.stats.throttled[f"{operation} {_reason(kind, 'Read')}"] += 1
             self.stats.throttled_keys[f"{kind} {key}"] += 1
             return 400, _throttling(body.get("TableName", ""), [(kind, key, 0.0)], "Read")
@@ -518,15 +525,15 @@ class PartitionProxy:
         unprocessed: dict[str, Any] = {}
         quota = self._quota("table", "read")
         reason = "TableReadKeyRangeThroughputExceeded"
-        if quota is not None and not quota.has(0.0):
+        if quota is not None and not self._has(quota, 0.0):
             reason = _quota_reason("table", "Read")
         for table, request in asked.items():
             keep: list[dict[str, Any]] = []
             left: list[dict[str, Any]] = []
             for key in request.get("Keys", []):
-                spent = reason != "TableReadKeyRangeThroughputExceeded" or not self._bucket(
-                    "table", key["playerId"]["S"], "read"
-                ).has(0.0)
+                spent = reason != "TableReadKeyRangeThroughputExceeded" or not self._has(
+                    self._bucket("table", key["playerId"]["S"], "read"), 0.0
+                )
                 (left if spent else keep).append(key)
             if keep:
                 served[table] = {**request, "Keys": keep}

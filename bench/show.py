@@ -138,9 +138,13 @@ the loop about ten times (the request, the app's awaits, the call through the pr
 a lag of 0.1 s at each is a second of the rig's own, a fifth of the read's deadline."""
 SETTLE_S = float(inspect.signature(HotBoardMirrors).parameters["settle_s"].default)
 """How long a mirror reads a bucket again after it moved (the service's own, as deployed)."""
-MODES = ("mirror", "summary", "live")
+UNTHROTTLED = "-unthrottled"
+MODES = ("mirror", "summary", "live", "summary" + UNTHROTTLED, "live" + UNTHROTTLED)
 """The read phases: as deployed (the mirror), the mirror off (the summary as deployed: the service
-before the mirror), every read live (``hot_board_summary_seconds`` 0)."""
+before the mirror), every read live (``hot_board_summary_seconds`` 0); and the last two again
+with the proxy charging every call and refusing none (what each rank read costs when it is
+answered, where the storm throttled spends units on reads that end refused). The unthrottled
+come last: they leave the buckets overdrawn."""
 _FOR: ContextVar[str] = ContextVar("bench_show_for", default="other")
 """What the calls made in this context are for, said to the proxy (``PURPOSE_HEADER``): the
 round's submissions (``submit``), the storm's reads (``read``), a mirror's refresh (``upkeep``),
@@ -402,6 +406,8 @@ class Phase:
     instances: int
     scale: float
     slow: float = 1.0
+    throttling: bool = True
+    """False: the proxy charged every call and refused none."""
     offered: int = 0
     on_time: int = 0
     """200 within the deadline (submit) or within 5 s of the round's end (read)."""
@@ -435,6 +441,10 @@ class Phase:
         elif verdict == "moving":
             self.off_by_moving += 1
             self.off_by_moving_examples.append(said)
+
+    @property
+    def mode(self) -> str:
+        return self.reads + ("" if self.throttling else UNTHROTTLED)
 
     @property
     def read_units(self) -> float:
@@ -473,6 +483,7 @@ class Phase:
             "shards": self.shards,
             "phase": self.phase,
             "reads": self.reads,
+            "throttling": self.throttling,
             "offered": self.offered,
             on_time: self.on_time,
             "answered": self.answered,
@@ -484,8 +495,12 @@ class Phase:
             "read_units_per_task_second_full_scale": round(
                 self.per_task_second(full_scale=True), 1
             ),
-            "read_units_per_rank_read": None if per_read is None else round(per_read, 3),
-            "read_units_per_rank_read_own": _round(self.per_rank_read_own),
+            # A read phase's over the ranks read; the round's over the submissions answered.
+            "read_units_per_rank_read": _round(per_read) if self.phase == "read" else None,
+            "read_units_per_rank_read_own": _round(self.per_rank_read_own)
+            if self.phase == "read"
+            else None,
+            "read_units_per_submission": _round(per_read) if self.phase == "submit" else None,
             "read_units": round(self.read_units, 1),
             "read_units_by_kind": {
                 k: round(v, 1) for k, v in sorted(self.stats.read_units.items())
@@ -537,9 +552,10 @@ class PhaseClock:
         self._monitor = monitor
         self._mirror: dict[str, float] = {}
 
-    def begin(self) -> None:
+    def begin(self, *, throttling: bool = True) -> None:
         self._proxy.stats = ProxyStats()
         self._proxy.enabled = True
+        self._proxy.enforce = throttling
         self._monitor.begin()
         self._mirror = _mirror_metrics()
 
@@ -904,12 +920,15 @@ class _Run:
         return [submit, read]
 
     async def storm(self, mode: str) -> Phase:
-        """The storm again on the still board, on fresh instances whose reads are ``mode``'s."""
-        async with instances(self.show, self.settings(mode), mode) as services:
+        """The storm again on the still board, on fresh instances whose reads are ``mode``'s
+        (``...-unthrottled``: the proxy charging every call and refusing none)."""
+        reads = mode.removesuffix(UNTHROTTLED)
+        async with instances(self.show, self.settings(reads), reads) as services:
             await asyncio.sleep(self.show.slow * 1.5)  # every bucket full again
-            read = self.phase("read", mode)
-            self.clock.begin()
-            self.answers[mode] = await read_storm(
+            read = self.phase("read", reads)
+            read.throttling = not mode.endswith(UNTHROTTLED)
+            self.clock.begin(throttling=read.throttling)
+            self.answers[read.mode] = await read_storm(
                 services, read, self.ids, show=self.show, rng=self.rng
             )
             self.clock.end(read)
@@ -934,7 +953,7 @@ class _Run:
         for read in phases[1:]:
             check_reads(
                 read,
-                self.answers[read.reads],
+                self.answers[read.mode],
                 self.timeline,
                 round_end=self.round_end,
                 summary_s=0.0 if read.reads == "live" else self.show.summary_s,
@@ -1010,7 +1029,7 @@ def table(phases: Sequence[Phase]) -> str:
         rig = p.rig
         share = 100 * p.on_time / p.offered if p.offered else 0.0
         lines.append(
-            f"| {p.shards} | {p.phase} | {p.reads} | {p.offered} | {p.on_time} ({share:.1f}%) "
+            f"| {p.shards} | {p.phase} | {p.mode} | {p.offered} | {p.on_time} ({share:.1f}%) "
             f"| {p.exact} | {p.ranges} | {len(p.wrong)} | {p.stats.throttled_total} "
             f"| {'-' if per_read is None or p.phase == 'submit' else f'{per_read:.2f}'} "
             f"| {p.per_task_second():.2f} ({p.per_task_second(full_scale=True):,.0f}) "
@@ -1024,7 +1043,7 @@ def table(phases: Sequence[Phase]) -> str:
 
 def targets(phases: Sequence[Phase], shards: int = 16) -> list[dict[str, Any]]:
     """The show's targets at ``shards``, each with its figure and whether it was met."""
-    at = {(p.phase, p.reads): p for p in phases if p.shards == shards}
+    at = {(p.phase, p.mode): p for p in phases if p.shards == shards}
     submit, read = at.get(("submit", "mirror")), at.get(("read", "mirror"))
     if submit is None or read is None:
         return []
@@ -1046,7 +1065,11 @@ def targets(phases: Sequence[Phase], shards: int = 16) -> list[dict[str, Any]]:
     saturated = any(p.rig is not None and p.rig.saturated for p in (submit, read))
     target("rig not saturated", saturated, not saturated)
     now_units = read.per_rank_read
-    for mode, said in (("summary", "the pre-mirror figure"), ("live", "every read live")):
+    for mode, said in (
+        ("summary" + UNTHROTTLED, "the pre-mirror figure"),
+        ("summary", "the pre-mirror storm's (throttled: units spent on reads refused count)"),
+        ("live" + UNTHROTTLED, "every read live"),
+    ):
         before = at.get(("read", mode))
         if before is not None and before.per_rank_read and now_units is not None:
             ratio = now_units / before.per_rank_read
