@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
+import app.services.ranking.mirror as mirror_module
 from app.domain.definitions import BoardDefinition
 from app.domain.keys import RankKey
 from app.domain.periods import Board, Period, PeriodKind
@@ -226,3 +229,42 @@ async def test_the_service_answers_a_hot_board_s_rank_from_its_mirror_and_says_w
         _truth(keys, keys["p07"]),
         _truth(keys, keys["tie2"]),
     ]
+
+
+async def test_a_board_past_what_a_task_may_hold_is_read_live_and_never_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    service = await _hot_service()
+    monkeypatch.setattr(mirror_module, "MAX_KEYS", len(SCORES) - 1)
+    clock = Clock()
+    mirrors = _mirrors(service, clock)
+    keys = _keys(service.fakes)
+    assert await mirrors.rank(_query(keys["p00"])) is None
+    await _settled(mirrors)
+    walked = service.fakes.table.calls["board_keys"]
+    clock.t += 5
+    assert await mirrors.rank(_query(keys["p00"])) is None
+    await _settled(mirrors)
+    assert walked == 0
+    assert service.fakes.table.calls["board_keys"] == 0  # not even a refresh: nothing is read
+
+
+async def test_mirrors_past_what_a_task_may_hold_let_the_least_recently_read_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    service = await _hot_service()
+    definition = BoardDefinition(periods=(PeriodKind.ALLTIME,), shards=SHARDS)
+    await service.leaderboard.rules.define(GAME, "encore", definition, now=service.now)
+    for i in range(10):
+        await service.submit(f"e{i}", 50 + i, variant="encore")
+    encore = RankQuery("trivia#encore#alltime", RankKey(55, 1, "e5"), shards=SHARDS)
+    monkeypatch.setattr(mirror_module, "MAX_KEYS", len(SCORES) + 5)
+    clock = Clock()
+    mirrors = _mirrors(service, clock)
+    await mirrors.rank(encore)  # read first: the least recently read once the show's is
+    await _settled(mirrors)
+    await mirrors.rank(_query(_keys(service.fakes)["p00"]))
+    await _settled(mirrors)
+    # 10 + 32 keys past 37: the encore's mirror goes, the show's (32, within) stays.
+    assert [m.board_id for m in mirrors.held()] == [BOARD.board_id]
+    assert all(not m.too_large for m in mirrors.held())

@@ -31,7 +31,8 @@ log = structlog.get_logger(__name__)
 MAX_BOARDS = 16
 """Hot boards a task mirrors at once; the least recently read is let go first."""
 MAX_KEYS = 2_000_000
-"""Most keys one mirror holds (about 100 bytes each): a larger board is read live."""
+"""Most keys a task's mirrors hold in all (about 200 bytes each, so about 400 MB): the least
+recently read mirror is let go first, and a board larger than that alone is read live."""
 PAGE_SIZE = 1_000
 
 
@@ -148,6 +149,10 @@ class BoardMirror:
         pairs = await asyncio.gather(
             *(stores.counters.coarse_versions(pid) for pid in self._shards)
         )
+        if sum(n for found in pairs for n, _ in found.values()) > MAX_KEYS:
+            self.too_large = True  # read live from now on, and nothing of it read or kept
+            self._shards = {pid: _Shard() for pid in self._shards}
+            return 0
         now = clock()
         reads: list[tuple[str, _Shard, tuple[str, str], int]] = []
         moved_at: list[dict[int, float]] = []
@@ -171,7 +176,6 @@ class BoardMirror:
         for shard, found, moved in zip(self._shards.values(), pairs, moved_at, strict=True):
             shard.pairs, shard.moved_at = dict(found), moved
             shard.settle_doubles()
-        self.too_large = self.size > MAX_KEYS
         self.read_at, self.checked_at = read_at, started
         return len(reads)
 
@@ -216,6 +220,8 @@ class HotBoardMirrors:
             return None
         at = (query.board_id, query.shards, query.key.order_by)
         mirror = self._mirror(at)
+        if mirror.too_large:
+            return None
         age = self._age(mirror)
         if age is None or age >= self._max_age_s / 2:
             refresh = self._refresh(at, mirror)
@@ -225,7 +231,7 @@ class HotBoardMirrors:
                 if not done:
                     return None
         age = self._age(mirror)
-        if age is None or age >= self._max_age_s or mirror.too_large or mirror.read_at is None:
+        if age is None or age >= self._max_age_s or mirror.read_at is None:
             return None
         rank = mirror.rank(query)
         return None if rank is None else MirroredRank(rank, mirror.read_at)
@@ -263,10 +269,23 @@ class HotBoardMirrors:
             log.info("mirror_refresh_failed", board=mirror.board_id, error=exc.detail)
             telemetry.mirror_refreshed(ok=False, buckets_read=0, keys_held=self._keys_held())
             return
+        self._fit(mirror)
         telemetry.mirror_refreshed(ok=True, buckets_read=buckets, keys_held=self._keys_held())
+
+    def _fit(self, kept: BoardMirror) -> None:
+        """Let the least recently read mirrors go while all hold more than ``MAX_KEYS``."""
+        for at, mirror in list(self._mirrors.items()):
+            if self._keys_held() <= MAX_KEYS:
+                return
+            if mirror is not kept:
+                del self._mirrors[at]
 
     def _keys_held(self) -> int:
         return sum(mirror.size for mirror in self._mirrors.values())
+
+    def held(self) -> list[BoardMirror]:
+        """The mirrors held, least recently read first."""
+        return list(self._mirrors.values())
 
     async def settled(self) -> None:
         """Until every refresh under way has finished (tests)."""
