@@ -39,7 +39,7 @@ from bench.harness import units
 MAX_AGE_S = 1.0
 REFRESHES_A_SECOND = 2.0
 """A refresh starts once the mirror is half ``MAX_AGE_S`` old."""
-SETTLE_S = 2.0
+SETTLE_S = 3.0
 COARSE_ITEM_BYTES = 48
 """A coarse counter item: its keys (``hist#<board>#s03#c2`` / ``0042``), ``n``, ``v`` and
 ``expiresAt``."""

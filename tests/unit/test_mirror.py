@@ -10,7 +10,7 @@ import pytest
 
 import app.services.ranking.mirror as mirror_module
 from app.domain.definitions import BoardDefinition
-from app.domain.keys import RankKey
+from app.domain.keys import Order, RankKey
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.ranks import ExactRank, RankQuery
 from app.domain.shards import partition_ids
@@ -36,11 +36,11 @@ class Clock:
         return self.t
 
 
-async def _hot_service() -> Service:
+async def _hot_service(order: Order = Order.DESC) -> Service:
     """A service whose own ranks are read live (no summary, no mirror): the tests' mirrors are
     their own, on clocks of their own."""
     service = _service(Settings(hot_board_summary_seconds=0))
-    definition = BoardDefinition(periods=(PeriodKind.ALLTIME,), shards=SHARDS)
+    definition = BoardDefinition(order=order, periods=(PeriodKind.ALLTIME,), shards=SHARDS)
     await service.leaderboard.rules.define(GAME, HOT, definition, now=service.now)
     for player, score in SCORES.items():
         await service.submit(player, score, variant=HOT)
@@ -89,8 +89,11 @@ async def _ranks(mirrors: HotBoardMirrors, keys: dict[str, RankKey]) -> dict[str
     return found
 
 
-async def test_a_cold_task_reads_live_then_answers_every_rank_exactly_with_no_read() -> None:
-    service = await _hot_service()
+@pytest.mark.parametrize("order", list(Order))
+async def test_a_cold_task_reads_live_then_answers_every_rank_exactly_with_no_read(
+    order: Order,
+) -> None:
+    service = await _hot_service(order)
     clock = Clock()
     mirrors = _mirrors(service, clock)
     keys = _keys(service.fakes)
@@ -147,6 +150,15 @@ async def test_the_asking_player_s_own_last_write_is_in_their_answer() -> None:
     held = await mirrors.rank(_query(old))
     assert held is not None
     assert held.rank.rank == _truth(now, old)
+    # Once the mirror holds their new key (ahead of the old one), asked at the old key they are
+    # still counted there alone, not also at their new place.
+    clock.t += 1.5
+    await mirrors.rank(_query(now["p03"]))
+    await _settled(mirrors)
+    held = await mirrors.rank(_query(old))
+    assert held is not None
+    assert held.rank.rank == _truth(now, old)
+    assert held.read_at == datetime.fromtimestamp(clock.t, UTC)
 
 
 async def test_a_move_inside_one_bucket_is_seen_by_its_version() -> None:

@@ -1,9 +1,10 @@
 """A task's mirror of its hot boards: every key of a sharded board, sorted per shard, so that a
-rank is a bisection in memory and a show's readers cost the task no read at all. A mirror is kept
-fresh by reading each shard's coarse counters with their versions (a row that arrives in a bucket
-moves its version: ``CounterStore.coarse_versions``) and reading again, from RankIndex, only the
-buckets whose pair moved, for ``settle_s`` after they did (the index lags the table). The reasons
-and the figures: decision 0033, docs/scale.md.
+rank is a bisection in memory and a show's readers cost no read but their own row. A mirror is
+kept fresh by reading each shard's coarse counters with their versions (a row that arrives in a
+bucket moves its version: ``CounterStore.coarse_versions``) and reading again, from RankIndex,
+only the buckets whose pair moved, for ``settle_s`` after they did and until the index shows as
+many keys as the counters (the index lags the table). Why, and what it costs: decision 0033,
+docs/scale.md.
 """
 
 from __future__ import annotations
@@ -154,9 +155,9 @@ class BoardMirror:
             self._shards = {pid: _Shard() for pid in self._shards}
             return 0
         now = clock()
-        reads: list[tuple[str, _Shard, tuple[str, str], int]] = []
+        reads: list[tuple[int, int, tuple[str, str], int]] = []  # shard, bucket, keys, players
         moved_at: list[dict[int, float]] = []
-        for (pid, shard), found in zip(self._shards.items(), pairs, strict=True):
+        for i, (shard, found) in enumerate(zip(self._shards.values(), pairs, strict=True)):
             moved = dict(shard.moved_at)
             for bucket in set(found) | set(shard.pairs):
                 if found.get(bucket, (0, 0)) != shard.pairs.get(bucket, (0, 0)):
@@ -164,16 +165,19 @@ class BoardMirror:
             for bucket in moved:
                 between = bucket_key_range(layout, bucket, self.order)
                 if between is not None:
-                    reads.append((pid, shard, between, found.get(bucket, (0, 0))[0]))
+                    reads.append((i, bucket, between, found.get(bucket, (0, 0))[0]))
             moved_at.append({b: at for b, at in moved.items() if now - at < settle_s})
+        pids, shards = list(self._shards), list(self._shards.values())
         keys = await asyncio.gather(
-            *(self._keys(stores.index, pid, between, count) for pid, _, between, count in reads)
+            *(self._keys(stores.index, pids[i], between, n) for i, _, between, n in reads)
         )
         # Every read answered: only now is what they found the mirror's (a refresh cut short
         # leaves it as it was, and the next reads the same buckets again).
-        for (_, shard, between, _), found_keys in zip(reads, keys, strict=True):
-            shard.replace(between, found_keys)
-        for shard, found, moved in zip(self._shards.values(), pairs, moved_at, strict=True):
+        for (i, bucket, between, players), found_keys in zip(reads, keys, strict=True):
+            shards[i].replace(between, found_keys)
+            if len(found_keys) != players:
+                moved_at[i][bucket] = now  # the index still lags the counters: read it again
+        for shard, found, moved in zip(shards, pairs, moved_at, strict=True):
             shard.pairs, shard.moved_at = dict(found), moved
             shard.settle_doubles()
         self.read_at, self.checked_at = read_at, started
@@ -202,7 +206,7 @@ class HotBoardMirrors:
         layout: BucketLayout,
         *,
         max_age_s: float,
-        settle_s: float = 2.0,
+        settle_s: float = 3.0,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], datetime] = _utc_now,
     ) -> None:
