@@ -280,3 +280,20 @@ async def test_mirrors_past_what_a_task_may_hold_let_the_least_recently_read_go(
     # 10 + 32 keys past 37: the encore's mirror goes, the show's (32, within) stays.
     assert [m.board_id for m in mirrors.held()] == [BOARD.board_id]
     assert all(not m.too_large for m in mirrors.held())
+
+
+async def test_a_mirror_no_one_reads_for_ten_minutes_is_let_go() -> None:
+    service = await _hot_service()
+    clock = Clock()
+    mirrors = _mirrors(service, clock)
+    keys = _keys(service.fakes)
+    await mirrors.rank(_query(keys["p00"]))
+    await _settled(mirrors)
+    clock.t += mirror_module.IDLE_S - 1
+    other = RankQuery("trivia#encore#alltime", RankKey(55, 1, "e5"), shards=SHARDS)
+    await mirrors.rank(other)
+    assert [m.board_id for m in mirrors.held()] == [BOARD.board_id, "trivia#encore#alltime"]
+    clock.t += 2  # the show's mirror, unread for IDLE_S, goes at the next ask
+    await mirrors.rank(other)
+    await _settled(mirrors)
+    assert [m.board_id for m in mirrors.held()] == ["trivia#encore#alltime"]

@@ -31,6 +31,8 @@ log = structlog.get_logger(__name__)
 
 MAX_BOARDS = 16
 """Hot boards a task mirrors at once; the least recently read is let go first."""
+IDLE_S = 600.0
+"""A mirror no one has read for this long is let go (a day board past its day, a show over)."""
 MAX_KEYS = 2_000_000
 """Most keys a task's mirrors hold in all (about 200 bytes each, so about 400 MB): the least
 recently read mirror is let go first, and a board larger than that alone is read live."""
@@ -113,6 +115,8 @@ class BoardMirror:
         self.read_at: datetime | None = None
         self.checked_at: float | None = None
         self.too_large = False
+        self.asked_at = 0.0
+        """When a rank was last asked of it (the task's clock)."""
 
     @property
     def size(self) -> int:
@@ -244,11 +248,16 @@ class HotBoardMirrors:
         return None if mirror.checked_at is None else self._clock() - mirror.checked_at
 
     def _mirror(self, at: tuple[str, int, Order]) -> BoardMirror:
+        now = self._clock()
+        while self._mirrors:  # least recently read first
+            oldest, held = next(iter(self._mirrors.items()))
+            if len(self._mirrors) <= MAX_BOARDS and now - held.asked_at < IDLE_S:
+                break
+            del self._mirrors[oldest]
         mirror = self._mirrors.get(at)
         if mirror is None:
             mirror = self._mirrors[at] = BoardMirror(*at)
-            while len(self._mirrors) > MAX_BOARDS:
-                self._mirrors.popitem(last=False)
+        mirror.asked_at = now
         self._mirrors.move_to_end(at)
         return mirror
 
