@@ -33,13 +33,15 @@ def _board() -> list[tuple[str, int, int]]:
     return rows
 
 
-async def _submitted(service: Service, rows: list[tuple[str, int, int]]) -> None:
+async def _submitted(
+    service: Service, rows: list[tuple[str, int, int]], *, rank_delta: bool = False
+) -> None:
     gate = asyncio.Semaphore(16)
 
     async def one(player: str, score: int, at: int) -> None:
         async with gate:
             response = await submit(
-                service.http, player=player, score=score, achieved_ms=at, rankDelta=False
+                service.http, player=player, score=score, achieved_ms=at, rankDelta=rank_delta
             )
         assert response.status_code == 200, response.text
 
@@ -79,6 +81,26 @@ async def test_a_live_board_s_crowded_slots_become_exact_with_no_operator(
         assert after == len(truth)
         assert before < after
         assert built_in < 60
+
+
+@pytest.mark.xfail(strict=True, reason="submissions start no tie build yet")
+@pytest.mark.parametrize("rank_delta", [False, True], ids=["plain", "rank-delta"])
+async def test_crowded_slots_are_exact_before_anyone_reads_them(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime, rank_delta: bool
+) -> None:
+    """The issue's board, read once a minute after its submissions: the submissions that found
+    their slot crowded have had it built in the background, so the first read of every rank is
+    exact for at least 95% of the players (143 of 150). Waiting for the builds under way stands
+    in for the minute: a build takes seconds."""
+    settings = make_settings(dynamo_endpoint, table_names, rank_count_cap=CAP)
+    async with serve(settings) as service:
+        rows = _board()
+        await _submitted(service, rows, rank_delta=rank_delta)
+        await service.runtime.slot_builds.settled()
+        truth = _truth(rows, "desc")
+        exact = _check(await _ranks(service, truth), truth)
+        print(f"exact at the first read {exact} of {len(truth)}")
+        assert exact >= 143
 
 
 async def test_a_moment_that_crowds_after_its_slot_was_built_gets_cut(
