@@ -25,6 +25,10 @@ from app.services.ranking.ties import TieReport, TieWalk, reconcile_ties
 log = structlog.get_logger(__name__)
 
 PAGE_SIZE = 1_000
+WALKS = 6
+"""Most walks of one build: until two in a row agree, each wait twice the one before
+(``pass_gap_s``, then 2, 4, 8 and 16 times it): a round's results landing while the build walks
+defer it by seconds, not by a minute."""
 
 
 def slot_key_range(layout: BucketLayout, bucket: int, slot: int, order: Order) -> tuple[str, str]:
@@ -53,24 +57,30 @@ async def build_slot_ties(
     whole already, the slot is not crowded, or it changed between the walks.
 
     A build walks only the slot's entries on RankIndex (a key range), twice, ``pass_gap_s`` apart
-    (longer than the index's lag), with the tie counters read between; where the walks agree and
-    the slot holds more than ``build_group`` entries, ``app.services.ranking.ties`` writes its
-    counts, marks its rows, gives it its grain and cuts, and seals it last. A submission that
-    overtakes it leaves the slot unsealed, or with counts that do not add up: an honest range
-    until the next build, never a wrong exact rank."""
+    (longer than the index's lag), with the tie counters read between; where the walks disagree
+    (submissions still landing) it waits twice as long and walks again, comparing each walk with
+    the one before, ``WALKS`` walks at most. Where two agree and the slot holds more than
+    ``build_group`` entries, ``app.services.ranking.ties`` writes its counts, marks its rows,
+    gives it its grain and cuts, and seals it last. A submission that overtakes it leaves the
+    slot unsealed, or with counts that do not add up: an honest range until the next build, never
+    a wrong exact rank."""
     group = policy.build_group
     board_id, bucket, slot = wanted.slot
     if group is None or await _whole(stores.counters, wanted.slot, group=group):
         return None  # its ranges are cut chunks past the cap, which no rebuild splits
     between = slot_key_range(policy.layout, bucket, slot, wanted.order)
-    first = await _walk(stores.index, board_id, between)
-    if len(first) <= group:
-        return None
-    stored = await stores.counters.read_ties(board_id, bucket, slot)
-    await asyncio.sleep(policy.pass_gap_s)
     second = await _walk(stores.index, board_id, between)
-    if [e.key for e in first] != [e.key for e in second]:
-        log.info("slot_build_deferred", board=board_id, bucket=bucket, slot=slot)
+    for attempt in range(WALKS - 1):
+        first = second
+        if len(first) <= group:
+            return None
+        stored = await stores.counters.read_ties(board_id, bucket, slot)
+        await asyncio.sleep(policy.pass_gap_s * 2**attempt)
+        second = await _walk(stores.index, board_id, between)
+        if [e.key for e in first] == [e.key for e in second]:
+            break
+    else:
+        log.info("slot_build_deferred", board=board_id, bucket=bucket, slot=slot, walks=WALKS)
         return None
     walk = TieWalk(board_id, {(bucket, slot): second}, {(bucket, slot): stored})
     (report,) = await reconcile_ties(
