@@ -173,9 +173,10 @@ class Settings(BaseSettings):
     )
     tie_builds_on_read: bool = Field(
         default=True,
-        description="a rank read that can only answer a range has its task build (or repair) "
-        "its slot's tie counters in the background, where they are missing, unsealed, short of "
-        "rows or hold an uncut crowded chunk (off: only the reconciler and seeding build them)",
+        description="a rank read that can only answer a range, or the submissions that find "
+        "their slot crowded, have their task build (or repair) the slot's tie counters in the "
+        "background, where they are missing, unsealed, short of rows or hold an uncut crowded "
+        "chunk (off: only the reconciler and seeding build them)",
     )
     definition_change_grace_seconds: float | None = Field(
         default=None,
