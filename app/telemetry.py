@@ -41,8 +41,8 @@ class CallStats:
     """Transactions cancelled by a conflict on one of their items."""
     events: Tally[str] = field(default_factory=Tally)
     """What else happened while the request was served, by ``EVENTS``' names."""
-    submission: str | None = None
-    """A submission's outcome (``SUBMISSION_OUTCOMES``), where the request was one."""
+    submissions: Tally[str] = field(default_factory=Tally)
+    """The request's submissions by outcome (``SUBMISSION_OUTCOMES``): one, or a batch's."""
 
     @property
     def total_calls(self) -> int:
@@ -274,7 +274,7 @@ def submission_answered(outcome: str) -> None:
     SUBMISSIONS.labels(outcome).inc()
     stats = current_stats.get()
     if stats is not None:
-        stats.submission = outcome
+        stats.submissions[outcome] += 1
 
 
 def board_admission(outcome: Literal["waited", "refused"]) -> None:
@@ -348,7 +348,8 @@ def emf_fields(*, route: str, status: int, stats: CallStats, timestamp_ms: int) 
     """The CloudWatch embedded-metric-format block for a request log line that already carries
     ``duration_ms``, ``dynamodb_calls``, ``read_units`` and ``write_units``; adds ``server_error``,
     ``transaction_conflicts`` and each of ``EVENTS``. Dimension: the route template (and none, for
-    the service). A submission's line also counts it under its ``outcome`` (``submissions``)."""
+    the service). A submission's line also counts it under its ``outcome`` (``submissions``), as
+    does a batch's whose items share one outcome (``emf_outcome_lines`` for the others)."""
     directives: list[dict[str, Any]] = [
         {
             "Namespace": NAMESPACE,
@@ -369,20 +370,38 @@ def emf_fields(*, route: str, status: int, stats: CallStats, timestamp_ms: int) 
         "transaction_conflicts": stats.conflicts,
         **{event: stats.events[event] for event in EVENTS},
     }
-    if stats.submission is not None:
-        fields |= {"outcome": stats.submission, "submissions": 1}
-        directives.append(
-            {
-                "Namespace": NAMESPACE,
-                "Dimensions": [["outcome"]],
-                "Metrics": [{"Name": "submissions", "Unit": "Count"}],
-            }
-        )
+    if len(stats.submissions) == 1:
+        [(outcome, count)] = stats.submissions.items()
+        fields |= {"outcome": outcome, "submissions": count}
+        directives.append(_OUTCOME_DIRECTIVE)
     return {
         **fields,
         "_aws": {"Timestamp": timestamp_ms, "CloudWatchMetrics": directives},
         "route": route,
     }
+
+
+_OUTCOME_DIRECTIVE = {
+    "Namespace": NAMESPACE,
+    "Dimensions": [["outcome"]],
+    "Metrics": [{"Name": "submissions", "Unit": "Count"}],
+}
+
+
+def emf_outcome_lines(stats: CallStats, *, timestamp_ms: int) -> list[dict[str, Any]]:
+    """A batch's submissions of several outcomes, a log line's fields for each outcome: a line
+    holds one value per dimension, so the request's own line counts them only where they share
+    one (``emf_fields``)."""
+    if len(stats.submissions) < 2:
+        return []
+    return [
+        {
+            "outcome": outcome,
+            "submissions": count,
+            "_aws": {"Timestamp": timestamp_ms, "CloudWatchMetrics": [_OUTCOME_DIRECTIVE]},
+        }
+        for outcome, count in sorted(stats.submissions.items())
+    ]
 
 
 def reconcile_emf(
