@@ -153,6 +153,13 @@ SUBMISSION_OUTCOMES = (
     "held",
     "invalid",
 )
+BATCH_ITEMS = Counter(
+    "leaderboard_batch_items",
+    "Items of POST /v1/scores:batch answered, by the status each was answered with (what POST "
+    "/v1/scores would have answered it alone; leaderboard_http_requests counts the batch once).",
+    ["status"],
+    registry=REGISTRY,
+)
 BOARD_ADMISSIONS = Counter(
     "leaderboard_board_admission_waits",
     "Submissions that found a board's admission limit full (a burst): waited for a place "
@@ -275,6 +282,11 @@ def submission_answered(outcome: str) -> None:
     stats = current_stats.get()
     if stats is not None:
         stats.submissions[outcome] += 1
+
+
+def batch_item(status: int) -> None:
+    """One item of a batch answered with ``status``, as ``POST /v1/scores`` would have been."""
+    _child(BATCH_ITEMS, str(status)).inc()
 
 
 def board_admission(outcome: Literal["waited", "refused"]) -> None:
