@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+import structlog
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -39,6 +40,7 @@ from app.domain.principal import Principal
 from app.errors import InvalidInput, LeaderboardError, Unavailable
 from app.services.submissions import SubmitResult
 
+log = structlog.get_logger(__name__)
 router = APIRouter(route_class=StrictQueryRoute, tags=["submissions"])
 
 ROUTE = "/v1/scores:batch"
@@ -163,7 +165,10 @@ async def answer_batch(
     """Each item's answer, in the items' order, each with its rate limit's decision: at most
     ``CONCURRENCY`` at once, none able to stop another."""
     run = _Run(state, principal, batch_places(CONCURRENCY), _cut_at(), now_ms)
-    return list(await asyncio.gather(*(run.answer(item, decision) for item, decision in items)))
+    results = await asyncio.gather(*(run.answer(item, decision) for item, decision in items))
+    if run.cut:
+        log.warning("batch_items_cut_off", items=run.cut, of=len(items))
+    return list(results)
 
 
 def _cut_at() -> float | None:
@@ -175,15 +180,16 @@ def _cut_at() -> float | None:
     return deadline - min(CUT_MARGIN_S, max(0.0, left) / 10)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Run:
-    """What every item of one batch shares."""
+    """What every item of one batch shares, and how many were cut off at the deadline."""
 
     state: AppState
     principal: Principal
     places: ItemPlaces
     cut_at: float | None
     now_ms: int
+    cut: int = 0
 
     async def answer(self, item: BatchItem, decision: Decision) -> BatchResultOut:
         """What ``POST /v1/scores`` would answer for the item alone: never an exception, so one
@@ -192,12 +198,11 @@ class _Run:
         try:
             async with asyncio.timeout_at(self.cut_at) as cut:
                 result = await self._submit(item, decision)
-        except TimeoutError:
-            if not cut.expired():
-                raise  # not the cut: a bug of its own, below
-            telemetry.deadline_exceeded(ROUTE)
-            return _refused(key, _cut_off())
         except Exception as exc:  # every error, a bug too, is this item's answer alone
+            if isinstance(exc, TimeoutError) and cut.expired():
+                self.cut += 1
+                telemetry.deadline_exceeded(ROUTE)
+                return _refused(key, _cut_off())
             return _refused(key, answered_as(exc, ROUTE))
         return _accepted(key, result)
 
@@ -240,15 +245,8 @@ def _accepted(key: str, result: SubmitResult) -> BatchResultOut:
 def _refused(key: str, error: LeaderboardError) -> BatchResultOut:
     telemetry.batch_item(error.status)
     problem = Problem.model_validate(error.problem(SINGLE))
+    result = BatchResultOut(idempotency_key=key, status=error.status, replayed=False, body=problem)
     retry_after = error.headers().get("Retry-After")
-    if retry_after is None:
-        return BatchResultOut(
-            idempotency_key=key, status=error.status, replayed=False, body=problem
-        )
-    return BatchResultOut(
-        idempotency_key=key,
-        status=error.status,
-        replayed=False,
-        retry_after=int(retry_after),
-        body=problem,
-    )
+    if retry_after is not None:
+        result.retry_after = int(retry_after)  # set: served (the others leave it out)
+    return result

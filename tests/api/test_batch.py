@@ -266,8 +266,11 @@ async def test_an_item_not_done_by_the_deadline_is_503_alone_and_a_retry_complet
             item("slow", 5, "s", rankDelta=False),
             item("bo", 2, "b", rankDelta=False),
         ]
-        answered = results(await post_batch(service.http, items))
+        with capture_logs() as logs:
+            answered = results(await post_batch(service.http, items))
         assert [r["status"] for r in answered] == [200, 503, 200]
+        [cut] = [entry for entry in logs if entry["event"] == "batch_items_cut_off"]
+        assert (cut["items"], cut["of"]) == (1, 3)
         assert answered[1]["body"]["type"] == "/problems/unavailable"
         assert answered[1]["retryAfter"] >= 1
         release.set()
