@@ -128,7 +128,8 @@ class Settings(BaseSettings):
         default=64 * 1024,
         ge=1024,
         le=1024 * 1024,
-        description="request body limit, checked while streaming (413 above it)",
+        description="request body limit, checked while streaming (413 above it); a batch of "
+        "submissions (`POST /v1/scores:batch`) may take 16 times as much",
     )
     # A submission's context is stored on each board row it writes. Every other attribute of a
     # row, at its largest, takes under 1 KiB: ids of 64 characters (player; game and variant in
