@@ -66,6 +66,10 @@ class RoundResult:
     within_deadline: int = 0
     gave_up: int = 0
     """Never answered 200 before the deadline (sent no more)."""
+    unknown: int = 0
+    """Of those given up, the ones an attempt of which was cut at the service's deadline (``503
+    unavailable``): a cut transaction may still land (a retry with the same key would complete it
+    exactly once), so the board holds the submission or not, and nothing else."""
     answers: Counter[str] = field(default_factory=Counter)
     """Every answer, by status and problem type (``503 throttled``)."""
     latencies: list[float] = field(default_factory=list)
@@ -107,11 +111,13 @@ async def _send(
     achieved_ms: int,
     deadline_s: float,
     rng: random.Random,
-) -> bool:
+) -> bool | None:
     """One game server's submission: resent after Retry-After until the deadline; True if it
-    was answered 200."""
+    was answered 200, False if every attempt was turned away, None if it gave up after an attempt
+    was cut at the service's deadline (it may have landed)."""
     key = uuid.uuid4().hex
     started = time.perf_counter()
+    cut = False
     while True:
         response = await submit(
             http,
@@ -126,6 +132,7 @@ async def _send(
         if response.status_code != 200 and response.content:
             kind = " " + str(response.json().get("type", "")).rsplit("/", 1)[-1]
         result.answers[f"{response.status_code}{kind}"] += 1
+        cut = cut or kind == " unavailable"
         waited = time.perf_counter() - started
         if response.status_code == 200:
             result.completed += 1
@@ -133,13 +140,11 @@ async def _send(
             if waited <= deadline_s:
                 result.within_deadline += 1
             return True
-        if response.status_code not in RETRIED:
-            result.gave_up += 1
-            return False
         pause = float(response.headers.get("Retry-After", "1")) * (0.5 + rng.random())
-        if waited + pause > deadline_s:
+        if response.status_code not in RETRIED or waited + pause > deadline_s:
             result.gave_up += 1
-            return False
+            result.unknown += cut
+            return None if cut else False
         await asyncio.sleep(pause)
 
 
@@ -221,7 +226,7 @@ async def run_round(
                 else {p: _score(rng) for p in players}
             )
             result.offered = len(players)
-            accepted: dict[str, bool] = {}
+            accepted: dict[str, bool | None] = {}
             started = time.perf_counter()
 
             async def one(i: int, player: str) -> None:
@@ -252,12 +257,13 @@ async def _check(
     runtime: Any,
     result: RoundResult,
     shards: int,
-    accepted: dict[str, bool],
+    accepted: dict[str, bool | None],
     wanted: dict[str, int],
     before: dict[str, int],
 ) -> None:
-    """The board against the answers: every 200 on it with its score, nothing else changed, and
-    every shard's counters counting exactly its rows."""
+    """The board against the answers: every 200 on it with its score, every submission turned away
+    every time not, one cut at the deadline either way, nothing else changed, and every shard's
+    counters counting exactly its rows."""
     rows: dict[str, tuple[str, int]] = {}
     for item in await scores_items(runtime):
         board = item["leaderboardId"]["S"]
@@ -267,6 +273,8 @@ async def _check(
     for player, ok in accepted.items():
         expected = wanted[player] if ok else before.get(player)
         found = rows.get(player)
+        if ok is None and found is not None and found[1] == wanted[player]:
+            expected = wanted[player]  # cut at the deadline, and it landed
         if expected is None:
             if found is not None:
                 result.wrong.append(f"{player}: answered {ok}, yet on the board")
