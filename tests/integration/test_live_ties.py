@@ -101,8 +101,11 @@ async def test_crowded_slots_are_exact_before_anyone_reads_them(
     """The issue's board, read once a minute after its submissions: the submissions that found
     their slot crowded have had it built in the background, so the first read of every rank is
     exact for at least 95% of the players (143 of 150). Waiting for the builds under way stands
-    in for the minute: a build takes seconds."""
-    settings = make_settings(dynamo_endpoint, table_names, rank_count_cap=CAP)
+    in for the minute: a build takes seconds. (A long request deadline: on a busy two-core
+    machine a submission's ranks once took past the default 10 s, beside the builds' walks.)"""
+    settings = make_settings(
+        dynamo_endpoint, table_names, rank_count_cap=CAP, request_deadline_seconds=60
+    )
     async with serve(settings) as service:
         rows = _board()
         await _submitted(service, rows, rank_delta=rank_delta)

@@ -1401,6 +1401,8 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    /** @description on a sharded board, where the task answered from its mirror of the board: when the reads of the other players' places began (RFC 3339, UTC), at most a second before the request; the rank is exact as of then, with the player's own last write in it */
+                    "Leaderboard-Read-At"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1460,6 +1462,8 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    /** @description on a sharded board, where the task answered from its mirror of the board: when the reads of the other players' places began (RFC 3339, UTC), at most a second before the request; the rank is exact as of then, with the player's own last write in it */
+                    "Leaderboard-Read-At"?: string;
                     [name: string]: unknown;
                 };
                 content: {
