@@ -1,6 +1,6 @@
 """Smoke test of locustfile.py: the service on its embedded backend in a subprocess, locust in a
 process of its own (gevent monkey-patches whatever imports it, so never this one), then locust's
-CSV statistics. Loopback only; about 35 s.
+CSV statistics. Loopback only; about 40 s.
 
 What it shows: the locustfile submits and makes every kind of read against the real service, names
 requests by route, records a refused request as a failure with the problem's reason, and raises
@@ -176,18 +176,17 @@ def test_a_round_posted_in_batches_lands_whole(service: str, tmp_path: Path) -> 
     output = _run_locust(
         service,
         prefix,
-        seconds=6,
+        seconds=10,  # a round's batches answered on a busy machine's embedded backend
         users=1,
         extra_env=SMALL_RUN | {"LEADERBOARD_API_KEY": KEY, "LEADERBOARD_LOAD_BATCH_SIZE": "4"},
         user_classes=("GameServer",),
     )
     _assert_locustfile_raised_nothing(prefix, output)
-    requests = _requests(prefix)
+    requests = _final_requests(prefix)
     assert set(requests) <= KNOWN_NAMES, requests
     assert f"POST {SCORES}" not in requests
-    sent, failed = requests[f"POST {BATCH}"]
-    assert sent >= 3  # a round of 10 results in batches of 4, 4 and 2
-    assert failed == 0, _failures(prefix)
+    assert requests.get(f"POST {BATCH}", 0) >= 3, requests  # a round's 10 in batches of 4, 4, 2
+    assert _failures(prefix) == []
 
 
 def test_a_refused_submission_is_a_failure_with_the_problems_reason(
