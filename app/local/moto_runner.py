@@ -2,7 +2,7 @@
 failing (decision 0001): ``python -m app.local.moto_runner -H host -p port``. Two of moto's costs
 that grow with the table are cut, with the same answers: a transaction's backup (a journal of its
 items, not a copy of its tables) and a Query's starting set (the partition asked for, not every
-item of the table, sorted).
+item of the table, sorted); and one that every request paid, listing moto's own package.
 """
 
 from __future__ import annotations
@@ -155,6 +155,20 @@ def _query_by_partition() -> None:
     Table.query = query  # type: ignore[method-assign]
 
 
+def _moto_modules_listed_once() -> None:
+    """moto's server asks, for every request, whether the request's host names one of moto's own
+    modules, by listing moto's package directory and asking of each of its ~270 entries whether
+    it is a directory: about a fifth of the backend's time for a small request (2.4 ms of CPU
+    a GetItem with the list kept, 3.0 ms without). The package does not change while the server
+    runs: list it once."""
+    import functools
+
+    from moto import backends
+
+    original = backends.list_of_moto_modules
+    backends.list_of_moto_modules = functools.cache(lambda: tuple(original()))
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
     sys.exit(0)
 
@@ -169,6 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, _stop)
     _journal_transactions()
     _query_by_partition()
+    _moto_modules_listed_once()
     app = serialised(DomainDispatcherApplication(create_backend_app))
     run_simple(args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler)
 

@@ -1,10 +1,12 @@
 """The embedded backend's Query answers as moto's own does, though it starts from the partition
 asked for instead of every item of the table, sorted (``app/local/moto_runner.py``): the same items
 in the same order, the same counts and the same ``LastEvaluatedKey``, page after page, on the table
-and on RankIndex, forwards and backwards, with key conditions, filters and limits."""
+and on RankIndex, forwards and backwards, with key conditions, filters and limits. And the list of
+moto's own modules, which its server consults for every request, is the same list, made once."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -166,3 +168,26 @@ def test_a_query_answers_as_moto_s_own_and_reads_no_other_partition(
         }
         assert max(n for i, n in whole.items() if "IndexName" not in QUERIES[i]) > 10, whole
         assert max(n for i, n in whole.items() if "IndexName" in QUERIES[i]) > 20, whole
+
+
+def test_moto_s_modules_are_listed_once_and_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    from moto import backends
+
+    own = backends.list_of_moto_modules
+    monkeypatch.setattr(backends, "list_of_moto_modules", own)  # put back after the test
+    expected = list(own())
+    assert "dynamodb" in expected
+    moto_runner._moto_modules_listed_once()
+    listings = 0
+    listdir = os.listdir
+
+    def counted(path: str) -> list[str]:
+        nonlocal listings
+        listings += 1
+        return listdir(path)
+
+    monkeypatch.setattr(os, "listdir", counted)
+    for _ in range(3):
+        assert list(backends.list_of_moto_modules()) == expected
+        assert "dynamodb.us-east-1.amazonaws.com" not in backends.list_of_moto_modules()
+    assert listings == 1
