@@ -16,7 +16,9 @@ Environment (only the key is needed; malformed values stop locust at start-up):
     LEADERBOARD_LOAD_PLAYERS            the player pool, shared by game servers and readers (1000)
     LEADERBOARD_LOAD_ROUND_PLAYERS      results in one round (50)
     LEADERBOARD_LOAD_ROUND_SECONDS      how often each game server ends a round (30)
-    LEADERBOARD_LOAD_BURST_CONCURRENCY  one game server's submissions in flight at once (10)
+    LEADERBOARD_LOAD_BURST_CONCURRENCY  one game server's requests in flight at once (10)
+    LEADERBOARD_LOAD_BATCH_SIZE         results per POST /v1/scores:batch, 1..100; unset or 0:
+                                        one POST /v1/scores per result
     LEADERBOARD_LOAD_SHAPE              "round" for RoundShape; unset for -u/-r/-t
     LEADERBOARD_LOAD_SCALE              RoundShape's user counts are multiplied by this (1)
 """
@@ -51,7 +53,13 @@ from locust.stats import RequestStats, StatsEntry
 log = logging.getLogger("leaderboard.load")
 
 
-def _env_int(environ: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+def _env_int(
+    environ: Mapping[str, str],
+    name: str,
+    default: int,
+    minimum: int = 1,
+    maximum: int | None = None,
+) -> int:
     text = environ.get(name, "").strip()
     if not text:
         return default
@@ -61,6 +69,8 @@ def _env_int(environ: Mapping[str, str], name: str, default: int, minimum: int =
         raise ValueError(f"{name} must be a whole number, got {text!r}") from None
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum}, got {value}")
     return value
 
 
@@ -88,6 +98,8 @@ class LoadConfig:
     round_players: int
     round_seconds: float
     burst_concurrency: int
+    batch_size: int
+    """Results per batch; 0: each result posted alone."""
     shape: str | None
     scale: float
 
@@ -111,6 +123,7 @@ class LoadConfig:
             round_players=round_players,
             round_seconds=_env_float(environ, "LEADERBOARD_LOAD_ROUND_SECONDS", 30.0),
             burst_concurrency=_env_int(environ, "LEADERBOARD_LOAD_BURST_CONCURRENCY", 10),
+            batch_size=_env_int(environ, "LEADERBOARD_LOAD_BATCH_SIZE", 0, minimum=0, maximum=100),
             shape=shape,
             scale=_env_float(environ, "LEADERBOARD_LOAD_SCALE", 1.0),
         )
@@ -121,6 +134,7 @@ CONFIG = LoadConfig.from_environment(os.environ)
 # Request names: route templates, never raw paths, so a run has one statistics row per route
 # whatever the number of players. A suffix separates outcomes worth counting apart.
 SCORES = "/v1/scores"
+BATCH = "/v1/scores:batch"
 TOP = "/v1/leaderboards/[game]/[variant]/[period]"
 RANK = f"{TOP}/players/[playerId]"
 AROUND = f"{RANK}/around"
@@ -298,9 +312,10 @@ class LeaderboardClient(FastHttpUser):
 
 class GameServer(LeaderboardClient):
     """A game server: every round_seconds a round ends and it posts all of its results at once
-    (burst_concurrency in flight). Each result is retried with the same key and body, at most
-    MAX_ATTEMPTS in all: after ``Retry-After`` on 409/429/503, after a second or so when no answer
-    came (a dropped connection, a load balancer's 502/504)."""
+    (burst_concurrency in flight), each alone or, with batch_size, in batches of that many. Each
+    result is retried with the same key and body, at most MAX_ATTEMPTS in all: after
+    ``Retry-After`` (a batch item's ``retryAfter``) on 409/429/503, after a second or so when no
+    answer came (a dropped connection, a load balancer's 502/504)."""
 
     weight = 1
     # A round ends every round_seconds, however long posting the last one took.
@@ -321,7 +336,13 @@ class GameServer(LeaderboardClient):
         )
         pool = Pool(CONFIG.burst_concurrency)
         try:
-            pool.map(self.submit, results)
+            if CONFIG.batch_size:
+                size = CONFIG.batch_size
+                pool.map(
+                    self.submit_batch, [results[i : i + size] for i in range(0, len(results), size)]
+                )
+            else:
+                pool.map(self.submit, results)
         finally:
             # If this user is stopped mid-round, its submissions stop with it instead of running
             # on unowned (and, at the end of a run, after the statistics were written).
@@ -366,6 +387,83 @@ class GameServer(LeaderboardClient):
                 return None
             response.failure(f"{reason} (retrying)")
             return backoff(retry_after_seconds(response))
+
+    def submit_batch(self, results: list[RoundResult]) -> None:
+        """Post the results in one batch; the items answered 409/429/503 (or the whole batch,
+        so answered, or unanswered) are sent again, each with its own key and body."""
+        headers = {"Authorization": f"Bearer {CONFIG.api_key}"}
+        pending = results
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            pending, wait_s = self._batch_attempt(pending, headers, attempt)
+            if not pending:
+                return
+            gevent.sleep(wait_s)
+
+    def _batch_attempt(
+        self, results: list[RoundResult], headers: dict[str, str], attempt: int
+    ) -> tuple[list[RoundResult], float]:
+        """Send the batch once and record the outcome: a success where every item landed, else a
+        failure saying why (the whole batch's problem, or the first refused item's). The results
+        to send again (none after the last attempt), and how long to wait first."""
+        name = BATCH if attempt == 1 else BATCH + RETRY
+        items = [result.body | {"idempotencyKey": result.idempotency_key} for result in results]
+        with self.client.post(
+            BATCH, json={"submissions": items}, headers=headers, name=name, catch_response=True
+        ) as response:
+            status = response.status_code
+            if 200 <= status < 300:
+                again, wait_s, reason = batch_outcome(
+                    json_body(response), results, last=attempt == MAX_ATTEMPTS
+                )
+                if reason is None:
+                    response.success()
+                else:
+                    response.failure(reason)
+                return again, wait_s
+            reason = failure_reason(response)
+            if is_shed(response):
+                response.request_meta["name"] = BATCH + SHED
+            if status not in RETRY_AFTER_STATUSES | GATEWAY_STATUSES or attempt == MAX_ATTEMPTS:
+                gave_up = status in RETRY_AFTER_STATUSES | GATEWAY_STATUSES
+                response.failure(reason + GAVE_UP if gave_up else reason)
+                return [], 0.0
+            response.failure(f"{reason} (retrying)")
+            return results, backoff(retry_after_seconds(response))
+
+
+GAVE_UP = f" (gave up after {MAX_ATTEMPTS} attempts)"
+
+
+def batch_outcome(
+    body: Any, results: list[RoundResult], *, last: bool
+) -> tuple[list[RoundResult], float, str | None]:
+    """What a batch's 2xx says, item by item: the results to send again (those answered
+    409/429/503, none after the ``last`` attempt), the wait first (the longest ``retryAfter``),
+    and why the request counts as failed (None where every item landed: the status, title and
+    detail of the first refused item, and how many were). The landed items' players are the
+    ones readers ask about next."""
+    outcomes = body.get("results") if isinstance(body, dict) else None
+    if not isinstance(outcomes, list) or len(outcomes) != len(results):
+        return [], 0.0, "200 without a result for each item"
+    again, refused, wait_s = [], [], 0.0
+    for result, outcome in zip(results, outcomes, strict=True):
+        if 200 <= outcome["status"] < 300:
+            RECENT_PLAYERS.append(result.player_id)
+            continue
+        refused.append(outcome)
+        if outcome["status"] in RETRY_AFTER_STATUSES:
+            again.append(result)
+            wait_s = max(wait_s, float(outcome.get("retryAfter") or 1))
+    if not refused:
+        return [], 0.0, None
+    first, problem = refused[0], refused[0]["body"]
+    reason = _one_line(
+        f"{first['status']} {problem.get('title', '')}: {problem.get('detail', '')} "
+        f"({len(refused)} of {len(results)} items)"
+    )
+    if again and not last:
+        return again, backoff(min(wait_s, MAX_RETRY_WAIT_S)), f"{reason} (retrying)"
+    return [], 0.0, reason + GAVE_UP if again else reason
 
 
 def _refuse_game_servers_without_a_key(environment: Environment, **_: Any) -> None:

@@ -128,7 +128,8 @@ class Settings(BaseSettings):
         default=64 * 1024,
         ge=1024,
         le=1024 * 1024,
-        description="request body limit, checked while streaming (413 above it)",
+        description="request body limit, checked while streaming (413 above it); a batch of "
+        "submissions (`POST /v1/scores:batch`) may take 16 times as much",
     )
     # A submission's context is stored on each board row it writes. Every other attribute of a
     # row, at its largest, takes under 1 KiB: ids of 64 characters (player; game and variant in
@@ -173,9 +174,10 @@ class Settings(BaseSettings):
     )
     tie_builds_on_read: bool = Field(
         default=True,
-        description="a rank read that can only answer a range has its task build (or repair) "
-        "its slot's tie counters in the background, where they are missing, unsealed, short of "
-        "rows or hold an uncut crowded chunk (off: only the reconciler and seeding build them)",
+        description="a rank read that can only answer a range, or the submissions that find "
+        "their slot crowded, have their task build (or repair) the slot's tie counters in the "
+        "background, where they are missing, unsealed, short of rows or hold an uncut crowded "
+        "chunk (off: only the reconciler and seeding build them)",
     )
     definition_change_grace_seconds: float | None = Field(
         default=None,

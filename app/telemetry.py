@@ -41,8 +41,8 @@ class CallStats:
     """Transactions cancelled by a conflict on one of their items."""
     events: Tally[str] = field(default_factory=Tally)
     """What else happened while the request was served, by ``EVENTS``' names."""
-    submission: str | None = None
-    """A submission's outcome (``SUBMISSION_OUTCOMES``), where the request was one."""
+    submissions: Tally[str] = field(default_factory=Tally)
+    """The request's submissions by outcome (``SUBMISSION_OUTCOMES``): one, or a batch's."""
 
     @property
     def total_calls(self) -> int:
@@ -152,6 +152,13 @@ SUBMISSION_OUTCOMES = (
     "unavailable",
     "held",
     "invalid",
+)
+BATCH_ITEMS = Counter(
+    "leaderboard_batch_items",
+    "Items of POST /v1/scores:batch answered, by the status each was answered with (what POST "
+    "/v1/scores would have answered it alone; leaderboard_http_requests counts the batch once).",
+    ["status"],
+    registry=REGISTRY,
 )
 BOARD_ADMISSIONS = Counter(
     "leaderboard_board_admission_waits",
@@ -289,7 +296,12 @@ def submission_answered(outcome: str) -> None:
     SUBMISSIONS.labels(outcome).inc()
     stats = current_stats.get()
     if stats is not None:
-        stats.submission = outcome
+        stats.submissions[outcome] += 1
+
+
+def batch_item(status: int) -> None:
+    """One item of a batch answered with ``status``, as ``POST /v1/scores`` would have been."""
+    _child(BATCH_ITEMS, str(status)).inc()
 
 
 def board_admission(outcome: Literal["waited", "refused"]) -> None:
@@ -369,78 +381,3 @@ def watch_bounds(
     KEY_CACHE_ENTRIES.set_function(key_cache)
     RATE_LIMIT_BUCKETS.labels("write").set_function(write_buckets)
     RATE_LIMIT_BUCKETS.labels("read").set_function(read_buckets)
-
-
-def emf_fields(*, route: str, status: int, stats: CallStats, timestamp_ms: int) -> dict[str, Any]:
-    """The CloudWatch embedded-metric-format block for a request log line that already carries
-    ``duration_ms``, ``dynamodb_calls``, ``read_units`` and ``write_units``; adds ``server_error``,
-    ``transaction_conflicts`` and each of ``EVENTS``. Dimension: the route template (and none, for
-    the service). A submission's line also counts it under its ``outcome`` (``submissions``)."""
-    directives: list[dict[str, Any]] = [
-        {
-            "Namespace": NAMESPACE,
-            "Dimensions": [["route"], []],
-            "Metrics": [
-                {"Name": "duration_ms", "Unit": "Milliseconds"},
-                {"Name": "dynamodb_calls", "Unit": "Count"},
-                {"Name": "read_units", "Unit": "Count"},
-                {"Name": "write_units", "Unit": "Count"},
-                {"Name": "server_error", "Unit": "Count"},
-                {"Name": "transaction_conflicts", "Unit": "Count"},
-                *({"Name": event, "Unit": "Count"} for event in EVENTS),
-            ],
-        }
-    ]
-    fields: dict[str, Any] = {
-        "server_error": int(status >= 500),
-        "transaction_conflicts": stats.conflicts,
-        **{event: stats.events[event] for event in EVENTS},
-    }
-    if stats.submission is not None:
-        fields |= {"outcome": stats.submission, "submissions": 1}
-        directives.append(
-            {
-                "Namespace": NAMESPACE,
-                "Dimensions": [["outcome"]],
-                "Metrics": [{"Name": "submissions", "Unit": "Count"}],
-            }
-        )
-    return {
-        **fields,
-        "_aws": {"Timestamp": timestamp_ms, "CloudWatchMetrics": directives},
-        "route": route,
-    }
-
-
-def reconcile_emf(
-    *, boards: int, drifted: int, differences: int, left: int, failed: int, timestamp_ms: int
-) -> dict[str, Any]:
-    """The embedded-metric-format fields of a live reconcile's log line: the boards walked, those
-    found drifted, the counters found wrong and those left wrong, the boards that failed. The
-    stack pages when ``reconcile_drifted_boards`` is above 0 in two runs in a row."""
-    return {
-        "reconcile_boards": boards,
-        "reconcile_drifted_boards": drifted,
-        "reconcile_differences": differences,
-        "reconcile_left": left,
-        "reconcile_failed_boards": failed,
-        "_aws": {
-            "Timestamp": timestamp_ms,
-            "CloudWatchMetrics": [
-                {
-                    "Namespace": NAMESPACE,
-                    "Dimensions": [[]],
-                    "Metrics": [
-                        {"Name": name, "Unit": "Count"}
-                        for name in (
-                            "reconcile_boards",
-                            "reconcile_drifted_boards",
-                            "reconcile_differences",
-                            "reconcile_left",
-                            "reconcile_failed_boards",
-                        )
-                    ],
-                }
-            ],
-        },
-    }

@@ -626,8 +626,8 @@ async def submit_round(
             rank_delta=True,
             slow=slow,
         )
-        accepted[player] = answer is not None
-        if answer is not None:
+        accepted[player] = isinstance(answer, httpx.Response)
+        if isinstance(answer, httpx.Response):
             answered = time.time()
             timeline.moved[player] = (sent, answered)
             (board,) = answer.json()["boards"]
@@ -937,7 +937,7 @@ class _Run:
     async def check(self, phases: list[Phase]) -> None:
         self.timeline.after = await board_keys(self.runtime)
         submit, submitted = phases[0], self.submitted
-        accepted = dict(submitted.accepted)
+        accepted: dict[str, bool | None] = dict(submitted.accepted)
         for player in submitted.unsure():
             # Written or not, as the board says: either is right. Written, it moved between its
             # first send and the round's end.

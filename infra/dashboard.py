@@ -19,7 +19,7 @@ from infra.tables import sum_over_operations
 class Dashboard:
     """The dashboard, added to ``stack`` itself (leaderboard_stack.py says why). Its figures: the
     embedded metrics each request's log line carries (namespace ``Leaderboard``:
-    ``app.telemetry.emf_fields``), and the load balancer's, DynamoDB's and ECS's."""
+    ``app.embedded_metrics.emf_fields``), and the load balancer's, DynamoDB's and ECS's."""
 
     def __init__(
         self,

@@ -268,13 +268,18 @@ def _refuse_constant(name: str) -> Any:
 
 
 async def read_json_body(request: Request, state: StateDep) -> Any:
-    """The body as JSON: 415 unless it says it is JSON, 413 over the limit (checked while
+    """The body as JSON, within the body limit (``json_body``)."""
+    return await json_body(request, state.max_body_bytes)
+
+
+async def json_body(request: Request, limit: int) -> Any:
+    """The body as JSON: 415 unless it says it is JSON, 413 over ``limit`` (checked while
     streaming, so a lying Content-Length cannot get more through), 422 if it nests deeper than
     ``MAX_JSON_DEPTH`` (measured before parsing, which recurses), 400 if it does not parse."""
     media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != "application/json" and not media_type.endswith("+json"):
         raise UnsupportedMediaType("send the body as application/json")
-    body = await _read_limited(request, state.max_body_bytes)
+    body = await _read_limited(request, limit)
     if nests_deeper_than(body):
         raise NestedTooDeeply(
             f"the body nests arrays and objects more than {MAX_JSON_DEPTH} deep (the outermost "

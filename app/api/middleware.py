@@ -14,7 +14,7 @@ from typing import Any
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app import telemetry
+from app import embedded_metrics, telemetry
 from app.errors import PROBLEM_JSON, Unavailable
 from app.telemetry import CallStats, current_stats
 
@@ -89,28 +89,37 @@ class RequestContext:
             await _send_timeout(send_with_id, scope["path"], self.deadline)
         finally:
             telemetry.HTTP_IN_FLIGHT.dec()
-            elapsed = time.perf_counter() - began
-            route = _route_template(scope)
-            method = scope["method"]
-            telemetry.request_answered(route, method, status, elapsed)
-            fields: dict[str, Any] = {
-                "method": method,
-                "path": scope["path"],
-                "status": status,
-                "duration_ms": round(elapsed * 1000, 2),
-                "dynamodb_calls": stats.total_calls,
-                "read_units": round(stats.read_units, 2),
-                "write_units": round(stats.write_units, 2),
-            }
-            if self.placeholder_units:
-                fields["units"] = "the embedded backend's placeholders, not DynamoDB's"
-            if self.cloudwatch_metrics:
-                fields |= telemetry.emf_fields(
-                    route=route, status=status, stats=stats, timestamp_ms=int(time.time() * 1000)
-                )
-            log.info("request", **fields)
+            self._log_request(scope, status, time.perf_counter() - began, stats)
             current_stats.reset(stats_token)
             structlog.contextvars.clear_contextvars()
+
+    def _log_request(self, scope: Scope, status: int, elapsed: float, stats: CallStats) -> None:
+        """The request's metrics, and its one canonical log line (on AWS, with its CloudWatch
+        metrics; a batch whose items had several outcomes adds a line for each)."""
+        route = _route_template(scope)
+        method = scope["method"]
+        telemetry.request_answered(route, method, status, elapsed)
+        fields: dict[str, Any] = {
+            "method": method,
+            "path": scope["path"],
+            "status": status,
+            "duration_ms": round(elapsed * 1000, 2),
+            "dynamodb_calls": stats.total_calls,
+            "read_units": round(stats.read_units, 2),
+            "write_units": round(stats.write_units, 2),
+        }
+        if self.placeholder_units:
+            fields["units"] = "the embedded backend's placeholders, not DynamoDB's"
+        if not self.cloudwatch_metrics:
+            log.info("request", **fields)
+            return
+        timestamp_ms = int(time.time() * 1000)
+        fields |= embedded_metrics.emf_fields(
+            route=route, status=status, stats=stats, timestamp_ms=timestamp_ms
+        )
+        log.info("request", **fields)
+        for counts in embedded_metrics.emf_outcome_lines(stats, timestamp_ms=timestamp_ms):
+            log.info("submissions", **counts)
 
 
 _deadline: ContextVar[asyncio.Timeout | None] = ContextVar("request_deadline", default=None)
@@ -123,6 +132,13 @@ async def lift_deadline() -> None:
     deadline = _deadline.get()
     if deadline is not None:
         deadline.reschedule(None)
+
+
+def deadline_at() -> float | None:
+    """When the running request's deadline falls, on the event loop's clock (``None``: it has
+    none), for work that answers in parts before it (a batch's items)."""
+    deadline = _deadline.get()
+    return None if deadline is None else deadline.when()
 
 
 def _route_template(scope: Scope) -> str:

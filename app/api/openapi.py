@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from app.api.deps import ReadLimitDep
-from app.api.schemas import BoardDefinitionIn, Problem, ScoreSubmission
+from app.api.schemas import BoardDefinitionIn, Problem, ScoreBatch, ScoreSubmission
 from app.errors import PROBLEM_JSON, problem_types
 
 TAGS = [
@@ -33,7 +33,7 @@ TAGS = [
     {"name": "service", "description": "The operators' checks: liveness, readiness, metrics."},
 ]
 
-COMPONENTS: tuple[type[BaseModel], ...] = (Problem, ScoreSubmission, BoardDefinitionIn)
+COMPONENTS: tuple[type[BaseModel], ...] = (Problem, ScoreSubmission, ScoreBatch, BoardDefinitionIn)
 """Models named in the document though no route declares them: the problem, and the bodies the
 routes read themselves (to bound and check them before parsing)."""
 

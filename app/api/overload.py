@@ -3,15 +3,18 @@ latency target, and refuses the rest within a millisecond (503 ``overloaded``, w
 ``Retry-After``), instead of queueing work it cannot do until the request deadline cuts it off.
 
 ``AdaptiveLimit`` is the limit and how it moves (docs/decisions/0030-overload-answered-at-once.md);
-``Admission`` is the ASGI middleware that applies it to the public reads and the submissions.
+``Admission`` is the ASGI middleware that applies it to the public reads and the submissions;
+``ItemPlaces`` holds a batch's items to it one place each (decision 0034).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
@@ -186,6 +189,69 @@ async def leave_admission() -> None:
     place = _place.get()
     if place is not None:
         place.give_back(sample=False)
+
+
+class ItemPlaces:
+    """The places a batch's items run in (decision 0034): at most ``most`` at once, each holding
+    a place of its own under the task's limit while it runs, so that a batch counts as its
+    items. The request's own place passes to its first item (a batch let in runs at least one
+    item at a time); an item the limit refuses waits for one of its batch's own to finish, and is
+    refused (503 ``overloaded``, nothing done) only where none of its batch is running."""
+
+    def __init__(
+        self, limit: AdaptiveLimit | None, *, most: int, first: _Place | None = None
+    ) -> None:
+        self._limit = limit
+        self._most = most
+        self._first = first
+        self._running = 0
+        self._freed = asyncio.Event()
+
+    @asynccontextmanager
+    async def place(self) -> AsyncIterator[None]:
+        """Run the item in a place, or raise ``Overloaded``."""
+        while True:
+            ticket = self._take() if self._running < self._most else None
+            if ticket is not None:
+                break
+            if self._running == 0 and self._limit is not None:  # none of its own to wait for
+                telemetry.request_shed("write")
+                raise Overloaded(
+                    "this task is already answering all the requests its backend answers within "
+                    f"{self._limit.target_s:g} s; nothing was done for this item: send it again "
+                    "after retryAfter, with the same idempotencyKey",
+                    retry_after=self._limit.retry_after_s(),
+                )
+            self._freed.clear()
+            await self._freed.wait()
+        self._running += 1
+        try:
+            yield
+        finally:
+            self._running -= 1
+            if self._limit is not None and ticket > 0:
+                self._limit.done(ticket)
+            self._freed.set()
+
+    def _take(self) -> int | None:
+        """A ticket of the limit for one more item (0 where there is no limit), or ``None``."""
+        if self._limit is None:
+            return 0
+        first, self._first = self._first, None
+        if first is not None and first.held:
+            first.held = False  # the item's now: it gives the place back when it is done
+            return first.ticket
+        return self._limit.try_admit("write")
+
+
+def batch_places(most: int) -> ItemPlaces:
+    """The places for the running request's batch of items: its own place given to the first,
+    under the limit the request was admitted by (without one, ``most`` at once, no more)."""
+    place = _place.get()
+    if place is None or not place.held:
+        return ItemPlaces(None, most=most)
+    # Left to the request where no item takes it (every item refused before it runs).
+    return ItemPlaces(place.limit, most=most, first=place)
 
 
 class Admission:

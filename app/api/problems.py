@@ -38,17 +38,28 @@ def error_response(error: LeaderboardError, instance: str) -> JSONResponse:
     return problem_response(error.status, error.problem(instance), error.headers())
 
 
+def answered_as(error: Exception, path: str) -> LeaderboardError:
+    """The error ``error`` is answered as, logged as it deserves: a service error as itself (a
+    5xx logged); our own request refused by DynamoDB, or any other exception, as the anonymous
+    internal error (a bug, logged in full under the request id). A request's, or one item's of a
+    batch."""
+    if isinstance(error, StoreRejected):
+        # Our own request, refused: a bug, logged with DynamoDB's code to find it by, and
+        # answered as any other bug.
+        log.error("dynamodb_rejected_request", code=error.code, detail=error.detail)
+        return _bug()
+    if isinstance(error, LeaderboardError):
+        if error.status >= 500:
+            log.warning("request_failed", problem=error.slug, detail=error.detail)
+        return error
+    log.error("unhandled_error", path=path, exc_info=error)
+    return _bug()
+
+
 async def _on_service_error(request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, LeaderboardError):  # pragma: no cover - registered for this type only
         raise exc
-    if isinstance(exc, StoreRejected):
-        # Our own request, refused: a bug, logged with DynamoDB's code to find it by, and
-        # answered as any other bug.
-        log.error("dynamodb_rejected_request", code=exc.code, detail=exc.detail)
-        return error_response(_bug(), request.url.path)
-    if exc.status >= 500:
-        log.warning("request_failed", problem=exc.slug, detail=exc.detail)
-    return error_response(exc, request.url.path)
+    return error_response(answered_as(exc, request.url.path), request.url.path)
 
 
 def _is_missing_idempotency_key(error: Any) -> bool:
@@ -82,8 +93,7 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _on_bug(request: Request, exc: Exception) -> JSONResponse:
     # A bug: logged in full under the request id, answered without internals.
-    log.exception("unhandled_error", path=request.url.path)
-    return error_response(_bug(), request.url.path)
+    return error_response(answered_as(exc, request.url.path), request.url.path)
 
 
 def _bug() -> LeaderboardError:

@@ -127,11 +127,7 @@ class RateLimiter:
         on the successful response."""
         decision = self.check(key)
         if not decision.allowed:
-            raise RateLimited(
-                f"rate limit exceeded: at most {decision.policy.burst} requests at once and "
-                f"{decision.policy.rate:g} a second; retry after {decision.retry_after} s",
-                limit_headers=ratelimit_headers(decision),
-            )
+            raise refusal(decision)
         return decision
 
     def _drop_idle(self, now: float) -> None:
@@ -142,6 +138,16 @@ class RateLimiter:
             if now - oldest.updated < idle_after:
                 return
             self._buckets.popitem(last=False)
+
+
+def refusal(decision: Decision) -> RateLimited:
+    """The 429 of a refused ``decision``: a request's, or one item's of a batch, where each item
+    takes a token as a submission of its own does."""
+    return RateLimited(
+        f"rate limit exceeded: at most {decision.policy.burst} requests at once and "
+        f"{decision.policy.rate:g} a second; retry after {decision.retry_after} s",
+        limit_headers=ratelimit_headers(decision),
+    )
 
 
 def ratelimit_headers(decision: Decision) -> dict[str, str]:

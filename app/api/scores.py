@@ -41,6 +41,35 @@ def _stored_json(field: str, value: dict[str, Any], max_bytes: int, *, whose: st
     return stored
 
 
+def submission_of(
+    body: ScoreSubmission, *, max_context_bytes: int
+) -> tuple[Submission, dict[str, Any]]:
+    """The submission a body asks for, and its fields as sent (unset ones absent: what a reuse of
+    its Idempotency-Key must match); 422 for a context or metadata over its bound."""
+    fields = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    submission = Submission(
+        player_id=body.player_id,
+        score=body.score,
+        game=body.game,
+        variant=body.variant,
+        achieved_at_ms=None if body.achieved_at is None else to_ms(body.achieved_at),
+        display_name=body.display_name,
+        country=body.country,
+        context_json=None
+        if body.context is None
+        else _stored_json(
+            "context", body.context, max_context_bytes, whose="a submission may store"
+        ),
+        metadata_json=None
+        if body.metadata is None
+        else _stored_json(
+            "metadata", body.metadata, MAX_METADATA_BYTES, whose="an entry's metadata may take"
+        ),
+        rank_delta=body.rank_delta,
+    )
+    return submission, fields
+
+
 @router.post(
     "/v1/scores",
     operation_id="submitScore",
@@ -65,27 +94,7 @@ async def post_score(
     response: Response,
 ) -> SubmitResponse:
     principal.require_submit(body.game)
-    fields = body.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    submission = Submission(
-        player_id=body.player_id,
-        score=body.score,
-        game=body.game,
-        variant=body.variant,
-        achieved_at_ms=None if body.achieved_at is None else to_ms(body.achieved_at),
-        display_name=body.display_name,
-        country=body.country,
-        context_json=None
-        if body.context is None
-        else _stored_json(
-            "context", body.context, state.max_context_bytes, whose="a submission may store"
-        ),
-        metadata_json=None
-        if body.metadata is None
-        else _stored_json(
-            "metadata", body.metadata, MAX_METADATA_BYTES, whose="an entry's metadata may take"
-        ),
-        rank_delta=body.rank_delta,
-    )
+    submission, fields = submission_of(body, max_context_bytes=state.max_context_bytes)
     result = await state.leaderboard.submissions.submit(
         submission,
         client=principal.name,

@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from app import telemetry
+from app import embedded_metrics
 from app.api.schemas import (
     ErasureOut,
     ReconcileReportOut,
@@ -191,7 +191,7 @@ async def _reconcile_live(runtime: Runtime, *, apply: bool) -> int:
         ],
         "held": report.held,
         "failed": report.failed,
-        **telemetry.reconcile_emf(
+        **embedded_metrics.reconcile_emf(
             boards=len(report.boards),
             drifted=len(report.drifted),
             differences=report.differences,

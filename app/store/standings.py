@@ -29,6 +29,7 @@ from app.store.items import Item, get_n, get_s, key, n, partition_after, s
 from app.store.items import key as item_key
 from app.store.leases import no_live_lease
 from app.store.requests import record_of
+from app.store.row_reads import RowReads
 from app.store.tables import METADATA_ATTRIBUTE, TIE_GRAIN_ATTRIBUTE, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -77,11 +78,11 @@ class StandingItems:
         self._dynamo = dynamo
         self._table = table
         self._counters = counters
+        self._rows = RowReads(dynamo, table=table, what="reading the players' standings")
 
     async def read_standing(self, board_id: str, player_id: str) -> Standing | None:
-        item = await self._dynamo.get_item(
-            "reading the player's standing", table=self._table, key=key(player_id, board_id)
-        )
+        # Strongly consistent; the rows asked at once are read in one BatchGetItem.
+        item = await self._rows.read(player_id, board_id)
         return None if item is None or "rankKey" not in item else standing_of(item)
 
     async def standings_of(self, player_id: str) -> list[Standing]:

@@ -33,7 +33,9 @@ from hypothesis.stateful import (
 from app.bootstrap import open_runtime
 from app.domain.clock import from_ms
 from app.domain.periods import Board, Period, PeriodKind
+from app.domain.shards import partition_ids
 from app.store.tables import TableNames
+from app.telemetry import REGISTRY
 from tests.conftest import ADMIN_KEY, Service, make_settings, serve
 from tests.faults import (
     MODERATE,
@@ -100,6 +102,8 @@ class BoardMachine(RuleBasedStateMachine):
     endpoint = ""
     periods: ClassVar[list[str]] = ["alltime"]
     board_rules: ClassVar[tuple[str, str]] = ("desc", "best")
+    shards: ClassVar[int] = 1
+    settings_given: ClassVar[dict[str, object]] = {}
 
     def __init__(self) -> None:
         super().__init__()
@@ -114,7 +118,9 @@ class BoardMachine(RuleBasedStateMachine):
         return self.runner.run(coroutine)
 
     async def _open(self, tables: TableNames) -> Service:
-        settings_ = make_settings(self.endpoint, tables, periods=self.periods)
+        settings_ = make_settings(
+            self.endpoint, tables, periods=self.periods, **self.settings_given
+        )
         self.runtime = await self.stack.enter_async_context(
             open_runtime(settings_, create_tables=True)
         )
@@ -123,7 +129,12 @@ class BoardMachine(RuleBasedStateMachine):
         order, operator = self.board_rules
         defined = await service.http.put(
             "/v1/games/trivia/variants/classic",
-            json={"order": order, "operator": operator, "periods": self.periods},
+            json={
+                "order": order,
+                "operator": operator,
+                "periods": self.periods,
+                "shards": self.shards,
+            },
             headers=ADMIN,
         )
         assert defined.status_code == 200, defined.text
@@ -493,3 +504,55 @@ def test_through_dynamodb_as_it_answers_the_board_agrees_with_the_model(
     assert faithful_run.injected, "the run met none of DynamoDB's unkind answers"
     assert faithful_run.view is not None
     assert faithful_run.view.lagged_reads, "no read met the index behind its table"
+
+
+MIRROR_AGE_S = 1.0
+
+
+class MirroredBoardMachine(LaggingBoardMachine):
+    """A sharded board whose ranks come from each task's mirror (at most ``MIRROR_AGE_S`` old, as
+    deployed), through DynamoDB as it really answers, RankIndex lagging: a rank answered from a
+    mirror is as of its moment, so each other player who moved since one lag before that moment
+    may be seen or not; never further off, and the asking player always at their own last
+    write."""
+
+    periods: ClassVar[list[str]] = ["alltime"]
+    shards: ClassVar[int] = 4
+    settings_given: ClassVar[dict[str, object]] = {"hot_board_summary_seconds": MIRROR_AGE_S}
+
+    def bound(self, player: str, asked_at: float) -> int:
+        return super().bound(player, asked_at - MIRROR_AGE_S)
+
+    @invariant()
+    def board_agrees_with_the_model(self) -> None:
+        """The board read whole past the task (its top page is the summary's, of a moment ago):
+        every shard's index merged, and every shard's counters."""
+        with faithful.quietly():
+            partitions = partition_ids(BOARD, self.shards)
+            entries = [
+                entry
+                for pid in partitions
+                for entry in self.run(
+                    self.runtime.stores.index.query_board(pid, limit=100, start=None)
+                ).entries
+            ]
+            entries.sort(key=lambda e: e.key.encode())
+            assert [e.key.player_id for e in entries] == self.order()
+            assert [e.key.score for e in entries] == [self.model.value(p) for p in self.order()]
+            counted = [self.run(counter_total(self.runtime, pid)) for pid in partitions]
+            assert tuple(map(sum, zip(*counted, strict=True))) == (len(self.model),) * 2
+
+
+@pytest.mark.parametrize("rules", [("desc", "best"), ("asc", "latest")], ids=["best", "latest"])
+def test_ranks_from_a_mirror_stay_within_the_bound_through_dynamodb_as_it_answers(
+    dynamo_endpoint: str, rules: tuple[str, str], faithful_run: Faithful
+) -> None:
+    faithful_run.use(replace(MODERATE, lag_s=2.0), endpoint=dynamo_endpoint)
+    before = _ranks_from_mirrors()
+    run_machine(MirroredBoardMachine, dynamo_endpoint, rules=rules, examples=2, steps=12)
+    assert faithful_run.injected, "the run met none of DynamoDB's unkind answers"
+    assert _ranks_from_mirrors() > before, "no rank came from a mirror"
+
+
+def _ranks_from_mirrors() -> float:
+    return REGISTRY.get_sample_value("leaderboard_ranks_from_mirror_total") or 0.0

@@ -94,7 +94,9 @@ async def test_an_endpoint_refusing_connections_is_answered_at_once(
             began = time.perf_counter()
             await probe(running, times=1)
             took.append(time.perf_counter() - began)
-    assert max(took) < 1.0, took
+    # Connection refused comes back in milliseconds; the bound leaves a busy machine its own
+    # delays and still tells one attempt from botocore's backoff (2.4 s at the least).
+    assert max(took) < 2.0, took
 
 
 async def test_access_denied_is_logged_once(dynamo_endpoint: str, table_names: TableNames) -> None:

@@ -5,6 +5,7 @@ service in a subprocess, the example game server run as the README says, and the
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -26,6 +27,8 @@ from clients.python.leaderboard_client import (
     ExactRank,
     LeaderboardClient,
     LeaderboardError,
+    Refused,
+    Submission,
 )
 from tests.served import ROOT, ServiceExited, clean_environment, serve
 
@@ -35,7 +38,7 @@ README = CLIENT_DIR / "README.md"
 KEY = "python-client-test-key"
 READY_TIMEOUT_S = 60.0  # the service and its moto child start in about 4 s on an idle machine
 BASE = "http://leaderboard.test"
-SUBMITTED = {"playerId": "p1", "boards": []}
+SUBMITTED: dict[str, Any] = {"playerId": "p1", "boards": []}
 
 
 def _problem(status: int, slug: str, retry_after: str | None = None) -> httpx.Response:
@@ -197,6 +200,113 @@ async def test_the_async_client_retries_and_walks() -> None:
     assert walked == ["a", "b"]
 
 
+def _item_result(key: str, status: int, slug: str = "", retry_after: int | None = None) -> Any:
+    if status == 200:
+        return {"idempotencyKey": key, "status": 200, "replayed": False, "body": SUBMITTED}
+    problem = {"type": f"/problems/{slug}", "title": slug, "status": status, "detail": "d"}
+    result = {"idempotencyKey": key, "status": status, "replayed": False, "body": problem}
+    return result | ({} if retry_after is None else {"retryAfter": retry_after})
+
+
+ROUND: list[Any] = [
+    {"playerId": p, "score": 10, "game": "trivia", "variant": "classic"}
+    for p in ("ada", "bob", "cy", "dan")
+]
+
+
+def test_a_batch_sends_again_only_the_items_that_ask_with_their_own_keys() -> None:
+    sent: list[list[dict[str, Any]]] = []
+    waits: list[float] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        items = json.loads(request.content)["submissions"]
+        sent.append(items)
+        keys = [item["idempotencyKey"] for item in items]
+        if len(sent) == 1:
+            answered = [
+                _item_result(keys[0], 200),
+                _item_result(keys[1], 503, "throttled", 2),
+                _item_result(keys[2], 422, "invalid-input"),
+                _item_result(keys[3], 409, "request-in-flight", 1),
+            ]
+        else:
+            answered = [_item_result(key, 200) for key in keys]
+        return httpx.Response(200, json={"results": answered})
+
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    client = LeaderboardClient(BASE, "k", http=http, sleep=waits.append)
+    results = client.submit_scores([*ROUND[:3], ROUND[3] | {"idempotencyKey": "mine"}])
+    keys = [item["idempotencyKey"] for item in sent[0]]
+    assert len(set(keys)) == 4
+    assert keys[3] == "mine"
+    assert [(i["playerId"], i["idempotencyKey"]) for i in sent[1]] == [
+        ("bob", keys[1]),
+        ("dan", "mine"),
+    ]
+    assert len(sent) == 2
+    assert waits == [2.0]  # the longest retryAfter of the items sent again
+    assert [r.idempotency_key for r in results] == [keys[0], keys[1], keys[2], "mine"]
+    first, second, third, fourth = results
+    assert isinstance(first, Submission)
+    assert (first.response, first.attempts) == (SUBMITTED, 1)
+    assert isinstance(second, Submission)
+    assert second.attempts == 2
+    assert isinstance(fourth, Submission)
+    assert isinstance(third, Refused)
+    assert (third.status, third.error.type, third.error.attempts) == (
+        422,
+        "/problems/invalid-input",
+        1,
+    )
+
+
+def test_a_batch_refused_whole_is_sent_again_as_it_was_or_raised() -> None:
+    sent: list[bytes] = []
+    answers = iter(
+        [
+            _problem(503, "overloaded", "1"),
+            httpx.Response(200, json={"results": [_item_result("k", 200)]}),
+            _problem(422, "invalid-input"),
+        ]
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request.content)
+        return next(answers)
+
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    client = LeaderboardClient(BASE, "k", http=http, sleep=lambda _: None)
+    [done] = client.submit_scores([ROUND[0]])
+    assert isinstance(done, Submission)
+    assert sent[0] == sent[1]  # the same items, the same keys
+    with pytest.raises(LeaderboardError) as raised:
+        client.submit_scores(
+            [ROUND[0] | {"idempotencyKey": "k"}, ROUND[1] | {"idempotencyKey": "k"}]
+        )
+    assert raised.value.status == 422
+
+
+async def test_the_async_client_sends_a_batch_again_as_asked() -> None:
+    answers = iter([503, 200])
+    waits: list[float] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        [item] = json.loads(request.content)["submissions"]
+        status = next(answers)
+        answered = _item_result(item["idempotencyKey"], status, "unavailable", 3)
+        return httpx.Response(200, json={"results": [answered]})
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    async with AsyncLeaderboardClient(BASE, "k", http=http, sleep=record) as client:
+        [result] = await client.submit_scores([ROUND[0]])
+    await http.aclose()
+    assert isinstance(result, Submission)
+    assert (result.attempts, waits) == (2, [3.0])
+
+
 # Against the real service.
 
 
@@ -251,6 +361,33 @@ def test_a_retry_with_the_same_key_is_replayed(
     fresh = client.submit_score("replayer", 500, "pyclient", "replay", display_name="Re P.")
     assert fresh.idempotency_key != first.idempotency_key
     assert not fresh.replayed
+
+
+def test_a_batch_is_answered_item_by_item_and_its_resend_replayed(
+    connect: Callable[[str], LeaderboardClient],
+) -> None:
+    client = connect(KEY)
+    items: list[Any] = [
+        {"playerId": "b-ada", "score": 30, "game": "pyclient", "variant": "batch"},
+        {"playerId": "b-bad", "score": -1, "game": "pyclient", "variant": "batch"},
+        {"playerId": "b-bob", "score": 20, "game": "pyclient", "variant": "batch"},
+    ]
+    first = client.submit_scores(items)
+    ada, bad, bob = first
+    assert isinstance(ada, Submission)
+    assert isinstance(bob, Submission)
+    assert (ada.player_id, ada.replayed, bob.player_id) == ("b-ada", False, "b-bob")
+    assert isinstance(bad, Refused)
+    assert (bad.status, bad.error.type) == (422, "/problems/invalid-input")
+    assert [e["field"] for e in bad.error.errors or []] == ["score"]
+    again = client.submit_scores(
+        [item | {"idempotencyKey": r.idempotency_key} for item, r in zip(items, first, strict=True)]
+    )
+    assert [type(r) for r in again] == [Submission, Refused, Submission]
+    assert [r.replayed for r in again if isinstance(r, Submission)] == [True, True]
+    assert [r.response for r in again if isinstance(r, Submission)] == [ada.response, bob.response]
+    on_board = [e["playerId"] for e in client.walk_board("pyclient", "batch")]
+    assert on_board == ["b-ada", "b-bob"]
 
 
 def test_walk_board_returns_every_player_in_rank_order_across_pages(

@@ -85,6 +85,29 @@ def test_the_package_packs_into_an_installable_tarball(tarball: Path) -> None:
     assert not any("/test/" in name or "node_modules" in name for name in names)
 
 
+# A batch's results as a consumer reads them: `isAccepted` narrows each to its outcome, or else to
+# its problem document; read without it, the outcome is not there to read.
+BATCH_RESULTS = """\
+import { LeaderboardClient, isAccepted, type BatchResult } from "@leaderboard/client";
+const client = new LeaderboardClient({ baseUrl: "http://127.0.0.1:8000", apiKey: "k" });
+const { results } = await client.submitScores([
+  { playerId: "ada", score: 1, game: "trivia", variant: "classic", idempotencyKey: "k-ada" },
+]);
+const described: string[] = results.map((result: BatchResult) =>
+  isAccepted(result)
+    ? `${result.idempotencyKey}: ${result.body.boards.length} boards, replayed ${result.replayed}`
+    : `${result.status} ${result.body.type} ${result.body.detail}, again in ${result.retryAfter ?? 1} s`,
+);
+console.log(described);
+"""
+BATCH_UNNARROWED = """\
+import { LeaderboardClient } from "@leaderboard/client";
+const client = new LeaderboardClient({ baseUrl: "http://127.0.0.1:8000", apiKey: "k" });
+const { results } = await client.submitScores([{ playerId: "ada", score: 1, game: "t", variant: "v" }]);
+console.log(results[0]?.body.boards);
+"""
+
+
 def _readme_example(readme: Path) -> str:
     blocks = TS_BLOCK.findall(readme.read_text())
     assert len(blocks) == 1, f"{readme} should hold one ```ts example, not {len(blocks)}"
@@ -95,14 +118,17 @@ def test_a_strict_project_installs_the_tarball_and_type_checks_the_readme_exampl
     tarball: Path, tmp_path: Path
 ) -> None:
     """As a consumer: the tarball installed into a project type-checked with ``strict`` and without
-    ``skipLibCheck``; the READMEs' examples compile, and a string score is refused."""
+    ``skipLibCheck``; the READMEs' examples and a batch's narrowed results compile, and a string
+    score and a batch result read without narrowing are refused."""
     example = _readme_example(CLIENT / "README.md")
-    wrong, replaced = re.subn(r"\bscore: (\d+)", r'score: "\1"', example)
-    assert replaced == 1, "the README's example should submit one numeric score"
+    wrong, replaced = re.subn(r"\bscore: (\d+)", r'score: "\1"', example, count=1)
+    assert replaced == 1, "the README's example should submit a numeric score"
     sources = {
         "client-readme.ts": example,
         "root-readme.ts": _readme_example(ROOT / "README.md"),
         "string-score.ts": wrong,
+        "batch-results.ts": BATCH_RESULTS,
+        "batch-unnarrowed.ts": BATCH_UNNARROWED,
     }
     for name, text in sources.items():
         (tmp_path / name).write_text(text)
@@ -145,18 +171,29 @@ def test_a_strict_project_installs_the_tarball_and_type_checks_the_readme_exampl
         check=False,
     )
     found = [m.groupdict() for m in map(DIAGNOSTIC.match, ran.stdout.splitlines()) if m]
-    # The one error: the string where the score's number goes, reported at `score`.
+    # The two errors: the string where the score's number goes, reported at `score`, and a batch
+    # result's outcome read without asking whether it is one, reported at `boards`.
     line = next(i for i, text in enumerate(wrong.splitlines(), 1) if 'score: "' in text)
     column = wrong.splitlines()[line - 1].index('score: "') + 1
+    unnarrowed = BATCH_UNNARROWED.splitlines()
+    boards = next(i for i, text in enumerate(unnarrowed, 1) if ".body.boards" in text)
     expected = [
-        {"file": "string-score.ts", "line": str(line), "column": str(column), "code": "TS2322"}
+        {
+            "file": "batch-unnarrowed.ts",
+            "line": str(boards),
+            "column": str(unnarrowed[boards - 1].index("boards") + 1),
+            "code": "TS2339",
+        },
+        {"file": "string-score.ts", "line": str(line), "column": str(column), "code": "TS2322"},
     ]
-    assert found == expected, (
-        "the packed client should type-check the READMEs' examples under strict, skipLibCheck"
-        f" false, and refuse only the string score (TS2322 at line {line}, column {column}):\n"
+    assert sorted(found, key=lambda d: d["file"]) == expected, (
+        "the packed client should type-check the READMEs' examples and a batch's narrowed results"
+        " under strict, skipLibCheck false, and refuse only the string score (TS2322 at line"
+        f" {line}, column {column}) and the unnarrowed result (TS2339):\n"
         f"{ran.stdout[-3000:]}\n{ran.stderr[-3000:]}"
     )
     assert "Type 'string' is not assignable to type 'number'" in ran.stdout
+    assert "Property 'boards' does not exist" in ran.stdout
 
 
 def test_the_example_game_server_posts_a_round_and_reads_the_top(

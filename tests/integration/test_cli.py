@@ -1,4 +1,8 @@
-"""The ``leaderboard`` command against the embedded DynamoDB: tables and keys."""
+"""The ``leaderboard`` command against the embedded DynamoDB: tables and keys.
+
+Most tests run the command in this process (``tests.commands``); those about the process itself
+run one of its own: create-tables twice, the imports, the top-level help, and an operator's seed,
+reconcile and snapshot with their output, progress and logs as the process writes them."""
 
 from __future__ import annotations
 
@@ -23,33 +27,49 @@ from app.domain.storage_keys import coarse_pk, fine_pk
 from app.services.registry import register_board
 from app.store.client import open_client
 from app.store.tables import TTL_ATTRIBUTE, TableNames, table_specs
+from tests.commands import Ran, command_environment, leaderboard
 from tests.support import counter_total, put_wide_rows, scores_items
 
 LAYOUT = BucketLayout()
 
 
+def _environment(
+    endpoint: str, tables: TableNames, env: dict[str, str] | None = None
+) -> dict[str, str]:
+    return command_environment(
+        {
+            "LEADERBOARD_DYNAMODB_ENDPOINT": endpoint,
+            "LEADERBOARD_SCORES_TABLE": tables.scores,
+            "LEADERBOARD_SNAPSHOTS_TABLE": tables.snapshots,
+            # No request in flight when a command changes a variant's ranking: no grace period,
+            # and no task holding the old definition after it.
+            "LEADERBOARD_DEFINITION_CHANGE_GRACE_SECONDS": "0",
+            "LEADERBOARD_DEFINITION_CACHE_SECONDS": "0",
+            **(env or {}),
+        }
+    )
+
+
 def _run(
     endpoint: str, tables: TableNames, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("LEADERBOARD_")}
-    environment |= {
-        "LEADERBOARD_DYNAMODB_ENDPOINT": endpoint,
-        "LEADERBOARD_SCORES_TABLE": tables.scores,
-        "LEADERBOARD_SNAPSHOTS_TABLE": tables.snapshots,
-        # No request in flight when a command changes a variant's ranking: no grace period, and
-        # no task holding the old definition after it.
-        "LEADERBOARD_DEFINITION_CHANGE_GRACE_SECONDS": "0",
-        "LEADERBOARD_DEFINITION_CACHE_SECONDS": "0",
-        **(env or {}),
-    }
+    """The command in a process of its own, as an operator runs it."""
     return subprocess.run(
         [sys.executable, "-m", "app.cli", *args],
-        env=environment,
+        env=_environment(endpoint, tables, env),
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+async def _command(
+    endpoint: str, tables: TableNames, *args: str, env: dict[str, str] | None = None
+) -> Ran:
+    """The command in this process (``tests.commands``), for the tests of what a command does
+    rather than of its process: the same entry point, arguments and environment."""
+    return await leaderboard(*args, environment=_environment(endpoint, tables, env))
 
 
 async def test_create_tables_is_idempotent(dynamo_endpoint: str, table_names: TableNames) -> None:
@@ -69,18 +89,18 @@ async def test_create_tables_is_idempotent(dynamo_endpoint: str, table_names: Ta
 async def test_keys_create_list_revoke(
     dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
-    empty = _run(dynamo_endpoint, table_names, "keys", "list")
+    empty = await _command(dynamo_endpoint, table_names, "keys", "list")
     assert empty.returncode == 0, empty.stderr
     assert empty.stdout.split() == ["KEY", "ID", "NAME", "SCOPES", "CREATED", "STATE"]
     assert "no stored keys" in empty.stderr
-    created = _run(
+    created = await _command(
         dynamo_endpoint, table_names, "keys", "create", "--name", "quiz", "--scope", "submit:trivia"
     )
     assert created.returncode == 0, created.stderr
     key = created.stdout.strip()
     assert key.startswith("lb_live_")
     assert len(key) >= len("lb_live_") + 43  # 32 random bytes, base64url
-    listed = _run(dynamo_endpoint, table_names, "keys", "list")
+    listed = await _command(dynamo_endpoint, table_names, "keys", "list")
     header, row = listed.stdout.splitlines()
     assert header.split() == ["KEY", "ID", "NAME", "SCOPES", "CREATED", "STATE"]
     assert row.index("quiz") == header.index("NAME")  # aligned under its header
@@ -89,10 +109,12 @@ async def test_keys_create_list_revoke(
     assert "active" in listed.stdout
     assert key not in listed.stdout + listed.stderr
     assert key not in str(await scores_items(runtime))
-    revoked = _run(dynamo_endpoint, table_names, "keys", "revoke", "quiz")
+    revoked = await _command(dynamo_endpoint, table_names, "keys", "revoke", "quiz")
     assert revoked.returncode == 0, revoked.stderr
-    assert "revoked" in _run(dynamo_endpoint, table_names, "keys", "list").stdout
-    bad = _run(dynamo_endpoint, table_names, "keys", "create", "--name", "x", "--scope", "root")
+    assert "revoked" in (await _command(dynamo_endpoint, table_names, "keys", "list")).stdout
+    bad = await _command(
+        dynamo_endpoint, table_names, "keys", "create", "--name", "x", "--scope", "root"
+    )
     assert bad.returncode == 2
     assert "scope" in bad.stderr
 
@@ -106,7 +128,7 @@ async def test_seed_then_reconcile_from_the_command_line(
     seed_file = tmp_path / "players.csv"
     seed_file.write_text("\n".join(rows) + "\n")
     board = "trivia#classic#alltime"
-    seeded = _run(
+    seeded = await _command(
         dynamo_endpoint, table_names, "seed", board, str(seed_file), "--grace-seconds", "0"
     )
     assert seeded.returncode == 0, seeded.stderr
@@ -116,7 +138,7 @@ async def test_seed_then_reconcile_from_the_command_line(
     assert [e.player_id for e in page.entries] == [f"p{i}" for i in reversed(range(12))]
     assert await counter_total(runtime, board) == (12, 12)
 
-    clean = _run(dynamo_endpoint, table_names, "reconcile", board)
+    clean = await _command(dynamo_endpoint, table_names, "reconcile", board)
     assert clean.returncode == 0, clean.stderr
     assert "0 differences" in clean.stdout
     await runtime.client.update_item(  # drift one fine counter
@@ -125,9 +147,9 @@ async def test_seed_then_reconcile_from_the_command_line(
         UpdateExpression="ADD n :d",
         ExpressionAttributeValues={":d": {"N": "5"}},
     )
-    dry = _run(dynamo_endpoint, table_names, "reconcile", board)
+    dry = await _command(dynamo_endpoint, table_names, "reconcile", board)
     assert "1 differences, 0 repaired" in dry.stdout
-    fixed = _run(dynamo_endpoint, table_names, "reconcile", board, "--apply")
+    fixed = await _command(dynamo_endpoint, table_names, "reconcile", board, "--apply")
     assert "1 repaired" in fixed.stdout, fixed.stdout + fixed.stderr
     assert await counter_total(runtime, board) == (12, 12)
 
@@ -141,7 +163,9 @@ async def test_a_bad_seed_file_reports_lines_and_writes_nothing(
         '{"playerId": "a#b", "score": 1, "achievedAt": "2026-11-01T10:00:00Z"}\n'
         '{"playerId": "neg", "score": -1, "achievedAt": "2026-11-01T10:00:00Z"}\n'
     )
-    result = _run(dynamo_endpoint, table_names, "seed", "trivia#classic#alltime", str(seed_file))
+    result = await _command(
+        dynamo_endpoint, table_names, "seed", "trivia#classic#alltime", str(seed_file)
+    )
     assert result.returncode == 2
     assert "line: 2" in result.stderr
     assert "line: 3" in result.stderr
@@ -156,24 +180,22 @@ async def test_snapshot_and_erase_from_the_command_line(
         "playerId,score,achievedAt\nann,30,2026-11-01T10:00:00Z\nbob,20,2026-11-01T10:00:00Z\n"
     )
     board = "trivia#classic#alltime"
-    assert (
-        _run(
-            dynamo_endpoint, table_names, "seed", board, str(seed_file), "--grace-seconds", "0"
-        ).returncode
-        == 0
+    seeded = await _command(
+        dynamo_endpoint, table_names, "seed", board, str(seed_file), "--grace-seconds", "0"
     )
-    taken = _run(dynamo_endpoint, table_names, "snapshot", board, "--top", "10")
+    assert seeded.returncode == 0, seeded.stderr
+    taken = await _command(dynamo_endpoint, table_names, "snapshot", board, "--top", "10")
     assert taken.returncode == 0, taken.stderr
     assert [e["playerId"] for e in json.loads(taken.stdout)["entries"]] == ["ann", "bob"]
-    closed = _run(dynamo_endpoint, table_names, "snapshot", "--closed-periods")
+    closed = await _command(dynamo_endpoint, table_names, "snapshot", "--closed-periods")
     assert closed.returncode == 0, closed.stderr
     # The scheduled jobs say how far they have got off a terminal too (here: a pipe).
     assert "snapshotting 0 closed boards ..." in closed.stderr
-    live = _run(dynamo_endpoint, table_names, "reconcile", "--live")
+    live = await _command(dynamo_endpoint, table_names, "reconcile", "--live")
     assert live.returncode == 0, live.stderr
     assert "reconciling 1 live board ..." in live.stderr
     assert "done in" in live.stderr
-    erased = _run(dynamo_endpoint, table_names, "erase", "ann")
+    erased = await _command(dynamo_endpoint, table_names, "erase", "ann")
     assert erased.returncode == 0, erased.stderr
     assert json.loads(erased.stdout)["removed"] == {
         "boards": 1,
@@ -194,14 +216,18 @@ async def test_a_snapshot_too_large_for_one_item_from_the_command_line(
     await register_board(
         registry=runtime.stores.registry, board=board, retention=timedelta(days=30)
     )
-    refused = _run(dynamo_endpoint, table_names, "snapshot", board.board_id, "--top", "1000")
+    refused = await _command(
+        dynamo_endpoint, table_names, "snapshot", board.board_id, "--top", "1000"
+    )
     assert refused.returncode == 2, refused.stderr
     assert refused.stdout == ""
     assert "409,600 bytes" in refused.stderr
     found = re.search(r"largestTop: (\d+)", refused.stderr)
     assert found, refused.stderr
     largest = int(found[1])
-    closed = _run(dynamo_endpoint, table_names, "snapshot", "--closed-periods", "--top", "1000")
+    closed = await _command(
+        dynamo_endpoint, table_names, "snapshot", "--closed-periods", "--top", "1000"
+    )
     assert closed.returncode == 0, closed.stderr
     document = json.loads(closed.stdout)
     (taken,) = document["taken"]
@@ -245,7 +271,7 @@ async def test_the_cli_builds_its_adapters_as_the_service_does(
                 UpdateExpression="ADD n :one",
                 ExpressionAttributeValues={":one": {"N": "1"}},
             )
-    taken = _run(
+    taken = await _command(
         dynamo_endpoint,
         table_names,
         "snapshot",
@@ -254,7 +280,7 @@ async def test_the_cli_builds_its_adapters_as_the_service_does(
     )
     assert taken.returncode == 0, taken.stderr
     assert json.loads(taken.stdout)["playerCount"] == shards
-    clean = _run(
+    clean = await _command(
         dynamo_endpoint,
         table_names,
         "reconcile",
@@ -271,11 +297,11 @@ async def test_a_board_seeded_from_the_command_line_gets_its_closed_period_snaps
     seed_file = tmp_path / "yesterday.csv"
     seed_file.write_text(f"playerId,score,achievedAt\nann,30,{day.isoformat()}T12:00:00Z\n")
     board = f"trivia#classic#day#{day.isoformat()}"
-    seeded = _run(
+    seeded = await _command(
         dynamo_endpoint, table_names, "seed", board, str(seed_file), "--grace-seconds", "0"
     )
     assert seeded.returncode == 0, seeded.stderr
-    closed = _run(dynamo_endpoint, table_names, "snapshot", "--closed-periods")
+    closed = await _command(dynamo_endpoint, table_names, "snapshot", "--closed-periods")
     assert closed.returncode == 0, closed.stderr
     # The scheduled job says how far it has got off a terminal too (here: a pipe).
     assert "snapshotting 1 closed board ..." in closed.stderr
@@ -285,13 +311,15 @@ async def test_a_board_seeded_from_the_command_line_gets_its_closed_period_snaps
 async def test_create_tables_turns_deletion_protection_on_for_tables_already_there(
     dynamo_endpoint: str, table_names: TableNames
 ) -> None:
-    assert _run(dynamo_endpoint, table_names, "create-tables").returncode == 0
-    protected = _run(dynamo_endpoint, table_names, "create-tables", "--deletion-protection")
+    assert (await _command(dynamo_endpoint, table_names, "create-tables")).returncode == 0
+    protected = await _command(
+        dynamo_endpoint, table_names, "create-tables", "--deletion-protection"
+    )
     assert protected.returncode == 0, protected.stderr
     assert f"deletion protection turned on: {table_names.scores}, {table_names.snapshots}" in (
         protected.stdout
     )
-    again = _run(dynamo_endpoint, table_names, "create-tables", "--deletion-protection")
+    again = await _command(dynamo_endpoint, table_names, "create-tables", "--deletion-protection")
     assert f"already there: {table_names.scores}, {table_names.snapshots}" in again.stdout
     async with open_client(
         endpoint=dynamo_endpoint, region="us-east-1", dummy_credentials=True
@@ -331,11 +359,11 @@ async def test_create_tables_turns_ttl_on_for_a_scores_table_already_there_witho
     ) as client:  # the tables as made by hand, or by a create-tables that stopped half-way
         for spec in table_specs(table_names):
             await client.create_table(**spec)
-    turned = _run(dynamo_endpoint, table_names, "create-tables")
+    turned = await _command(dynamo_endpoint, table_names, "create-tables")
     assert turned.returncode == 0, turned.stderr
     assert f"TTL turned on: {table_names.scores}\n" in turned.stdout
     assert f"already there: {table_names.snapshots}\n" in turned.stdout
-    again = _run(dynamo_endpoint, table_names, "create-tables")
+    again = await _command(dynamo_endpoint, table_names, "create-tables")
     assert "TTL turned on" not in again.stdout
     assert f"already there: {table_names.scores}, {table_names.snapshots}" in again.stdout
     async with open_client(
@@ -355,7 +383,7 @@ async def test_create_tables_turns_ttl_on_for_a_scores_table_already_there_witho
 async def test_boards_are_defined_listed_and_shown_from_the_command_line(
     dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
-    empty = _run(dynamo_endpoint, table_names, "boards", "list", "kart")
+    empty = await _command(dynamo_endpoint, table_names, "boards", "list", "kart")
     assert empty.returncode == 0, empty.stderr
     assert empty.stdout.split() == [
         "VARIANT",
@@ -368,7 +396,7 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
         "DEFINED",
     ]
     assert "follow the default (desc, best, alltime,day,week, 30 days)" in empty.stderr
-    defined = _run(
+    defined = await _command(
         dynamo_endpoint,
         table_names,
         *("boards", "define", "kart", "time-trial", "--order", "asc"),
@@ -383,24 +411,24 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
         shown["retentionDays"],
         shown["shards"],
     ) == ("asc", "best", ["alltime", "month"], 90, 16)
-    assert (
-        json.loads(
-            _run(dynamo_endpoint, table_names, "boards", "show", "kart", "time-trial").stdout
-        )
-        == shown
-    )
+    again = await _command(dynamo_endpoint, table_names, "boards", "show", "kart", "time-trial")
+    assert json.loads(again.stdout) == shown
     stored = await runtime.stores.definitions.get_definition("kart", "time-trial")
     assert stored is not None
     assert stored.definition.periods[1].value == "month"
     assert stored.definition.shards == 16
-    listed = _run(dynamo_endpoint, table_names, "boards", "list", "kart").stdout.splitlines()
+    listed = (
+        await _command(dynamo_endpoint, table_names, "boards", "list", "kart")
+    ).stdout.splitlines()
     assert listed[1].split()[:6] == ["time-trial", "asc", "best", "alltime,month", "90", "16"]
-    bad = _run(
+    bad = await _command(
         dynamo_endpoint, table_names, "boards", "define", "kart", "x", "--periods", "day,year"
     )
     assert bad.returncode == 2
     assert "periods" in bad.stderr
-    uneven = _run(dynamo_endpoint, table_names, "boards", "define", "kart", "x", "--shards", "3")
+    uneven = await _command(
+        dynamo_endpoint, table_names, "boards", "define", "kart", "x", "--shards", "3"
+    )
     assert uneven.returncode == 2
     assert "--shards" in uneven.stderr
     assert (await runtime.stores.definitions.get_definition("kart", "x")) is None
@@ -524,14 +552,14 @@ async def test_output_is_the_command_s_own_with_progress_and_logs_on_stderr(
     assert [e["playerId"] for e in json.loads(taken.stdout)["entries"]] == ["ann"]
 
 
-def test_a_board_at_the_calendar_s_edge_is_refused_with_the_reason(
+async def test_a_board_at_the_calendar_s_edge_is_refused_with_the_reason(
     dynamo_endpoint: str, table_names: TableNames
 ) -> None:
     for board in ("trivia#classic#day#9999-12-31", "trivia#classic#week#9999-W52"):
-        refused = _run(dynamo_endpoint, table_names, "snapshot", board)
+        refused = await _command(dynamo_endpoint, table_names, "snapshot", board)
         assert refused.returncode == 2, refused.stderr
         assert "outside the years 1970 to 9899" in refused.stderr
         assert "Traceback" not in refused.stderr
-    unknown = _run(dynamo_endpoint, table_names, "reconcile", "trivia-classic-alltime")
+    unknown = await _command(dynamo_endpoint, table_names, "reconcile", "trivia-classic-alltime")
     assert unknown.returncode == 2
     assert "GAME#VARIANT#PERIOD" in unknown.stderr

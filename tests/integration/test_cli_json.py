@@ -1,7 +1,11 @@
 """The `leaderboard` command for scripts, on the embedded backend: `--json` prints one line of JSON
 in each command's own shape (the shapes docs/operations.md lists), each command says on stderr
 what it works on, `--endpoint` beats the environment, key commands against AWS ask no cursor
-secret, and a timeout names the setting that changes it."""
+secret, and a timeout names the setting that changes it.
+
+The shapes are read from the command run in this process (``tests.commands``: the same entry point,
+arguments and environment); the rest, which are about the environment a process starts with, run a
+process of their own."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import pytest
 
 from app.store.client import open_client
 from app.store.tables import TableNames
+from tests.commands import Ran, command_environment, leaderboard_in_process
 
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -61,7 +66,7 @@ def _env(endpoint: str, tables: TableNames) -> dict[str, str]:
     }
 
 
-def _json(ran: subprocess.CompletedProcess[str]) -> Any:
+def _json(ran: subprocess.CompletedProcess[str] | Ran) -> Any:
     """The command's one line of JSON, having checked it ran and said what it worked on."""
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.count("\n") == 1, ran.stdout  # one line
@@ -72,10 +77,10 @@ def _json(ran: subprocess.CompletedProcess[str]) -> Any:
 def test_every_reporting_command_prints_one_line_of_json_in_its_own_shape(
     dynamo_endpoint: str, tables: TableNames, tmp_path: Path
 ) -> None:
-    env = _env(dynamo_endpoint, tables)
+    environment = command_environment(_env(dynamo_endpoint, tables))
 
     def run(*args: str) -> Any:
-        return _json(_cli(*args, "--json", env=env))
+        return _json(leaderboard_in_process(*args, "--json", environment=environment))
 
     created = run("create-tables")
     assert created == {
@@ -152,15 +157,24 @@ def test_endpoint_beats_the_environment_and_key_commands_on_aws_ask_no_cursor_se
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
     }
+    # In this process (the same settings from the same environment): a process of its own for
+    # each is what the lines before and after run.
+    environment = command_environment(aws)
     for command in (
         ["keys", "create", "--name", "ops", "--scope", "admin"],
         ["keys", "list"],
         ["keys", "revoke", "ops"],
     ):
-        ran = _cli(*command, "--json", "--endpoint", dynamo_endpoint, env=aws)
+        ran = leaderboard_in_process(
+            *command, "--json", "--endpoint", dynamo_endpoint, environment=environment
+        )
         assert ran.returncode == 0, (command, ran.stderr)
         assert "CURSOR_SECRET" not in ran.stderr
-    listed = _json(_cli("keys", "list", "--json", "--endpoint", dynamo_endpoint, env=aws))
+    listed = _json(
+        leaderboard_in_process(
+            "keys", "list", "--json", "--endpoint", dynamo_endpoint, environment=environment
+        )
+    )
     assert [(k["name"], k["revokedAt"] is not None) for k in listed["keys"]] == [("ops", True)]
     # The service itself still refuses to start so.
     served = _cli("serve", "--port", "0", env=aws)

@@ -19,13 +19,14 @@ import pytest
 
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
+from app.domain.clock import iso_ms
 from app.domain.periods import Board
 from app.domain.seed_file import parse_seed_text
 from app.domain.storage_keys import coarse_pk, fine_pk
 from app.services.ranking import slot_builds
 from app.settings import Settings
 from app.store.tables import TableNames
-from tests.conftest import ADMIN_KEY, Service, make_settings, serve
+from tests.conftest import ADMIN_KEY, SUBMIT_KEY, Service, make_settings, serve
 from tests.faults import Faithful
 from tests.integration.test_reconcile import add_to_counter
 from tests.integration.test_seeding import (
@@ -41,6 +42,7 @@ BOARD = Board.from_id("trivia#classic#alltime")
 PAGE = "/v1/leaderboards/trivia/classic/alltime"
 LAYOUT = BucketLayout()
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
+SUBMIT = {"Authorization": f"Bearer {SUBMIT_KEY}"}
 
 
 class _InFlight:
@@ -111,6 +113,71 @@ async def test_a_burst_of_new_players_lands_each_once(
         page = await service.http.get(PAGE, params={"limit": 100})
         order = sorted(scores, key=lambda p: (-scores[p], p))
         assert [e["playerId"] for e in page.json()["entries"]] == order[:100]
+        assert page.json()["playerCount"] == len(scores)
+
+
+async def posted_batch(
+    http: httpx.AsyncClient, items: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A game server's batch (``POST /v1/scores:batch``): the items answered 409 or 503 (or the
+    whole batch, so answered) sent again with their own keys after the longest ``retryAfter`` (at
+    most 1 s here), at most 20 times; each item's last result, in the items' order."""
+    last: dict[str, dict[str, Any]] = {}
+    pending = items
+    for _ in range(20):
+        async with _IN_FLIGHT.get():
+            response = await http.post(
+                "/v1/scores:batch", json={"submissions": pending}, headers=SUBMIT
+            )
+        if response.status_code in (409, 503):
+            wait = float(response.headers.get("Retry-After", "1"))
+        else:
+            assert response.status_code == 200, response.text
+            answered = dict(
+                zip([i["idempotencyKey"] for i in pending], response.json()["results"], strict=True)
+            )
+            last |= answered
+            pending = [i for i in pending if answered[i["idempotencyKey"]]["status"] in (409, 503)]
+            wait = max((last[i["idempotencyKey"]].get("retryAfter", 1) for i in pending), default=0)
+        if not pending:
+            break
+        await asyncio.sleep(min(1.0, wait))
+    return [last[item["idempotencyKey"]] for item in items]
+
+
+async def test_batches_land_each_item_exactly_once(
+    service: Service, runtime: Runtime, faithful_run: Faithful
+) -> None:
+    """Three batches of 16 new players at once, each item resent alone while it asks to be; then
+    the first batch again whole, as after a lost answer: replayed, nothing written twice."""
+    at = iso_ms(now_ms() - 60_000)
+    scores = {f"p{i:03d}": random.Random(i).randrange(10_000) for i in range(48)}
+    items = [
+        {"playerId": p, "score": s, "game": "trivia", "variant": "classic", "achievedAt": at}
+        | {"idempotencyKey": f"k-{p}"}
+        for p, s in scores.items()
+    ]
+    batches = [items[i : i + 16] for i in range(0, len(items), 16)]
+    answers = await asyncio.gather(*(posted_batch(service.http, batch) for batch in batches))
+    results = [result for answer in answers for result in answer]
+    assert [r["status"] for r in results] == [200] * len(items), [
+        r for r in results if r["status"] != 200
+    ]
+    assert [r["body"]["playerId"] for r in results] == list(scores)  # in the items' order
+    _faults_struck(faithful_run, "lost response", "throttled")
+    again = await posted_batch(service.http, batches[0])
+    assert [(r["status"], r["replayed"]) for r in again] == [(200, True)] * 16
+    assert [r["body"] for r in again] == [r["body"] for r in answers[0]]
+    with faithful_run.quietly():
+        board_ids = {b["leaderboardId"] for r in results for b in r["body"]["boards"]}
+        for board_id in board_ids:
+            assert await assert_counters_match_board(runtime, board_id) == len(scores)
+        rows = [i for i in await scores_items(runtime) if "rankKey" in i]
+        assert len(rows) == len(scores) * len(board_ids)
+        assert {int(row["version"]["N"]) for row in rows} == {1}  # each written once
+        page = await service.http.get(PAGE, params={"limit": 100})
+        order = sorted(scores, key=lambda p: (-scores[p], p))
+        assert [e["playerId"] for e in page.json()["entries"]] == order
         assert page.json()["playerCount"] == len(scores)
 
 

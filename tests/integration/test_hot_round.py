@@ -37,3 +37,4 @@ async def test_one_shard_throttles_and_sixteen_take_the_round(
     assert sixteen.share_within_deadline >= 0.99, (sixteen.answers, sixteen.throttled_keys)
     assert one.share_within_deadline < sixteen.share_within_deadline
     print(f"k=1: {one.share_within_deadline:.1%}, k=16: {sixteen.share_within_deadline:.1%}")
+    print(f"given up after a cut at the deadline: k=1 {one.unknown}, k=16 {sixteen.unknown}")

@@ -18,7 +18,7 @@ from app.services.ports import CoarseItem, CounterItem, CounterStore
 from app.services.registry import register_board
 from app.store.tables import TableNames
 from tests.conftest import Service
-from tests.integration.test_cli import _run
+from tests.integration.test_cli import _command
 from tests.integration.test_reconcile import add_to_counter
 from tests.support import counter_total, operations, submit
 
@@ -85,7 +85,7 @@ async def test_the_command_prints_one_line_with_the_alarm_s_metrics(
     service: Service, runtime: Runtime, dynamo_endpoint: str, table_names: TableNames
 ) -> None:
     await _drifted_board(service, runtime)
-    dry = _run(dynamo_endpoint, table_names, "reconcile", "--live")
+    dry = await _command(dynamo_endpoint, table_names, "reconcile", "--live")
     assert dry.returncode == 0, dry.stderr
     (line,) = dry.stdout.splitlines()
     document = json.loads(line)
@@ -99,11 +99,11 @@ async def test_the_command_prints_one_line_with_the_alarm_s_metrics(
     assert {"Name": "reconcile_drifted_boards", "Unit": "Count"} in metrics["Metrics"]
     assert await counter_total(runtime, ALLTIME) == (7, 3)  # a dry run changes nothing
 
-    applied = _run(dynamo_endpoint, table_names, "reconcile", "--live", "--apply")
+    applied = await _command(dynamo_endpoint, table_names, "reconcile", "--live", "--apply")
     assert applied.returncode == 0, applied.stderr
     assert json.loads(applied.stdout)["drifted"][0]["repaired"] == 1
     assert await counter_total(runtime, ALLTIME) == (3, 3)
-    both = _run(dynamo_endpoint, table_names, "reconcile", ALLTIME, "--live")
+    both = await _command(dynamo_endpoint, table_names, "reconcile", ALLTIME, "--live")
     assert both.returncode != 0
     assert "not both" in both.stderr
 

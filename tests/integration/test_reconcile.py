@@ -191,6 +191,9 @@ class _WritesAfterTheRead:
     async def coarse_counts(self, board_id: str, *, consistent: bool = False) -> Mapping[int, int]:
         return await self._counters.coarse_counts(board_id, consistent=consistent)
 
+    async def coarse_versions(self, board_id: str) -> Mapping[int, tuple[int, int]]:
+        return await self._counters.coarse_versions(board_id)
+
     async def set_counter(
         self,
         board_id: str,

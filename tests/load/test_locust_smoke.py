@@ -1,6 +1,6 @@
 """Smoke test of locustfile.py: the service on its embedded backend in a subprocess, locust in a
 process of its own (gevent monkey-patches whatever imports it, so never this one), then locust's
-CSV statistics. Loopback only; about 25 s.
+CSV statistics. Loopback only; about 40 s.
 
 What it shows: the locustfile submits and makes every kind of read against the real service, names
 requests by route, records a refused request as a failure with the problem's reason, and raises
@@ -24,6 +24,7 @@ from tests.served import ROOT, ServiceExited, clean_environment, serve
 KEY = "load-smoke-test-key"
 
 SCORES = "/v1/scores"
+BATCH = "/v1/scores:batch"
 TOP = "/v1/leaderboards/[game]/[variant]/[period]"
 RANK = f"{TOP}/players/[playerId]"
 AROUND = f"{RANK}/around"
@@ -34,6 +35,8 @@ NOT_ON_BOARD = " (404 not on board)"
 KNOWN_NAMES = {
     f"POST {SCORES}",
     f"POST {SCORES} (retry)",
+    f"POST {BATCH}",
+    f"POST {BATCH} (retry)",
     f"GET {TOP}",
     f"GET {TOP} (next page)",
     f"GET {RANK}",
@@ -164,6 +167,26 @@ def test_a_small_run_submits_and_reads_without_failures(service: str, tmp_path: 
     assert failures == [], "\n".join(
         f"{r['Occurrences']} x {r['Name']}: {r['Error']}" for r in failures
     )
+
+
+def test_a_round_posted_in_batches_lands_whole(service: str, tmp_path: Path) -> None:
+    """With LEADERBOARD_LOAD_BATCH_SIZE, a game server posts its round through the batch
+    endpoint, in batches of that many, named by the route: every item lands."""
+    prefix = tmp_path / "batches"
+    output = _run_locust(
+        service,
+        prefix,
+        seconds=10,  # a round's batches answered on a busy machine's embedded backend
+        users=1,
+        extra_env=SMALL_RUN | {"LEADERBOARD_API_KEY": KEY, "LEADERBOARD_LOAD_BATCH_SIZE": "4"},
+        user_classes=("GameServer",),
+    )
+    _assert_locustfile_raised_nothing(prefix, output)
+    requests = _final_requests(prefix)
+    assert set(requests) <= KNOWN_NAMES, requests
+    assert f"POST {SCORES}" not in requests
+    assert requests.get(f"POST {BATCH}", 0) >= 3, requests  # a round's 10 in batches of 4, 4, 2
+    assert _failures(prefix) == []
 
 
 def test_a_refused_submission_is_a_failure_with_the_problems_reason(

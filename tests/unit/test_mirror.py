@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
+import app.services.ranking.mirror as mirror_module
 from app.domain.definitions import BoardDefinition
-from app.domain.keys import RankKey
+from app.domain.keys import Order, RankKey
 from app.domain.periods import Board, Period, PeriodKind
 from app.domain.ranks import ExactRank, RankQuery
 from app.domain.shards import partition_ids
@@ -33,11 +36,11 @@ class Clock:
         return self.t
 
 
-async def _hot_service() -> Service:
+async def _hot_service(order: Order = Order.DESC) -> Service:
     """A service whose own ranks are read live (no summary, no mirror): the tests' mirrors are
     their own, on clocks of their own."""
     service = _service(Settings(hot_board_summary_seconds=0))
-    definition = BoardDefinition(periods=(PeriodKind.ALLTIME,), shards=SHARDS)
+    definition = BoardDefinition(order=order, periods=(PeriodKind.ALLTIME,), shards=SHARDS)
     await service.leaderboard.rules.define(GAME, HOT, definition, now=service.now)
     for player, score in SCORES.items():
         await service.submit(player, score, variant=HOT)
@@ -86,8 +89,11 @@ async def _ranks(mirrors: HotBoardMirrors, keys: dict[str, RankKey]) -> dict[str
     return found
 
 
-async def test_a_cold_task_reads_live_then_answers_every_rank_exactly_with_no_read() -> None:
-    service = await _hot_service()
+@pytest.mark.parametrize("order", list(Order))
+async def test_a_cold_task_reads_live_then_answers_every_rank_exactly_with_no_read(
+    order: Order,
+) -> None:
+    service = await _hot_service(order)
     clock = Clock()
     mirrors = _mirrors(service, clock)
     keys = _keys(service.fakes)
@@ -144,6 +150,15 @@ async def test_the_asking_player_s_own_last_write_is_in_their_answer() -> None:
     held = await mirrors.rank(_query(old))
     assert held is not None
     assert held.rank.rank == _truth(now, old)
+    # Once the mirror holds their new key (ahead of the old one), asked at the old key they are
+    # still counted there alone, not also at their new place.
+    clock.t += 1.5
+    await mirrors.rank(_query(now["p03"]))
+    await _settled(mirrors)
+    held = await mirrors.rank(_query(old))
+    assert held is not None
+    assert held.rank.rank == _truth(now, old)
+    assert held.read_at == datetime.fromtimestamp(clock.t, UTC)
 
 
 async def test_a_move_inside_one_bucket_is_seen_by_its_version() -> None:
@@ -226,3 +241,59 @@ async def test_the_service_answers_a_hot_board_s_rank_from_its_mirror_and_says_w
         _truth(keys, keys["p07"]),
         _truth(keys, keys["tie2"]),
     ]
+
+
+async def test_a_board_past_what_a_task_may_hold_is_read_live_and_never_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    service = await _hot_service()
+    monkeypatch.setattr(mirror_module, "MAX_KEYS", len(SCORES) - 1)
+    clock = Clock()
+    mirrors = _mirrors(service, clock)
+    keys = _keys(service.fakes)
+    assert await mirrors.rank(_query(keys["p00"])) is None
+    await _settled(mirrors)
+    walked = service.fakes.table.calls["board_keys"]
+    clock.t += 5
+    assert await mirrors.rank(_query(keys["p00"])) is None
+    await _settled(mirrors)
+    assert walked == 0
+    assert service.fakes.table.calls["board_keys"] == 0  # not even a refresh: nothing is read
+
+
+async def test_mirrors_past_what_a_task_may_hold_let_the_least_recently_read_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    service = await _hot_service()
+    definition = BoardDefinition(periods=(PeriodKind.ALLTIME,), shards=SHARDS)
+    await service.leaderboard.rules.define(GAME, "encore", definition, now=service.now)
+    for i in range(10):
+        await service.submit(f"e{i}", 50 + i, variant="encore")
+    encore = RankQuery("trivia#encore#alltime", RankKey(55, 1, "e5"), shards=SHARDS)
+    monkeypatch.setattr(mirror_module, "MAX_KEYS", len(SCORES) + 5)
+    clock = Clock()
+    mirrors = _mirrors(service, clock)
+    await mirrors.rank(encore)  # read first: the least recently read once the show's is
+    await _settled(mirrors)
+    await mirrors.rank(_query(_keys(service.fakes)["p00"]))
+    await _settled(mirrors)
+    # 10 + 32 keys past 37: the encore's mirror goes, the show's (32, within) stays.
+    assert [m.board_id for m in mirrors.held()] == [BOARD.board_id]
+    assert all(not m.too_large for m in mirrors.held())
+
+
+async def test_a_mirror_no_one_reads_for_ten_minutes_is_let_go() -> None:
+    service = await _hot_service()
+    clock = Clock()
+    mirrors = _mirrors(service, clock)
+    keys = _keys(service.fakes)
+    await mirrors.rank(_query(keys["p00"]))
+    await _settled(mirrors)
+    clock.t += mirror_module.IDLE_S - 1
+    other = RankQuery("trivia#encore#alltime", RankKey(55, 1, "e5"), shards=SHARDS)
+    await mirrors.rank(other)
+    assert [m.board_id for m in mirrors.held()] == [BOARD.board_id, "trivia#encore#alltime"]
+    clock.t += 2  # the show's mirror, unread for IDLE_S, goes at the next ask
+    await mirrors.rank(other)
+    await _settled(mirrors)
+    assert [m.board_id for m in mirrors.held()] == ["trivia#encore#alltime"]

@@ -14,7 +14,16 @@ import httpx
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from app.api.overload import AdaptiveLimit, Admission, Kind, leave_admission
+from app.api.overload import (
+    AdaptiveLimit,
+    Admission,
+    ItemPlaces,
+    Kind,
+    _Place,  # a request's place, as the middleware holds it
+    batch_places,
+    leave_admission,
+)
+from app.errors import Overloaded
 
 TARGET_S = 1.0
 STEP_S = 0.002
@@ -261,3 +270,80 @@ async def test_a_request_that_leaves_the_limit_frees_its_place_for_the_next() ->
         assert (await client.post("/v1/scores", json={})).status_code == 200
         release.set()
         assert (await seed).status_code == 200
+
+
+# ---- a batch's items -----------------------------------------------------------------------
+
+
+async def test_each_item_of_a_batch_holds_a_place_of_its_own_while_it_runs() -> None:
+    now = [0.0]
+    limit = AdaptiveLimit(target_s=TARGET_S, initial=4, clock=lambda: now[0])
+    places = ItemPlaces(limit, most=3)
+    inside = asyncio.Event()
+    release = asyncio.Event()
+    counted: list[int] = []
+
+    async def item() -> None:
+        async with places.place():
+            counted.append(limit.in_flight_of("write"))
+            if len(counted) == 3:
+                inside.set()
+            await release.wait()
+
+    items = [asyncio.create_task(item()) for _ in range(5)]
+    await inside.wait()
+    await asyncio.sleep(0)
+    assert limit.in_flight == 3  # at most `most` at once, each counted by the limit
+    release.set()
+    await asyncio.gather(*items)
+    assert len(counted) == 5
+    assert limit.in_flight == 0  # every place given back
+
+
+async def test_an_item_the_limit_refuses_waits_for_its_own_and_is_shed_only_alone() -> None:
+    now = [0.0]
+    limit = AdaptiveLimit(target_s=TARGET_S, initial=2, clock=lambda: now[0])
+    others = [limit.try_admit("write"), limit.try_admit("write")]  # the limit is full
+    assert None not in others
+    other = others[0]
+    assert other is not None
+    with pytest.raises(Overloaded) as refused:
+        async with ItemPlaces(limit, most=4).place():
+            pass  # pragma: no cover - never let in
+    assert refused.value.status == 503
+    assert "same idempotencyKey" in refused.value.detail
+
+    # With a place of its own (the request's, passed on), the batch's other items wait their turn.
+    limit.done(other)
+    ticket = limit.try_admit("write")
+    assert ticket is not None
+    assert limit.in_flight == 2
+    order: list[str] = []
+
+    async def item(name: str) -> None:
+        async with places.place():
+            order.append(name)
+            await asyncio.sleep(0.01)
+
+    places = ItemPlaces(limit, most=4, first=_Place(limit, ticket))
+    await asyncio.gather(*(item(name) for name in "abc"))
+    assert order == ["a", "b", "c"]  # one at a time: the request's place, passed on
+    assert limit.in_flight == 1  # only the other request's
+
+
+async def test_a_batch_takes_the_request_s_place_for_its_first_item() -> None:
+    seen: list[int] = []
+
+    async def batch(scope: Scope, receive: Receive, send: Send) -> None:
+        places = batch_places(8)
+        async with places.place():
+            seen.append(app.limit.in_flight)
+        seen.append(app.limit.in_flight)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    app = Admission(batch, limit=AdaptiveLimit(target_s=TARGET_S, initial=1))
+    async with _client(app) as client:
+        assert (await client.post("/v1/scores:batch", json={})).status_code == 200
+    assert seen == [1, 0]  # the request's one place, the item's, then given back
+    assert app.limit.in_flight == 0

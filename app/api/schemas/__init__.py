@@ -47,7 +47,13 @@ from app.api.schemas.reads import (
     rank_out,
 )
 from app.api.schemas.scores import (
+    MAX_BATCH,
+    BatchResponse,
+    BatchResultOut,
+    BatchSubmission,
     BoardOutcomeOut,
+    IdempotencyKey,
+    ScoreBatch,
     ScoreSubmission,
     SubmitResponse,
 )
@@ -61,8 +67,12 @@ from app.api.schemas.variants import (
 )
 
 __all__ = [
+    "MAX_BATCH",
     "AroundEntryOut",
     "AroundOut",
+    "BatchResponse",
+    "BatchResultOut",
+    "BatchSubmission",
     "BoardDefinitionIn",
     "BoardDefinitionOut",
     "BoardListOut",
@@ -84,6 +94,7 @@ __all__ = [
     "GroupOut",
     "Health",
     "Id",
+    "IdempotencyKey",
     "PeriodName",
     "PlayerEntryOut",
     "PlayerRankOut",
@@ -93,6 +104,7 @@ __all__ = [
     "RemovedOut",
     "RetentionDays",
     "Score",
+    "ScoreBatch",
     "ScoreSubmission",
     "SeedReportOut",
     "SnapshotEntryOut",

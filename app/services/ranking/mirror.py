@@ -1,9 +1,10 @@
 """A task's mirror of its hot boards: every key of a sharded board, sorted per shard, so that a
-rank is a bisection in memory and a show's readers cost the task no read at all. A mirror is kept
-fresh by reading each shard's coarse counters with their versions (a row that arrives in a bucket
-moves its version: ``CounterStore.coarse_versions``) and reading again, from RankIndex, only the
-buckets whose pair moved, for ``settle_s`` after they did (the index lags the table). The reasons
-and the figures: decision 0033, docs/scale.md.
+rank is a bisection in memory and a show's readers cost no read but their own row. A mirror is
+kept fresh by reading each shard's coarse counters with their versions (a row that arrives in a
+bucket moves its version: ``CounterStore.coarse_versions``) and reading again, from RankIndex,
+only the buckets whose pair moved, for ``settle_s`` after they did and until the index shows as
+many keys as the counters (the index lags the table). Why, and what it costs: decision 0033,
+docs/scale.md.
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ log = structlog.get_logger(__name__)
 
 MAX_BOARDS = 16
 """Hot boards a task mirrors at once; the least recently read is let go first."""
+IDLE_S = 600.0
+"""A mirror no one has read for this long is let go (a day board past its day, a show over)."""
 MAX_KEYS = 2_000_000
-"""Most keys one mirror holds (about 100 bytes each): a larger board is read live."""
+"""Most keys a task's mirrors hold in all (about 200 bytes each, so about 400 MB): the least
+recently read mirror is let go first, and a board larger than that alone is read live."""
 PAGE_SIZE = 1_000
 
 
@@ -111,6 +115,8 @@ class BoardMirror:
         self.read_at: datetime | None = None
         self.checked_at: float | None = None
         self.too_large = False
+        self.asked_at = 0.0
+        """When a rank was last asked of it (the task's clock)."""
 
     @property
     def size(self) -> int:
@@ -148,10 +154,14 @@ class BoardMirror:
         pairs = await asyncio.gather(
             *(stores.counters.coarse_versions(pid) for pid in self._shards)
         )
+        if sum(n for found in pairs for n, _ in found.values()) > MAX_KEYS:
+            self.too_large = True  # read live from now on, and nothing of it read or kept
+            self._shards = {pid: _Shard() for pid in self._shards}
+            return 0
         now = clock()
-        reads: list[tuple[str, _Shard, tuple[str, str], int]] = []
+        reads: list[tuple[int, int, tuple[str, str], int]] = []  # shard, bucket, keys, players
         moved_at: list[dict[int, float]] = []
-        for (pid, shard), found in zip(self._shards.items(), pairs, strict=True):
+        for i, (shard, found) in enumerate(zip(self._shards.values(), pairs, strict=True)):
             moved = dict(shard.moved_at)
             for bucket in set(found) | set(shard.pairs):
                 if found.get(bucket, (0, 0)) != shard.pairs.get(bucket, (0, 0)):
@@ -159,19 +169,21 @@ class BoardMirror:
             for bucket in moved:
                 between = bucket_key_range(layout, bucket, self.order)
                 if between is not None:
-                    reads.append((pid, shard, between, found.get(bucket, (0, 0))[0]))
+                    reads.append((i, bucket, between, found.get(bucket, (0, 0))[0]))
             moved_at.append({b: at for b, at in moved.items() if now - at < settle_s})
+        pids, shards = list(self._shards), list(self._shards.values())
         keys = await asyncio.gather(
-            *(self._keys(stores.index, pid, between, count) for pid, _, between, count in reads)
+            *(self._keys(stores.index, pids[i], between, n) for i, _, between, n in reads)
         )
         # Every read answered: only now is what they found the mirror's (a refresh cut short
         # leaves it as it was, and the next reads the same buckets again).
-        for (_, shard, between, _), found_keys in zip(reads, keys, strict=True):
-            shard.replace(between, found_keys)
-        for shard, found, moved in zip(self._shards.values(), pairs, moved_at, strict=True):
+        for (i, bucket, between, players), found_keys in zip(reads, keys, strict=True):
+            shards[i].replace(between, found_keys)
+            if len(found_keys) != players:
+                moved_at[i][bucket] = now  # the index still lags the counters: read it again
+        for shard, found, moved in zip(shards, pairs, moved_at, strict=True):
             shard.pairs, shard.moved_at = dict(found), moved
             shard.settle_doubles()
-        self.too_large = self.size > MAX_KEYS
         self.read_at, self.checked_at = read_at, started
         return len(reads)
 
@@ -198,7 +210,7 @@ class HotBoardMirrors:
         layout: BucketLayout,
         *,
         max_age_s: float,
-        settle_s: float = 2.0,
+        settle_s: float = 3.0,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], datetime] = _utc_now,
     ) -> None:
@@ -216,6 +228,8 @@ class HotBoardMirrors:
             return None
         at = (query.board_id, query.shards, query.key.order_by)
         mirror = self._mirror(at)
+        if mirror.too_large:
+            return None
         age = self._age(mirror)
         if age is None or age >= self._max_age_s / 2:
             refresh = self._refresh(at, mirror)
@@ -225,7 +239,7 @@ class HotBoardMirrors:
                 if not done:
                     return None
         age = self._age(mirror)
-        if age is None or age >= self._max_age_s or mirror.too_large or mirror.read_at is None:
+        if age is None or age >= self._max_age_s or mirror.read_at is None:
             return None
         rank = mirror.rank(query)
         return None if rank is None else MirroredRank(rank, mirror.read_at)
@@ -234,11 +248,16 @@ class HotBoardMirrors:
         return None if mirror.checked_at is None else self._clock() - mirror.checked_at
 
     def _mirror(self, at: tuple[str, int, Order]) -> BoardMirror:
+        now = self._clock()
+        while self._mirrors:  # least recently read first
+            oldest, held = next(iter(self._mirrors.items()))
+            if len(self._mirrors) <= MAX_BOARDS and now - held.asked_at < IDLE_S:
+                break
+            del self._mirrors[oldest]
         mirror = self._mirrors.get(at)
         if mirror is None:
             mirror = self._mirrors[at] = BoardMirror(*at)
-            while len(self._mirrors) > MAX_BOARDS:
-                self._mirrors.popitem(last=False)
+        mirror.asked_at = now
         self._mirrors.move_to_end(at)
         return mirror
 
@@ -263,10 +282,23 @@ class HotBoardMirrors:
             log.info("mirror_refresh_failed", board=mirror.board_id, error=exc.detail)
             telemetry.mirror_refreshed(ok=False, buckets_read=0, keys_held=self._keys_held())
             return
+        self._fit(mirror)
         telemetry.mirror_refreshed(ok=True, buckets_read=buckets, keys_held=self._keys_held())
+
+    def _fit(self, kept: BoardMirror) -> None:
+        """Let the least recently read mirrors go while all hold more than ``MAX_KEYS``."""
+        for at, mirror in list(self._mirrors.items()):
+            if self._keys_held() <= MAX_KEYS:
+                return
+            if mirror is not kept:
+                del self._mirrors[at]
 
     def _keys_held(self) -> int:
         return sum(mirror.size for mirror in self._mirrors.values())
+
+    def held(self) -> list[BoardMirror]:
+        """The mirrors held, least recently read first."""
+        return list(self._mirrors.values())
 
     async def settled(self) -> None:
         """Until every refresh under way has finished (tests)."""

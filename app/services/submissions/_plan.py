@@ -9,7 +9,7 @@ import structlog
 
 from app import telemetry
 from app.domain.definitions import BoardDefinition
-from app.domain.ranks import ExactRank, Rank, RankQuery
+from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery
 from app.domain.submission import PlannedWrite, Submission
 from app.errors import CountsIncomplete, InvalidInput, Throttled
 from app.services.policies import SubmitPolicy
@@ -20,8 +20,9 @@ log = structlog.get_logger(__name__)
 
 async def with_ranks(
     ranking: Ranking, definition: BoardDefinition, planned: list[PlannedWrite]
-) -> list[PlannedWrite]:
-    """Add rankBefore/rankAfter where they are exact; leave them out where they are not.
+) -> tuple[list[PlannedWrite], frozenset[str]]:
+    """Add rankBefore/rankAfter where they are exact; leave them out where they are not; and
+    the boards whose rank after the move is a range (the player lands deep in a crowded slot).
     Asked before the write, of the counters as they stand: after the move the player is at
     ``key``; before it, at ``previous_key`` (nowhere, for a new player)."""
     queries: list[RankQuery] = []
@@ -66,17 +67,21 @@ async def with_ranks(
     try:
         ranks = await ranking.rank_many(queries)
     except CountsIncomplete:
-        return planned  # a board's counters are part-written: no rank is known, so none is said
+        # A board's counters are part-written: no rank is known, so none is said.
+        return planned, frozenset()
     except Throttled as throttled:
         # The rank reads of a hot board met its limits: the score matters more than the ranks
         # around it, so it is written all the same, and no rank is said.
         telemetry.rank_delta_skipped("throttled")
         log.info("rank_delta_skipped", reason="throttled", detail=throttled.detail)
-        return planned
+        return planned, frozenset()
     found = iter(ranks)
     ranked = []
+    ranges: set[str] = set()
     for p in planned:
         after = next(found)
+        if isinstance(after, EstimatedRank):
+            ranges.add(p.outcome.board_id)
         if p.previous_key is None:
             before: Rank | None = None
         elif p.previous_key == p.key:
@@ -89,7 +94,7 @@ async def with_ranks(
                 outcome=replace(p.outcome, rank_after=_exact(after), rank_before=_exact(before)),
             )
         )
-    return ranked
+    return ranked, frozenset(ranges)
 
 
 def _exact(rank: Rank | None) -> int | None:

@@ -23,7 +23,7 @@ from app.domain.models import (
     Standing,
     SubmitOutcome,
 )
-from app.domain.periods import Board, Period
+from app.domain.periods import Board, Period, board_expiry_s
 from app.domain.shards import player_partition
 from app.domain.submission import PlannedWrite, Submission, plan_board_write
 from app.domain.ties import SlotTies
@@ -204,8 +204,9 @@ class _Writer:
                 self._plan(board, rows[board.board_id], m, grains.get(self._slot(board, m.key)))
                 for board, m in moves
             ]
+            ranges: frozenset[str] = frozenset()
             if self._submission.rank_delta:
-                planned = await with_ranks(self._ranking, self._definition, planned)
+                planned, ranges = await with_ranks(self._ranking, self._definition, planned)
             outcome = SubmitOutcome(player, [p.outcome for p in planned])
             write = SubmissionWrite(
                 record_id=self._record_id,
@@ -226,6 +227,7 @@ class _Writer:
             except Throttled:
                 telemetry.transaction_cancelled("submission", "throttled")
                 raise
+            self._tell_tie_builds(moves, grains, ranges)
             return SubmitResult(outcome, replayed=False)
         raise Contended(
             "the boards are too contended right now; retry with the same Idempotency-Key",
@@ -311,6 +313,33 @@ class _Writer:
         if not missing:
             return state.grains
         return {**state.grains, **(await self._submissions.read_grains(missing))}
+
+    def _tell_tie_builds(
+        self,
+        moves: list[tuple[Board, Move]],
+        grains: Mapping[SlotAddress, SlotTies],
+        ranges: frozenset[str],
+    ) -> None:
+        """Once written, what the task's tie builds need to build a crowded slot before anyone
+        reads it (decision 0035), from what the submission knows already, with no call: a rank
+        after the move that is a range (``rankDelta``) asks for the slot's build as a read's
+        does; a new entry in a slot whose grain the submission read none of is counted there,
+        and enough of them have the slot's counter looked at."""
+        builds = self._ranking.builds
+        for board, m in moves:
+            partition = self._rows[board.board_id]
+            expires_at = board_expiry_s(board, self._definition.retention)
+            if board.board_id in ranges:
+                builds.wanted(partition, m.key, expires_at=expires_at)
+            elif m.changed and self._slot(board, m.key) not in grains and not self._within(m):
+                builds.landed(partition, m.key, expires_at=expires_at)
+
+    def _within(self, moved: Move) -> bool:
+        """The player moved inside the slot they were in: no entry more there."""
+        layout = self._policy.layout
+        return moved.previous is not None and (
+            layout.slot_of(moved.previous.score) == layout.slot_of(moved.key.score)
+        )
 
     def _plan(
         self, board: Board, standing: Standing | None, moved: Move, ties: SlotTies | None

@@ -3,23 +3,29 @@ OpenAPI document, and a thin layer that submits scores safely and reads boards a
 
 from .client import (
     AsyncLeaderboardClient,
+    BatchItem,
+    BatchResult,
     EstimatedRank,
     ExactRank,
     LeaderboardClient,
     LeaderboardError,
     PlayerRank,
     Rank,
+    Refused,
     Submission,
 )
 
 __all__ = [
     "AsyncLeaderboardClient",
+    "BatchItem",
+    "BatchResult",
     "EstimatedRank",
     "ExactRank",
     "LeaderboardClient",
     "LeaderboardError",
     "PlayerRank",
     "Rank",
+    "Refused",
     "Submission",
 ]
 __version__ = "0.1.0"

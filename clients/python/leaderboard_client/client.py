@@ -1,6 +1,7 @@
 """The thin hand-written layer over httpx: submissions with one Idempotency-Key kept across their
-retries, Retry-After honoured, cursors walked, ranks read as exact or as a range, and every problem
-document left after the retries raised as a ``LeaderboardError``."""
+retries (alone, or a batch's items each with its own), Retry-After honoured, cursors walked, ranks
+read as exact or as a range, and every problem document left after the retries raised as a
+``LeaderboardError`` (a batch item's kept in its result)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import asyncio
 import email.utils
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
@@ -18,11 +19,14 @@ import httpx
 
 from .models import (
     AroundOut,
+    BatchResponse,
+    BatchSubmission,
     BoardListOut,
     BoardOutcomeOut,
     BoardPageOut,
     EntryOut,
     PlayerRankOut,
+    Problem,
     ScoreSubmission,
     StandingsOut,
     SubmitResponse,
@@ -83,6 +87,21 @@ class LeaderboardError(Exception):
             attempts=attempts,
         )
 
+    @classmethod
+    def from_problem(
+        cls, problem: Problem, *, retry_after: float | None, attempts: int
+    ) -> LeaderboardError:
+        """The error a batch item's problem document says (what ``submit_score`` would raise)."""
+        return cls(
+            status=problem["status"],
+            type=problem["type"],
+            title=problem["title"],
+            detail=problem["detail"],
+            errors=problem.get("errors"),
+            retry_after=retry_after,
+            attempts=attempts,
+        )
+
 
 @dataclass(frozen=True)
 class ExactRank:
@@ -133,6 +152,31 @@ class Submission:
     @property
     def boards(self) -> list[BoardOutcomeOut]:
         return self.response["boards"]
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A batch item the service refused: ``error`` is what ``submit_score`` would have raised for
+    it (its status, problem type, detail, ``retry_after``, attempts)."""
+
+    idempotency_key: str
+    error: LeaderboardError
+
+    @property
+    def status(self) -> int:
+        return self.error.status
+
+
+BatchResult = Submission | Refused
+"""One item of a batch, as its last answer left it: a ``Submission`` (what ``submit_score`` would
+have returned), or ``Refused``."""
+
+
+class BatchItem(ScoreSubmission, total=False):
+    """One submission of a batch, as the API spells it (``playerId``, ``score``, ...), with its own
+    ``idempotencyKey``, or one is made for it."""
+
+    idempotencyKey: str  # noqa: N815 - the API's spelling, as the generated models keep it
 
 
 @dataclass
@@ -301,6 +345,58 @@ class _Core:
         key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
         return self.request("POST", "/v1/scores", json=body, headers={"Idempotency-Key": key})
 
+    def batch(self, items: Sequence[BatchSubmission]) -> _Request:
+        return self.request("POST", "/v1/scores:batch", json={"submissions": list(items)})
+
+    def batch_answered(
+        self,
+        sent: Sequence[BatchSubmission],
+        response: httpx.Response,
+        attempt: int,
+        last: dict[str, BatchResult],
+    ) -> tuple[list[BatchSubmission], float]:
+        """Each sent item's answer into ``last``; the items to send again (a 409 that passes, a
+        429, a 503) while attempts are left, and how long to wait first."""
+        answered = cast("BatchResponse", response.json())["results"]
+        again: list[BatchSubmission] = []
+        wait = 0.0
+        for item, result in zip(sent, answered, strict=True):
+            key = item["idempotencyKey"]
+            if 200 <= result["status"] < 300:
+                body = cast("SubmitResponse", result["body"])
+                last[key] = Submission(body, key, replayed=result["replayed"], attempts=attempt)
+                continue
+            problem = cast("Problem", result["body"])
+            retry_after = result.get("retryAfter")
+            error = LeaderboardError.from_problem(
+                problem,
+                retry_after=None if retry_after is None else float(retry_after),
+                attempts=attempt,
+            )
+            last[key] = Refused(key, error)
+            slug = problem["type"].rstrip("/").rsplit("/", 1)[-1]
+            if result["status"] in RETRYABLE_STATUSES or (
+                result["status"] == 409 and slug in RETRYABLE_CONFLICTS
+            ):
+                again.append(item)
+                wait = max(
+                    wait, self.wait_after(attempt, None) if retry_after is None else retry_after
+                )
+        if attempt >= self.max_attempts:
+            return [], 0.0
+        return again, min(wait, self.max_wait_s)
+
+    @staticmethod
+    def keyed(items: Sequence[BatchItem]) -> list[BatchSubmission]:
+        """The items, each with its key: its own, or a uuid4 made here once for every retry."""
+        return [
+            cast(
+                "BatchSubmission",
+                {**item, "idempotencyKey": item.get("idempotencyKey") or str(uuid.uuid4())},
+            )
+            for item in items
+        ]
+
     @staticmethod
     def submitted(request: _Request, response: httpx.Response, attempts: int) -> Submission:
         return Submission(
@@ -400,6 +496,25 @@ class LeaderboardClient:
         )
         response, attempts = self._send(request)
         return _Core.submitted(request, response, attempts)
+
+    def submit_scores(self, items: Sequence[BatchItem]) -> list[BatchResult]:
+        """Submit up to 100 results in one request (``POST /v1/scores:batch``). Each item keeps
+        one Idempotency-Key (its ``idempotencyKey``, or a uuid4 made once) across every retry;
+        the items the service asks to send again (409s that pass, 429, 503) are sent again
+        alone, after their ``retryAfter``, at most ``max_attempts`` times. Returns each item's
+        last answer in the items' order: a ``Submission``, or ``Refused`` with the error
+        ``submit_score`` would have raised (never raised here); the whole batch's problem (a 422
+        for two items with one key, say) is raised."""
+        keyed = _Core.keyed(items)
+        last: dict[str, BatchResult] = {}
+        pending, attempt = keyed, 1
+        while pending:
+            response, _ = self._send(self._core.batch(pending))
+            pending, wait = self._core.batch_answered(pending, response, attempt, last)
+            if pending:
+                self._sleep(wait)
+            attempt += 1
+        return [last[item["idempotencyKey"]] for item in keyed]
 
     def top(
         self,
@@ -540,6 +655,19 @@ class AsyncLeaderboardClient:
         )
         response, attempts = await self._send(request)
         return _Core.submitted(request, response, attempts)
+
+    async def submit_scores(self, items: Sequence[BatchItem]) -> list[BatchResult]:
+        """See ``LeaderboardClient.submit_scores``."""
+        keyed = _Core.keyed(items)
+        last: dict[str, BatchResult] = {}
+        pending, attempt = keyed, 1
+        while pending:
+            response, _ = await self._send(self._core.batch(pending))
+            pending, wait = self._core.batch_answered(pending, response, attempt, last)
+            if pending:
+                await self._sleep(wait)
+            attempt += 1
+        return [last[item["idempotencyKey"]] for item in keyed]
 
     async def top(
         self,

@@ -28,6 +28,26 @@ class AroundOut(TypedDict):
     scoreFormat: Literal["integer", "duration_ms"]
 
 
+class BatchSubmission(TypedDict):
+    """
+    One submission of a batch: the body `POST /v1/scores` takes, with its Idempotency-Key
+    as a field. An item whose other fields are wrong is answered in its own result (422); one
+    without a key of this form is a 422 for the whole batch.
+    """
+
+    achievedAt: NotRequired[str | None]
+    context: NotRequired[dict[str, Any] | None]
+    country: NotRequired[str | None]
+    displayName: NotRequired[str | None]
+    game: str
+    idempotencyKey: str
+    metadata: NotRequired[dict[str, Any] | None]
+    playerId: str
+    rankDelta: NotRequired[bool]
+    score: int
+    variant: str
+
+
 class BoardDefinitionIn(TypedDict):
     """
     How a variant's boards rank. A field left out takes its default (not the stored value: a
@@ -178,6 +198,16 @@ class RemovedOut(TypedDict):
     snapshots: int
 
 
+class ScoreBatch(TypedDict):
+    """
+    Up to 100 submissions, each answered as `POST /v1/scores` would answer it alone. Fewer
+    than 1 or more than 100, an item without an `idempotencyKey`, or two items with one key:
+    a 422 for the whole batch, and nothing stored.
+    """
+
+    submissions: list[BatchSubmission]
+
+
 class ScoreSubmission(TypedDict):
     """
     A round's result for one player. Unknown fields are refused (422).
@@ -273,6 +303,18 @@ class VariantsOut(TypedDict):
     variants: list[BoardDefinitionOut]
 
 
+class BatchResultOut(TypedDict):
+    """
+    One item's answer: what `POST /v1/scores` would have answered for it alone.
+    """
+
+    body: SubmitResponse | Problem
+    idempotencyKey: str
+    replayed: bool
+    retryAfter: NotRequired[int | None]
+    status: int
+
+
 class BoardPageOut(TypedDict):
     entries: list[EntryOut]
     leaderboardId: str
@@ -319,6 +361,10 @@ class StandingsOut(TypedDict):
     boards: list[BoardStandingOut]
     nextCursor: str | None
     playerId: str
+
+
+class BatchResponse(TypedDict):
+    results: list[BatchResultOut]
 
 
 class BoardListOut(TypedDict):

@@ -1,7 +1,7 @@
-// An example game server: posts one round's results, then reads the top of the board.
+// An example game server: posts one round's results in one batch, then reads the top of the board.
 //   LEADERBOARD_URL=http://127.0.0.1:8000 LEADERBOARD_API_KEY=dev-only-key node dist/examples/game-server.js
 
-import { LeaderboardClient, isExact } from "../src/index.js";
+import { LeaderboardClient, isAccepted, isExact } from "../src/index.js";
 
 const client = new LeaderboardClient({
   baseUrl: process.env.LEADERBOARD_URL ?? "http://127.0.0.1:8000",
@@ -15,10 +15,13 @@ const round = [
   { playerId: "alan", score: 7300, displayName: "Alan", metadata: { character: "cat" } },
 ];
 
-for (const result of round) {
-  const { outcome } = await client.submitScore({ ...result, game, variant });
-  const board = outcome.boards[0];
-  console.log(`posted ${result.playerId}: best ${board?.best} on ${board?.leaderboardId}`);
+// One request for the round; each result keeps its own Idempotency-Key across any retry.
+const { results } = await client.submitScores(round.map((result) => ({ ...result, game, variant })));
+for (const [index, result] of results.entries()) {
+  const player = round[index]?.playerId;
+  if (!isAccepted(result)) throw new Error(`${player}: ${result.status} ${result.body.detail}`);
+  const board = result.body.boards[0];
+  console.log(`posted ${player}: best ${board?.best} on ${board?.leaderboardId}`);
 }
 
 const page = await client.topOfBoard(game, variant, "alltime", { limit: 10 });

@@ -1,7 +1,8 @@
 // A typed client for the leaderboard service: the calls are generated from its OpenAPI document
 // (src/schema.d.ts, by openapi-typescript; openapi-fetch makes them), and this file adds what every
-// caller needs: one Idempotency-Key per submission kept across its retries, Retry-After honoured
-// on 409, 429 and 503, a board walked by its cursor, and the rank as an exact-or-range union.
+// caller needs: one Idempotency-Key per submission kept across its retries (a batch's items each
+// their own), Retry-After honoured on 409, 429 and 503, a board walked by its cursor, and the rank
+// and a batch's results as unions.
 
 import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
@@ -18,10 +19,24 @@ export type Rank = PlayerRank["rank"];
 export type ExactRank = Extract<Rank, { kind: "exact" }>;
 export type EstimatedRank = Extract<Rank, { kind: "estimated" }>;
 export type Problem = Schemas["Problem"];
+/** One submission of a batch; its Idempotency-Key is made (a UUID) unless given. */
+export type BatchItem = Submission & { idempotencyKey?: string };
+type ResultOut = Schemas["BatchResultOut"];
+/** A batch item the service took: what `submitScore` would have returned for it. */
+export type AcceptedResult = Omit<ResultOut, "body"> & { body: SubmitResponse };
+/** A batch item the service refused, with the problem document it would have answered alone. */
+export type RefusedResult = Omit<ResultOut, "body"> & { body: Problem };
+/** One item's answer: `isAccepted(result)` tells its outcome from its problem. */
+export type BatchResult = AcceptedResult | RefusedResult;
 
 /** Whether the service could count the player's exact place. */
 export function isExact(rank: Rank): rank is ExactRank {
   return rank.kind === "exact";
+}
+
+/** Whether the service took the batch item (a 2xx), its `body` the submission's outcome. */
+export function isAccepted(result: BatchResult): result is AcceptedResult {
+  return result.status >= 200 && result.status < 300;
 }
 
 /** A problem document the service answered with, after any retries. */
@@ -103,6 +118,40 @@ export class LeaderboardClient {
     );
     const replayed = response.headers.get("Idempotent-Replayed") === "true";
     return { outcome: data, replayed, idempotencyKey };
+  }
+
+  /**
+   * Post up to 100 results in one request (`POST /v1/scores:batch`). Each item keeps one
+   * Idempotency-Key (a new UUID unless given) across every retry; the items the service asks to
+   * send again (409 that passes, 429, 503) are sent again, alone, after their `retryAfter`, at
+   * most `maxAttempts` times in all. Returns each item's last answer, in the items' order: an
+   * item's refusal is its result, never thrown (the whole batch's problem is).
+   */
+  async submitScores(items: BatchItem[]): Promise<{ results: BatchResult[] }> {
+    const keyed = items.map((item) => ({
+      ...item,
+      idempotencyKey: item.idempotencyKey ?? globalThis.crypto.randomUUID(),
+    }));
+    const last = new Map<string, BatchResult>();
+    let pending = keyed;
+    for (let attempt = 1; pending.length > 0; attempt += 1) {
+      const sent = pending;
+      const { data } = await this.retried(() =>
+        this.api.POST("/v1/scores:batch", { body: { submissions: sent } }),
+      );
+      let waitS = 0;
+      pending = sent.filter((item, index) => {
+        const result = data.results[index] as BatchResult;
+        last.set(item.idempotencyKey, result);
+        const again =
+          !isAccepted(result) && RETRIED.has(result.status) && !FINAL_CONFLICTS.has(result.body.type);
+        if (again) waitS = Math.max(waitS, result.retryAfter ?? 0);
+        return again;
+      });
+      if (pending.length === 0 || attempt >= this.maxAttempts) break;
+      await this.sleep(Math.min(this.maxWaitMs, waitS > 0 ? waitS * 1000 : 500 * 2 ** (attempt - 1)));
+    }
+    return { results: keyed.map((item) => last.get(item.idempotencyKey) as BatchResult) };
   }
 
   /** One page of a board, best first. */

@@ -301,6 +301,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/scores:batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit up to 100 results at once, each answered as POST /v1/scores would answer it
+         * @description 200 with one result per submission, in the request's order: the status and body `POST /v1/scores` would have answered for that submission alone (a problem document for a 4xx or 503), `replayed` for a key seen before, `retryAfter` where a retry is due. Submissions are independent: one's refusal changes nothing for the others. Each counts as a submission of its own for the key's rate limit: those past it are each a 429 result. The problems listed here are the whole batch's, which then stores nothing.
+         */
+        post: operations["submitScores"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -333,6 +353,87 @@ export interface components {
              * @enum {string}
              */
             scoreFormat: "integer" | "duration_ms";
+        };
+        /** BatchResponse */
+        BatchResponse: {
+            /** @description one per submission, in the request's order */
+            results: components["schemas"]["BatchResultOut"][];
+        };
+        /**
+         * BatchResultOut
+         * @description One item's answer: what `POST /v1/scores` would have answered for it alone.
+         */
+        BatchResultOut: {
+            /** @description the submission's outcome (status 200), or the problem document */
+            body: components["schemas"]["SubmitResponse"] | components["schemas"]["Problem"];
+            /** @description the item's own key, as sent */
+            idempotencyKey: string;
+            /** @description true where the key was seen before and its stored answer is replayed (POST /v1/scores's `Idempotent-Replayed: true`) */
+            replayed: boolean;
+            /** @description seconds to wait before sending the item again with the same key, where POST /v1/scores would have said Retry-After (a 409 that passes, a 429, a 503) */
+            retryAfter?: number | null;
+            /**
+             * @description the status POST /v1/scores would have answered: 200, or a 4xx or 5xx (a 409, 429 or 503 passes: see retryAfter) whose problem document is the body
+             * @example 200
+             * @example 409
+             * @example 422
+             * @example 429
+             * @example 503
+             */
+            status: number;
+        };
+        /**
+         * BatchSubmission
+         * @description One submission of a batch: the body `POST /v1/scores` takes, with its Idempotency-Key
+         *     as a field. An item whose other fields are wrong is answered in its own result (422); one
+         *     without a key of this form is a 422 for the whole batch.
+         */
+        BatchSubmission: {
+            /**
+             * @description when the score was achieved; defaults to now. More than 5 s ahead of the server's clock, or older than the allowed lateness (1 h by default), is a 422.
+             * @default null
+             */
+            achievedAt?: string | null;
+            /**
+             * @description free-form, kept, never indexed; as compact JSON at most the service's LEADERBOARD_MAX_CONTEXT_BYTES (16 KiB by default), or 422
+             * @default null
+             */
+            context?: {
+                [key: string]: unknown;
+            } | null;
+            /** @default null */
+            country?: string | null;
+            /** @default null */
+            displayName?: string | null;
+            /**
+             * @description the game; a few names are the service's own, and refused (422)
+             * @example trivia
+             */
+            game: string;
+            /**
+             * @description 1..255 visible ASCII characters; one per distinct submission, kept across its retries: what `POST /v1/scores` takes as the Idempotency-Key header
+             * @example round-4812-player_123
+             */
+            idempotencyKey: string;
+            /**
+             * @description what a game shows beside the entry (a car, a character, a replay id): returned with the entry by every read of the board while this round's result is the player's entry there; as compact JSON at most 256 bytes, or 422
+             * @default null
+             * @example {
+             *       "car": "mk2",
+             *       "replay": "r-2931"
+             *     }
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @example player_123 */
+            playerId: string;
+            /** @default true */
+            rankDelta?: boolean;
+            /** @description an integer in [0, 10**12) */
+            score: number;
+            /** @example classic */
+            variant: string;
         };
         /**
          * BoardDefinitionIn
@@ -627,6 +728,15 @@ export interface components {
             boards: number;
             idempotencyRecords: number;
             snapshots: number;
+        };
+        /**
+         * ScoreBatch
+         * @description Up to 100 submissions, each answered as `POST /v1/scores` would answer it alone. Fewer
+         *     than 1 or more than 100, an item without an `idempotencyKey`, or two items with one key:
+         *     a 422 for the whole batch, and nothing stored.
+         */
+        ScoreBatch: {
+            submissions: components["schemas"]["BatchSubmission"][];
         };
         /**
          * ScoreSubmission
@@ -1291,6 +1401,8 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    /** @description on a sharded board, where the task answered from its mirror of the board: when the reads of the other players' places began (RFC 3339, UTC), at most a second before the request; the rank is exact as of then, with the player's own last write in it */
+                    "Leaderboard-Read-At"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1350,6 +1462,8 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    /** @description on a sharded board, where the task answered from its mirror of the board: when the reads of the other players' places began (RFC 3339, UTC), at most a second before the request; the rank is exact as of then, with the player's own last write in it */
+                    "Leaderboard-Read-At"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1902,6 +2016,93 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    submitScores: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScoreBatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResponse"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

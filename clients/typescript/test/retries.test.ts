@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LeaderboardClient, LeaderboardError } from "../src/index.js";
+import { LeaderboardClient, LeaderboardError, isAccepted } from "../src/index.js";
 
 const ok = {
   playerId: "ada",
@@ -77,4 +77,101 @@ test("retries stop after maxAttempts and the last answer is thrown", async () =>
     (error: unknown) => error instanceof LeaderboardError && error.status === 503,
   );
   assert.equal(keys.length, 2);
+});
+
+function json(body: unknown): Response {
+  return new Response(JSON.stringify(body), { status: 200, headers: { "Content-Type": "application/json" } });
+}
+
+function refused(key: string, status: number, type: string, retryAfter?: number) {
+  return { idempotencyKey: key, status, replayed: false, retryAfter, body: { type, title: "t", status, detail: "d" } };
+}
+
+function accepted(key: string, playerId: string) {
+  return { idempotencyKey: key, status: 200, replayed: false, body: { ...ok, playerId } };
+}
+
+type Sent = { idempotencyKey: string; playerId: string }[];
+
+/** A fetch that records each batch's items as sent and answers with `answer(items)` in turn. */
+function batchFake(answers: ((items: Sent) => Response)[], sent: Sent[]): typeof fetch {
+  const answer = async (input: unknown): Promise<Response> => {
+    const items = ((await (input as Request).json()) as { submissions: Sent }).submissions;
+    sent.push(items);
+    const next = answers.shift();
+    if (!next) throw new Error("no more answers");
+    return next(items);
+  };
+  return answer as typeof fetch;
+}
+
+const round = ["ada", "bob", "cy", "dan"].map((playerId) => ({ playerId, score: 10, game: "trivia", variant: "classic" }));
+
+test("a batch sends again only the items that ask, with their own keys, after their retryAfter", async () => {
+  const sent: Sent[] = [];
+  const waits: number[] = [];
+  const client = new LeaderboardClient({
+    baseUrl: "http://service",
+    apiKey: "k",
+    fetch: batchFake(
+      [
+        ([a, b, c, d]) =>
+          json({
+            results: [
+              accepted(a!.idempotencyKey, "ada"),
+              refused(b!.idempotencyKey, 503, "/problems/throttled", 2),
+              refused(c!.idempotencyKey, 422, "/problems/invalid-input"),
+              refused(d!.idempotencyKey, 409, "/problems/request-in-flight", 1),
+            ],
+          }),
+        (items) => json({ results: items.map((item) => accepted(item.idempotencyKey, item.playerId)) }),
+      ],
+      sent,
+    ),
+    sleep: async (ms) => {
+      waits.push(ms);
+    },
+  });
+  const { results } = await client.submitScores([...round.slice(0, 3), { ...round[3]!, idempotencyKey: "mine" }]);
+  const keys = sent[0]!.map((item) => item.idempotencyKey);
+  assert.deepEqual(sent[0]!.map((item) => item.playerId), ["ada", "bob", "cy", "dan"]);
+  assert.equal(new Set(keys).size, 4);
+  assert.equal(keys[3], "mine");
+  // Only the items that asked, each with the key it was first sent with, after the longest wait.
+  assert.deepEqual(sent[1]!.map((item) => [item.playerId, item.idempotencyKey]), [["bob", keys[1]], ["dan", "mine"]]);
+  assert.equal(sent.length, 2);
+  assert.deepEqual(waits, [2000]);
+  assert.deepEqual(results.map((result) => [result.idempotencyKey, result.status]), [
+    [keys[0], 200],
+    [keys[1], 200],
+    [keys[2], 422],
+    ["mine", 200],
+  ]);
+  const [first, , third] = results;
+  assert.ok(first && isAccepted(first) && first.body.playerId === "ada");
+  assert.ok(third && !isAccepted(third) && third.body.type === "/problems/invalid-input");
+});
+
+test("a batch refused whole is sent again as it was, and a batch's problem is thrown", async () => {
+  const sent: Sent[] = [];
+  const client = new LeaderboardClient({
+    baseUrl: "http://service",
+    apiKey: "k",
+    fetch: batchFake(
+      [
+        () => problem(503, "/problems/overloaded", 1),
+        (items) => json({ results: items.map((item) => accepted(item.idempotencyKey, item.playerId)) }),
+        () => problem(422, "/problems/invalid-input"),
+      ],
+      sent,
+    ),
+    sleep: async () => {},
+  });
+  const { results } = await client.submitScores(round.slice(0, 2));
+  assert.deepEqual(sent[1], sent[0]);
+  assert.deepEqual(results.map((result) => result.status), [200, 200]);
+  await assert.rejects(
+    client.submitScores(round.slice(0, 2).map((item) => ({ ...item, idempotencyKey: "same" }))),
+    (error: unknown) => error instanceof LeaderboardError && error.status === 422,
+  );
 });
