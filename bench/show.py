@@ -4,7 +4,7 @@ board asking their rank, through a proxy that throttles as DynamoDB does.
 The real service (two app instances in this process, standing for two tasks, with the settings
 as deployed: the per-task caches and ``hot_board_summary_seconds`` of 1 s, so each task keeps a
 mirror of the hot board) runs against ``bench.partition_proxy`` in front of the embedded backend
-(``bench.backend``: moto, its Queries costing the partition), at DynamoDB's rates per partition
+(moto, its Queries costing the partition: ``app.local.moto_runner``), at DynamoDB's rates per partition
 key and the table's default quota of 40,000 read and 40,000 write units a second, all times
 ``scale`` (1/250 by default), the load scaled alike:
 
@@ -99,7 +99,6 @@ from app.services.ranking.mirror import BoardMirror, HotBoardMirrors
 from app.settings import Settings
 from app.store.tables import TableNames
 from app.telemetry import REGISTRY
-from bench.backend import FastEmbeddedDynamo
 from bench.harness import mirror_cpu
 from bench.hot_round import (
     BOARD,
@@ -1139,7 +1138,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     configure_logging(json=True, level=40, cache=False)
     structlog.contextvars.clear_contextvars()
     show = show_of(args)
-    with EmbeddedDynamo() if args.plain_backend else FastEmbeddedDynamo() as endpoint:
+    with EmbeddedDynamo() as endpoint:
         report = await run(endpoint, show, args.shards)
         if args.cpu:
             report["cpu"] = await asyncio.to_thread(
@@ -1194,12 +1193,6 @@ def main() -> None:
         type=int,
         default=0,
         help="rank reads from a warm mirror and /healthz requests to time in turn (0: none)",
-    )
-    parser.add_argument(
-        "--plain-backend",
-        action="store_true",
-        help="moto as the service's embedded backend runs it, its Queries costing the whole "
-        "table (by default bench.backend's, costing the partition)",
     )
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--out", help="write the table here")

@@ -117,14 +117,29 @@ def _journal_transactions() -> None:
     DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
 
 
+def _query_candidates(table: Any, hash_key: Any, index_name: Any, conditions: Any) -> list[Any]:
+    """The items a Query may keep, found without sorting: a table Query's partition (a dict
+    lookup by moto's key type, whose hash agrees with its equality); an index Query's items whose
+    index key attributes equal the asked ones (one pass over the table)."""
+    if index_name is None:
+        held = table.items.get(hash_key)
+        return [] if held is None else list(held.values())
+    every = (item for partition in table.items.values() for item in partition.values())
+    return [
+        item
+        for item in every
+        if all((found := item.attrs.get(name)) is not None and found == v for name, v in conditions)
+    ]
+
+
 def _query_by_partition() -> None:
     """moto's Query starts from every item of the table, sorted (``Table.all_items``), keeps the
     partition asked for (or an index's matches) and sorts those again, so each Query costs time in
     proportion to the table, and every read of a test's board slows as the table grows. Start a
-    Query of the table from the partition's items alone, and a Query of an index from the table's
-    items unsorted: moto keeps and orders the same items as before (a partition's by their sort
-    key; an index's by its keys, then the table's: an order of their own, whatever order they came
-    in), at a cost in proportion to the partition, or to the table once for an index.
+    Query from the items it may keep (``_query_candidates``): moto keeps and orders the same items
+    as before (a partition's by their sort key; an index's by its keys, then the table's: an
+    order of their own, whatever order they came in), at a cost in proportion to the partition,
+    or to one unsorted pass over the table for an index.
 
     Requests are served one at a time (see ``serialised``), so giving the table its own
     ``all_items`` for the length of one Query is safe. A table without a sort key, or a Query
@@ -139,13 +154,10 @@ def _query_by_partition() -> None:
     def query(self: Any, *args: Any, **kwargs: Any) -> Any:
         asked = signature.bind(self, *args, **kwargs).arguments
         hash_key, index_name = asked.get("hash_key"), asked.get("index_name")
-        if not self.range_key_attr or (index_name is None and hash_key is None):
+        conditions = asked.get("hash_key_conditions")
+        if not self.range_key_attr or (hash_key is None if index_name is None else not conditions):
             return original(self, *args, **kwargs)
-        if index_name is None:
-            # A dict lookup by moto's own key type: its hash agrees with its equality.
-            items = list(self.items.get(hash_key, {}).values())
-        else:
-            items = [item for partition in self.items.values() for item in partition.values()]
+        items = _query_candidates(self, hash_key, index_name, conditions)
         self.all_items = lambda: items
         try:
             return original(self, *args, **kwargs)
