@@ -141,6 +141,14 @@ class BoardDefinition:
             self.score_max is None or score <= self.score_max
         )
 
+    def may_hold(self, value: int) -> bool:
+        """Whether a player's value on these boards may be ``value`` (what a seed row sets): a
+        score within the bounds; for ``sum``, a total of such scores, which is at least
+        ``score_min`` and may pass ``score_max``."""
+        if self.operator is Operator.SUM:
+            return self.score_min is None or value >= self.score_min
+        return self.within_bounds(value)
+
     @property
     def bounds_words(self) -> str:
         """The bounds as a person reads them: "from 10 to 5000", "at least 10", "at most 5000"

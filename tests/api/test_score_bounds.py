@@ -3,7 +3,7 @@ and stored, an older definition without them unbounded; bounds outside the score
 a 422 that stores nothing; a submission outside them a 422 ``score-out-of-bounds`` that stores
 nothing (no row, no counter, no registered board, no Idempotency-Key record), on a task that holds
 the definition and on one that guessed the default; exactly at the bounds a 200; each batch item
-judged alone."""
+judged alone; a seed row outside them refused whole."""
 
 from __future__ import annotations
 
@@ -236,3 +236,25 @@ async def test_each_batch_item_is_judged_by_the_bounds_alone(service: Service) -
         assert refused["body"]["instance"] == "/v1/scores"
     assert await top(http) == {"ann": 10, "cy": 5000}
     assert await counter_total(service.runtime, "trivia#classic#alltime") == (2, 2)
+
+
+async def test_a_seed_with_a_row_outside_the_bounds_is_refused_whole(service: Service) -> None:
+    http, runtime = service.http, service.runtime
+    assert (await define(http, scoreMax=100)).status_code == 200
+    before = await scores_items(runtime)
+    at = iso_ms(now_ms() - 60_000)
+    response = await http.post(
+        f"{TOP}/seed",
+        params={"graceSeconds": 0},
+        content=f"playerId,score,achievedAt\nann,100,{at}\nbob,101,{at}\n",
+        headers=ADMIN | {"Content-Type": "text/csv"},
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["errors"] == [
+        {
+            "line": 3,
+            "field": "score",
+            "message": "101 is outside the variant's bounds: at most 100 (scoreMax 100)",
+        }
+    ]
+    assert await scores_items(runtime) == before

@@ -1,21 +1,28 @@
 """A variant's score bounds (``scoreMin``, ``scoreMax``; docs/boards.md): what a definition takes,
 which scores a submission may carry (inclusive at both ends), the refusal that says the bounds and
-the score, and the definition's body as the API and the command take it."""
+the score, what a seed row may set (for ``sum``, a total), and the definition's body as the API
+and the command take it."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
 from app.api.schemas import BoardDefinitionIn
-from app.domain.definitions import BoardDefinition
+from app.domain.clock import iso_ms, to_ms
+from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import SCORE_CEILING
+from app.domain.periods import Board
+from app.domain.seed_file import parse_seed_text
 from app.domain.submission import Submission
-from app.errors import ScoreOutOfBounds
+from app.errors import InvalidInput, ScoreOutOfBounds
 from app.services.submissions._plan import check_bounds
 
+NOW = datetime(2026, 12, 6, 12, tzinfo=UTC)
+BOARD = Board.from_id("trivia#classic#alltime")
 BOUNDED = BoardDefinition(score_min=10, score_max=5000)
 
 
@@ -86,6 +93,40 @@ def test_a_submission_past_a_bound_is_refused_with_the_bounds_and_the_score(scor
 def test_one_bound_alone_names_only_itself() -> None:
     with pytest.raises(ScoreOutOfBounds, match=r"at most 50 \(scoreMax 50\);"):
         check_bounds(_submission(51), BoardDefinition(score_max=50))
+
+
+def _seed(rows: list[tuple[str, int]], definition: BoardDefinition) -> list[tuple[str, int]]:
+    at = iso_ms(to_ms(NOW) - 60_000)
+    text = "playerId,score,achievedAt\n" + "".join(f"{p},{s},{at}\n" for p, s in rows)
+    seed = parse_seed_text(text, board=BOARD, now=NOW, definition=definition)
+    return [(row.player_id, row.score) for row in seed.rows]
+
+
+def test_a_seed_row_outside_the_bounds_is_a_bad_line_and_nothing_is_kept() -> None:
+    assert _seed([("a", 10), ("b", 5000)], BOUNDED) == [("a", 10), ("b", 5000)]
+    with pytest.raises(InvalidInput) as refused:
+        _seed([("a", 10), ("b", 9), ("c", 5001)], BOUNDED)
+    assert "nothing was written" in refused.value.detail
+    assert refused.value.errors == [
+        {
+            "line": line,
+            "field": "score",
+            "message": f"{score} is outside the variant's bounds: from 10 to 5000 "
+            "(scoreMin 10, scoreMax 5000)",
+        }
+        for line, score in ((3, 9), (4, 5001))
+    ]
+
+
+def test_a_sum_board_s_seed_row_is_a_total_which_may_pass_the_max_but_not_the_min() -> None:
+    summed = BoardDefinition(operator=Operator.SUM, score_min=10, score_max=100)
+    assert (summed.may_hold(10_000), summed.may_hold(9)) == (True, False)
+    assert _seed([("a", 10_000)], summed) == [("a", 10_000)]
+    with pytest.raises(InvalidInput) as refused:
+        _seed([("a", 9)], summed)
+    assert refused.value.errors[0]["message"] == (
+        "9 is outside the variant's bounds: a total of at least 10 (scoreMin)"
+    )
 
 
 def test_the_body_takes_bounds_as_scores_and_names_a_max_below_the_min() -> None:
