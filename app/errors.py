@@ -18,7 +18,8 @@
     ├── UnsupportedMediaType (415)
     ├── InvalidInput (422)            a field out of range, unknown, or malformed
     │   ├── NestedTooDeeply           JSON nested past the limit, refused before parsing
-    │   └── IdempotencyKeyReused      the same key with a different request
+    │   ├── IdempotencyKeyReused      the same key with a different request
+    │   └── ScoreOutOfBounds          a score outside its variant's scoreMin..scoreMax
     ├── RateLimited (429)             the caller's token bucket is empty
     ├── Unavailable (503)             a dependency failing after retries, or the request deadline
     │   ├── Throttled                 DynamoDB throttled the call past botocore's retries, or
@@ -190,6 +191,13 @@ class NestedTooDeeply(InvalidInput):
 
 class IdempotencyKeyReused(InvalidInput):
     title, slug = "Idempotency-Key reused with a different request", "idempotency-key-reused"
+
+
+class ScoreOutOfBounds(InvalidInput):
+    """A submission's score is outside the bounds its variant's definition sets (``scoreMin``,
+    ``scoreMax``): refused before anything is read or written."""
+
+    title, slug = "Score out of bounds", "score-out-of-bounds"
 
 
 class RateLimited(LeaderboardError):

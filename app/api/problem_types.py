@@ -40,6 +40,9 @@ MEANING: dict[str, str] = {
     "nested-too-deeply": "The JSON body nests arrays and objects deeper than the service reads.",
     "idempotency-key-reused": "The Idempotency-Key was used before with a different request. "
     "Use a new key for a new submission.",
+    "score-out-of-bounds": "The score is outside the bounds the variant's definition sets "
+    "(scoreMin and scoreMax, each inclusive; GET /v1/games/{game}/variants/{variant} shows "
+    "them): nothing was stored. The detail gives the bounds and the score.",
     "rate-limited": "Too many requests from this key or address: wait Retry-After seconds.",
     "unavailable": "DynamoDB did not answer, or the boards were too contended: retry after "
     "Retry-After (a submission with the same Idempotency-Key).",

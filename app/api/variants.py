@@ -110,21 +110,11 @@ async def get_definition(
 async def get_variants(leaderboard: LeaderboardDep, game: GameDep) -> VariantsOut:
     rules = leaderboard.rules
     defined = await rules.variants(game)
-    default = rules.default
     return VariantsOut(
         game=game,
         variants=[
             BoardDefinitionOut.of(game, d.variant, d.definition, defined_at=d.defined_at)
             for d in defined
         ],
-        default=DefaultDefinitionOut(
-            order=default.order.value,
-            operator=default.operator.value,
-            periods=[p.value for p in default.periods],
-            retention_days=default.retention_days,
-            score_format=default.score_format.value,
-            shards=default.shards,
-        )
-        if rules.allows_undefined
-        else None,
+        default=DefaultDefinitionOut.of(rules.default) if rules.allows_undefined else None,
     )

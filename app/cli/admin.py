@@ -17,6 +17,7 @@ from app.api.schemas import (
 from app.bootstrap import Runtime
 from app.cli.output import as_json, print_json, print_model
 from app.cli.progress import ProgressReport
+from app.domain.definitions import BoardDefinition
 from app.domain.keys import is_valid_id
 from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import InvalidInput
@@ -135,11 +136,15 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
                 ",".join(p.value for p in d.definition.periods),
                 str(d.definition.retention_days),
                 str(d.definition.shards),
+                _scores(d.definition),
                 d.defined_at,
             ]
             for d in listed
         ]
-        header = ["VARIANT", "ORDER", "OPERATOR", "PERIODS", "RETENTION DAYS", "SHARDS", "DEFINED"]
+        header = [
+            *("VARIANT", "ORDER", "OPERATOR", "PERIODS", "RETENTION DAYS", "SHARDS", "SCORES"),
+            "DEFINED",
+        ]
         print(_table(header, rows))
         default = rules.default
         print(
@@ -168,6 +173,10 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
             fields["periods"] = [p.strip() for p in args.periods.split(",")]
         if args.retention_days is not None:
             fields["retentionDays"] = args.retention_days
+        if args.score_min is not None:
+            fields["scoreMin"] = args.score_min
+        if args.score_max is not None:
+            fields["scoreMax"] = args.score_max
         try:
             wanted = BoardDefinitionIn.model_validate(fields)
         except ValidationError as exc:
@@ -192,6 +201,14 @@ def _key_json(info: ApiKeyInfo) -> dict[str, Any]:
         "createdAt": info.created_at,
         "revokedAt": info.revoked_at,
     }
+
+
+def _scores(definition: BoardDefinition) -> str:
+    """A variant's bounds in a column: ``10..5000``, ``10..``, ``..5000``, or ``any``."""
+    if not definition.bounded:
+        return "any"
+    low, high = definition.score_min, definition.score_max
+    return f"{'' if low is None else low}..{'' if high is None else high}"
 
 
 def _name(text: str, what: str) -> str:

@@ -113,6 +113,18 @@ def _add_boards_commands(
         "the player id: more than 1 for a board that must take more than one partition's "
         "writes (a live show's round; docs/scale.md)",
     )
+    define.add_argument(
+        "--score-min",
+        type=int,
+        help="the lowest score a submission may carry, inclusive (default: no bound but the "
+        "score range's); one below it is refused (422 score-out-of-bounds), nothing stored",
+    )
+    define.add_argument(
+        "--score-max",
+        type=int,
+        help="the highest score a submission may carry, inclusive, at least --score-min "
+        "(default: no bound but the score range's); for sum, it bounds each submission",
+    )
     boards_list = boards_command("list", "every defined variant of a game")
     boards_list.add_argument("game", metavar="GAME", help="the game id")
     show = boards_command("show", "how a variant's boards rank (its definition or the default)")

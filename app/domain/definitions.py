@@ -1,5 +1,6 @@
 """How a board ranks: its order and operator, the periods a score fans out to, how long period
-boards live; and what one submission makes of a player's place under those rules.
+boards live, the scores a submission may carry; and what one submission makes of a player's place
+under those rules.
 
 A definition belongs to a ``(game, variant)`` and applies to every period board of it. Ties always
 go to whoever reached the value first: the earlier ``achievedAt`` (for ``sum``, the time of the
@@ -13,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import assert_never
 
-from app.domain.keys import SCORE_CEILING, Order, RankKey
+from app.domain.keys import SCORE_CEILING, Order, RankKey, check_score
 from app.domain.periods import PeriodKind
 from app.domain.shards import check_shards
 
@@ -104,9 +105,19 @@ class BoardDefinition:
     """How the scores read (display only: changing it reorders nothing)."""
     shards: int = 1
     """How many index partitions each period board is spread over (``app.domain.shards``)."""
+    score_min: int | None = None
+    """The lowest score a submission may carry, inclusive (``None``: 0, the score range's)."""
+    score_max: int | None = None
+    """The highest, inclusive (``None``: the score range's, ``SCORE_CEILING - 1``)."""
 
     def __post_init__(self) -> None:
         check_shards(self.shards)
+        for name, bound in (("scoreMin", self.score_min), ("scoreMax", self.score_max)):
+            if bound is not None and not _a_score(bound):
+                raise ValueError(f"{name} must be an integer in [0, {SCORE_CEILING}), got {bound}")
+        low, high = self.score_min, self.score_max
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"scoreMin ({low}) must not be above scoreMax ({high})")
         if not self.periods:
             raise ValueError("a definition needs at least one period")
         if len(set(self.periods)) != len(self.periods):
@@ -117,6 +128,45 @@ class BoardDefinition:
     @property
     def retention(self) -> timedelta:
         return timedelta(days=self.retention_days)
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the definition narrows the scores a submission may carry."""
+        return self.score_min is not None or self.score_max is not None
+
+    def within_bounds(self, score: int) -> bool:
+        """Whether a submission may carry ``score``: inside ``score_min``..``score_max``, each
+        inclusive (for ``sum``, the score submitted, not the total it makes)."""
+        return (self.score_min is None or score >= self.score_min) and (
+            self.score_max is None or score <= self.score_max
+        )
+
+    def may_hold(self, value: int) -> bool:
+        """Whether a player's value on these boards may be ``value`` (what a seed row sets): a
+        score within the bounds; for ``sum``, a total of such scores, which is at least
+        ``score_min`` and may pass ``score_max``."""
+        if self.operator is Operator.SUM:
+            return self.score_min is None or value >= self.score_min
+        return self.within_bounds(value)
+
+    @property
+    def bounds_words(self) -> str:
+        """The bounds as a person reads them: "from 10 to 5000", "at least 10", "at most 5000"
+        (or the score range, where there are none)."""
+        low, high = self.score_min, self.score_max
+        if low is not None and high is not None:
+            return f"from {low} to {high}"
+        if low is not None:
+            return f"at least {low}"
+        if high is not None:
+            return f"at most {high}"
+        return f"any score in [0, {SCORE_CEILING})"
+
+    @property
+    def bounds_named(self) -> str:
+        """The bounds set, as the contract names them: "scoreMin 10, scoreMax 5000"."""
+        named = (("scoreMin", self.score_min), ("scoreMax", self.score_max))
+        return ", ".join(f"{name} {bound}" for name, bound in named if bound is not None)
 
     @property
     def places_fall(self) -> bool:
@@ -144,6 +194,14 @@ class BoardDefinition:
             ("shards", self.shards == other.shards),
         )
         return tuple(name for name, same in fixed if not same)
+
+
+def _a_score(value: int) -> bool:
+    try:
+        check_score(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 class TotalTooLarge(ValueError):

@@ -85,15 +85,20 @@ def parse_seed_text(
 
     Each row needs ``playerId`` (an id), ``score`` (an integer in ``[0, 10**12)``) and
     ``achievedAt`` (ISO 8601 with an offset, not ahead of ``now`` by more than ``future_skew``,
-    inside the board's period); ``displayName`` (1..64 characters, no control characters) and
-    ``country`` (ISO 3166-1 alpha-2, upper case) are optional. Seeding is exempt from the lateness
-    window. A player on several rows keeps the best of them by the board rule (best score, then
-    earliest ``achievedAt``, then the first in the file); the others are counted as duplicates.
-    Raises ``InvalidInput`` with ``errors=[{"line", "field"?, "message"}]`` when any row is bad."""
+    inside the board's period); a score outside the definition's bounds is a bad row (on a
+    ``sum`` board a row is a total, which may pass ``scoreMax``); ``displayName`` (1..64
+    characters, no control characters) and ``country`` (ISO 3166-1 alpha-2, upper case) are
+    optional. Seeding is exempt from the lateness window. A player on several rows keeps the best
+    of them by the board rule (best score, then earliest ``achievedAt``, then the first in the
+    file); the others are counted as duplicates. Raises ``InvalidInput`` with
+    ``errors=[{"line", "field"?, "message"}]`` when any row is bad."""
     text = text.removeprefix("\ufeff")
     if file_format is None:
         file_format = "jsonl" if text.lstrip().startswith("{") else "csv"
-    checker = _RowChecker(board=board, now_ms=to_ms(now), skew_ms=_ms(future_skew))
+    definition = definition or BoardDefinition()
+    checker = _RowChecker(
+        board=board, now_ms=to_ms(now), skew_ms=_ms(future_skew), definition=definition
+    )
     records = _csv_records(text) if file_format == "csv" else _json_records(text)
     rows: list[SeedRow] = []
     read = 0
@@ -117,7 +122,6 @@ def parse_seed_text(
             + (f" (the first {len(listed)} problems are listed, {more} more)" if more else ""),
             errors=listed,
         )
-    definition = definition or BoardDefinition()
     kept, duplicates = _one_row_per_player(rows, definition)
     return SeedFile(board.board_id, kept, read, duplicates, definition)
 
@@ -238,8 +242,11 @@ def _json_records(text: str) -> Iterator[_Record]:
 class _RowChecker:
     """Checks one record at a time, collecting every problem with its line."""
 
-    def __init__(self, *, board: Board, now_ms: int, skew_ms: int) -> None:
+    def __init__(
+        self, *, board: Board, now_ms: int, skew_ms: int, definition: BoardDefinition
+    ) -> None:
         self.errors: list[dict[str, Any]] = []
+        self._definition = definition
         self._now_ms = now_ms
         self._skew_ms = skew_ms
         self._board = board
@@ -300,7 +307,17 @@ class _RowChecker:
         if score is None or not 0 <= score < SCORE_CEILING:
             self._bad(line, "score", f"must be an integer in [0, {SCORE_CEILING})")
             return None
+        if not self._definition.may_hold(score):
+            self._bad(line, "score", f"{score} is outside the variant's bounds: {self._bounds}")
+            return None
         return score
+
+    @property
+    def _bounds(self) -> str:
+        definition = self._definition
+        if definition.operator is Operator.SUM:
+            return f"a total of at least {definition.score_min} (scoreMin)"
+        return f"{definition.bounds_words} ({definition.bounds_named})"
 
     def _achieved_at(self, line: int, value: Any) -> int | None:
         found = self._achieved_ms(value)

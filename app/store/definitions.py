@@ -1,7 +1,8 @@
 """Board definitions (the ``DefinitionStore`` port): ``definition#<game>`` / ``<variant>``, with
-``order``, ``operator``, ``periods`` (a list), ``retentionDays``, ``scoreFormat``, ``shards``
-and ``definedAt``. Keyed by game, so a game's variants are one Query; the partition key holds
-``#``, which no player id can."""
+``order``, ``operator``, ``periods`` (a list), ``retentionDays``, ``scoreFormat``, ``shards``,
+``scoreMin`` and ``scoreMax`` (each only where set: a definition stored before them has neither,
+and reads back unbounded) and ``definedAt``. Keyed by game, so a game's variants are one Query;
+the partition key holds ``#``, which no player id can."""
 
 from __future__ import annotations
 
@@ -56,6 +57,10 @@ class DefinitionItems:
             "shards": n(definition.shards),
             "definedAt": s(defined_at),
         }
+        if definition.score_min is not None:
+            item["scoreMin"] = n(definition.score_min)
+        if definition.score_max is not None:
+            item["scoreMax"] = n(definition.score_max)
         await self._dynamo.put_item(
             "storing the board definition", TableName=self._table, Item=item
         )
@@ -74,6 +79,9 @@ def _stored(game: str, item: Item) -> StoredDefinition:
             retention_days=get_n(item, "retentionDays") or 30,
             score_format=ScoreFormat(get_s(item, "scoreFormat") or ScoreFormat.INTEGER),
             shards=get_n(item, "shards") or 1,
+            # Not ``or``: a bound of 0 is a bound.
+            score_min=get_n(item, "scoreMin"),
+            score_max=get_n(item, "scoreMax"),
         ),
         defined_at=get_s(item, "definedAt") or "",
     )

@@ -393,6 +393,7 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
         "RETENTION",
         "DAYS",
         "SHARDS",
+        "SCORES",
         "DEFINED",
     ]
     assert "follow the default (desc, best, alltime,day,week, 30 days)" in empty.stderr
@@ -401,6 +402,7 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
         table_names,
         *("boards", "define", "kart", "time-trial", "--order", "asc"),
         *("--periods", "alltime,month", "--retention-days", "90", "--shards", "16"),
+        *("--score-min", "0", "--score-max", "600000"),
     )
     assert defined.returncode == 0, defined.stderr
     shown = json.loads(defined.stdout)
@@ -410,17 +412,22 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
         shown["periods"],
         shown["retentionDays"],
         shown["shards"],
-    ) == ("asc", "best", ["alltime", "month"], 90, 16)
+        shown["scoreMin"],
+        shown["scoreMax"],
+    ) == ("asc", "best", ["alltime", "month"], 90, 16, 0, 600000)
     again = await _command(dynamo_endpoint, table_names, "boards", "show", "kart", "time-trial")
     assert json.loads(again.stdout) == shown
     stored = await runtime.stores.definitions.get_definition("kart", "time-trial")
     assert stored is not None
     assert stored.definition.periods[1].value == "month"
     assert stored.definition.shards == 16
+    assert (stored.definition.score_min, stored.definition.score_max) == (0, 600000)
     listed = (
         await _command(dynamo_endpoint, table_names, "boards", "list", "kart")
     ).stdout.splitlines()
-    assert listed[1].split()[:6] == ["time-trial", "asc", "best", "alltime,month", "90", "16"]
+    assert listed[1].split()[:7] == [
+        *("time-trial", "asc", "best", "alltime,month", "90", "16", "0..600000")
+    ]
     bad = await _command(
         dynamo_endpoint, table_names, "boards", "define", "kart", "x", "--periods", "day,year"
     )
@@ -431,6 +438,13 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
     )
     assert uneven.returncode == 2
     assert "--shards" in uneven.stderr
+    crossed = await _command(
+        dynamo_endpoint,
+        table_names,
+        *("boards", "define", "kart", "x", "--score-min", "10", "--score-max", "9"),
+    )
+    assert crossed.returncode == 2
+    assert "scoreMax: must be at least scoreMin (10), got 9" in crossed.stderr
     assert (await runtime.stores.definitions.get_definition("kart", "x")) is None
 
 

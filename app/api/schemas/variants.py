@@ -9,6 +9,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictInt,
+    ValidationInfo,
     field_validator,
 )
 from pydantic.alias_generators import to_camel
@@ -16,6 +17,7 @@ from pydantic_core import PydanticCustomError
 
 from app.api.schemas.common import (
     CamelModel,
+    Score,
     _integral,
 )
 from app.domain.definitions import (
@@ -49,6 +51,18 @@ SHARDS_MEANING = (
     "how many index partitions each period board of the variant is spread over, by a stable "
     "hash of playerId (a board that must take more than one partition's writes); every read "
     "keeps its shape. It cannot change while the variant's boards hold entries"
+)
+
+
+SCORE_MIN_MEANING = (
+    "the lowest score a submission may carry, inclusive (null: no bound but the score range's); "
+    "a submission below it is a 422 score-out-of-bounds that stores nothing. It may change at "
+    "any time: entries already on the boards stay"
+)
+SCORE_MAX_MEANING = (
+    "the highest score a submission may carry, inclusive, at least scoreMin (null: no bound "
+    "but the score range's); a submission above it is a 422 score-out-of-bounds that stores "
+    "nothing. For sum, it bounds each submission, not the total"
 )
 
 
@@ -99,6 +113,8 @@ class BoardDefinitionIn(CamelModel):
         "milliseconds, shown m:ss.fff); display only, it may change at any time",
     )
     shards: Shards = Field(default=1, description=SHARDS_MEANING)
+    score_min: Score | None = Field(default=None, description=SCORE_MIN_MEANING)
+    score_max: Score | None = Field(default=None, description=SCORE_MAX_MEANING)
 
     @field_validator("periods")
     @classmethod
@@ -106,6 +122,15 @@ class BoardDefinitionIn(CamelModel):
         if len(set(periods)) != len(periods):
             raise ValueError("must name each period once")
         return periods
+
+    @field_validator("score_max")
+    @classmethod
+    def _not_below_the_min(cls, score_max: int | None, info: ValidationInfo) -> int | None:
+        # scoreMin is validated first (declared first): absent from ``data`` where it failed.
+        score_min = info.data.get("score_min")
+        if score_max is not None and score_min is not None and score_max < score_min:
+            raise ValueError(f"must be at least scoreMin ({score_min}), got {score_max}")
+        return score_max
 
     def definition(self, *, retention_days: int) -> BoardDefinition:
         return BoardDefinition(
@@ -115,6 +140,8 @@ class BoardDefinitionIn(CamelModel):
             retention_days=self.retention_days or retention_days,
             score_format=ScoreFormat(self.score_format),
             shards=self.shards,
+            score_min=self.score_min,
+            score_max=self.score_max,
         )
 
 
@@ -127,6 +154,8 @@ class BoardDefinitionOut(CamelModel):
     retention_days: int
     score_format: ScoreFormatName
     shards: ShardCount = Field(description=SHARDS_MEANING)
+    score_min: int | None = Field(description=SCORE_MIN_MEANING)
+    score_max: int | None = Field(description=SCORE_MAX_MEANING)
     defined: bool = Field(description="false: the variant has none and follows the default")
     defined_at: str | None = Field(default=None, description="when it was last put")
 
@@ -143,6 +172,8 @@ class BoardDefinitionOut(CamelModel):
             retention_days=definition.retention_days,
             score_format=definition.score_format.value,
             shards=definition.shards,
+            score_min=definition.score_min,
+            score_max=definition.score_max,
             defined=defined_at is not None,
             defined_at=defined_at,
         )
@@ -155,6 +186,21 @@ class DefaultDefinitionOut(CamelModel):
     retention_days: int
     score_format: ScoreFormatName
     shards: ShardCount = Field(description=SHARDS_MEANING)
+    score_min: int | None = Field(description=SCORE_MIN_MEANING)
+    score_max: int | None = Field(description=SCORE_MAX_MEANING)
+
+    @classmethod
+    def of(cls, definition: BoardDefinition) -> DefaultDefinitionOut:
+        return cls(
+            order=definition.order.value,
+            operator=definition.operator.value,
+            periods=[p.value for p in definition.periods],
+            retention_days=definition.retention_days,
+            score_format=definition.score_format.value,
+            shards=definition.shards,
+            score_min=definition.score_min,
+            score_max=definition.score_max,
+        )
 
 
 class VariantsOut(CamelModel):

@@ -28,7 +28,7 @@ from app.services.ports import Stores
 from app.services.ranking import Ranking
 from app.services.registry import BoardRegistrar
 from app.services.rules.held import Definitions
-from app.services.submissions._plan import checked_achieved_at
+from app.services.submissions._plan import check_bounds, checked_achieved_at
 from app.services.submissions._submit import (
     GuessedWrong,
     SubmitAsk,
@@ -96,13 +96,15 @@ class Submissions:
         game, variant = submission.game, submission.variant
         definitions = self._definitions
         confirm: Callable[[], Awaitable[BoardDefinition]] | None = None
-        if definitions.holds(game, variant):
+        if definitions.holds(game, variant) or definitions.default.bounded:
             definition = await definitions.for_submitting(game, variant)
         else:
             # Not held on this task: the default is the likely answer; its read goes out beside
-            # the submission's first read instead of before it (where the boards are known).
+            # the submission's first read instead of before it (where the boards are known). It
+            # has no bounds, so a score is never refused on the guess.
             definition = definitions.default
             confirm = functools.partial(definitions.for_submitting, game, variant)
+        check_bounds(submission, definition)
         ask = SubmitAsk(submission, definition, achieved_ms, record_id, request_hash, now_ms)
         RankKey(submission.score, achieved_ms, submission.player_id, definition.order).encode()
         with self._keys_in_flight.claim(record_id):
@@ -110,6 +112,8 @@ class Submissions:
                 try:
                     return await self._write(ask, confirm)
                 except GuessedWrong as wrong:
+                    # Raised before anything is written: the variant's own bounds judge it now.
+                    check_bounds(submission, wrong.definition)
                     ask = replace(ask, definition=wrong.definition)
             return await self._write(ask)
 

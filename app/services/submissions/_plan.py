@@ -1,5 +1,6 @@
 """What a submission says of each board before it writes: the ranks before and after its move
-(``rankDelta``), and when it was achieved, checked against the clock and the lateness."""
+(``rankDelta``), when it was achieved, checked against the clock and the lateness, and its score,
+checked against its variant's bounds."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from app import telemetry
 from app.domain.definitions import BoardDefinition
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery
 from app.domain.submission import PlannedWrite, Submission
-from app.errors import CountsIncomplete, InvalidInput, Throttled
+from app.errors import CountsIncomplete, InvalidInput, ScoreOutOfBounds, Throttled
 from app.services.policies import SubmitPolicy
 from app.services.ranking import Ranking
 
@@ -117,3 +118,20 @@ def checked_achieved_at(submission: Submission, policy: SubmitPolicy, now_ms: in
             errors=[{"field": "achievedAt", "message": "too old"}],
         )
     return submission.achieved_at_ms
+
+
+def check_bounds(submission: Submission, definition: BoardDefinition) -> None:
+    """``ScoreOutOfBounds`` where the score is outside the definition's ``scoreMin`` and
+    ``scoreMax``: before anything is read or written, so the refusal stores nothing (no row, no
+    counter, no Idempotency-Key record: the same request after the bounds change is judged
+    anew)."""
+    score = submission.score
+    if definition.within_bounds(score):
+        return
+    game, variant = submission.game, submission.variant
+    bounds = definition.bounds_words
+    raise ScoreOutOfBounds(
+        f"score {score} is outside the bounds of {game}/{variant}: its scores are {bounds} "
+        f"({definition.bounds_named}); nothing was written",
+        errors=[{"field": "score", "message": f"must be {bounds}, got {score}"}],
+    )

@@ -59,6 +59,8 @@ class BoardDefinitionIn(TypedDict):
     periods: NotRequired[list[Literal["alltime", "day", "week", "month"]]]
     retentionDays: NotRequired[int | None]
     scoreFormat: NotRequired[Literal["integer", "duration_ms"]]
+    scoreMax: NotRequired[int | None]
+    scoreMin: NotRequired[int | None]
     shards: NotRequired[Literal[1, 2, 4, 8, 16, 32, 64]]
 
 
@@ -71,6 +73,8 @@ class BoardDefinitionOut(TypedDict):
     periods: list[Literal["alltime", "day", "week", "month"]]
     retentionDays: int
     scoreFormat: Literal["integer", "duration_ms"]
+    scoreMax: int | None
+    scoreMin: int | None
     shards: Literal[1, 2, 4, 8, 16, 32, 64]
     variant: str
 
@@ -102,6 +106,8 @@ class DefaultDefinitionOut(TypedDict):
     periods: list[Literal["alltime", "day", "week", "month"]]
     retentionDays: int
     scoreFormat: Literal["integer", "duration_ms"]
+    scoreMax: int | None
+    scoreMin: int | None
     shards: Literal[1, 2, 4, 8, 16, 32, 64]
 
 

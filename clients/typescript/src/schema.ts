@@ -467,6 +467,16 @@ export interface components {
              */
             scoreFormat?: "integer" | "duration_ms";
             /**
+             * @description the highest score a submission may carry, inclusive, at least scoreMin (null: no bound but the score range's); a submission above it is a 422 score-out-of-bounds that stores nothing. For sum, it bounds each submission, not the total
+             * @default null
+             */
+            scoreMax?: number | null;
+            /**
+             * @description the lowest score a submission may carry, inclusive (null: no bound but the score range's); a submission below it is a 422 score-out-of-bounds that stores nothing. It may change at any time: entries already on the boards stay
+             * @default null
+             */
+            scoreMin?: number | null;
+            /**
              * @description how many index partitions each period board of the variant is spread over, by a stable hash of playerId (a board that must take more than one partition's writes); every read keeps its shape. It cannot change while the variant's boards hold entries
              * @default 1
              * @enum {integer}
@@ -488,6 +498,10 @@ export interface components {
             retentionDays: number;
             /** @enum {string} */
             scoreFormat: "integer" | "duration_ms";
+            /** @description the highest score a submission may carry, inclusive, at least scoreMin (null: no bound but the score range's); a submission above it is a 422 score-out-of-bounds that stores nothing. For sum, it bounds each submission, not the total */
+            scoreMax: number | null;
+            /** @description the lowest score a submission may carry, inclusive (null: no bound but the score range's); a submission below it is a 422 score-out-of-bounds that stores nothing. It may change at any time: entries already on the boards stay */
+            scoreMin: number | null;
             /**
              * @description how many index partitions each period board of the variant is spread over, by a stable hash of playerId (a board that must take more than one partition's writes); every read keeps its shape. It cannot change while the variant's boards hold entries
              * @enum {integer}
@@ -565,6 +579,10 @@ export interface components {
             retentionDays: number;
             /** @enum {string} */
             scoreFormat: "integer" | "duration_ms";
+            /** @description the highest score a submission may carry, inclusive, at least scoreMin (null: no bound but the score range's); a submission above it is a 422 score-out-of-bounds that stores nothing. For sum, it bounds each submission, not the total */
+            scoreMax: number | null;
+            /** @description the lowest score a submission may carry, inclusive (null: no bound but the score range's); a submission below it is a 422 score-out-of-bounds that stores nothing. It may change at any time: entries already on the boards stay */
+            scoreMin: number | null;
             /**
              * @description how many index partitions each period board of the variant is spread over, by a stable hash of playerId (a board that must take more than one partition's writes); every read keeps its shape. It cannot change while the variant's boards hold entries
              * @enum {integer}
@@ -689,7 +707,7 @@ export interface components {
             instance?: string | null;
             status: number;
             title: string;
-            /** @description what went wrong, as a URI reference that resolves to a page saying what it means and what to do: `/problems/bad-request` (400), `/problems/board-being-seeded` (409), `/problems/board-busy` (503), `/problems/busy` (503), `/problems/conflict` (409), `/problems/cors-refused` (400), `/problems/counts-incomplete` (503), `/problems/forbidden` (403), `/problems/idempotency-key-missing` (400), `/problems/idempotency-key-reused` (422), `/problems/internal` (500), `/problems/invalid-cursor` (400), `/problems/invalid-input` (422), `/problems/malformed-json` (400), `/problems/nested-too-deeply` (422), `/problems/not-found` (404), `/problems/overloaded` (503), `/problems/payload-too-large` (413), `/problems/player-being-erased` (409), `/problems/rate-limited` (429), `/problems/request-in-flight` (409), `/problems/throttled` (503), `/problems/unauthorized` (401), `/problems/unavailable` (503), `/problems/unsupported-media-type` (415); or `about:blank` where the status says it all */
+            /** @description what went wrong, as a URI reference that resolves to a page saying what it means and what to do: `/problems/bad-request` (400), `/problems/board-being-seeded` (409), `/problems/board-busy` (503), `/problems/busy` (503), `/problems/conflict` (409), `/problems/cors-refused` (400), `/problems/counts-incomplete` (503), `/problems/forbidden` (403), `/problems/idempotency-key-missing` (400), `/problems/idempotency-key-reused` (422), `/problems/internal` (500), `/problems/invalid-cursor` (400), `/problems/invalid-input` (422), `/problems/malformed-json` (400), `/problems/nested-too-deeply` (422), `/problems/not-found` (404), `/problems/overloaded` (503), `/problems/payload-too-large` (413), `/problems/player-being-erased` (409), `/problems/rate-limited` (429), `/problems/request-in-flight` (409), `/problems/score-out-of-bounds` (422), `/problems/throttled` (503), `/problems/unauthorized` (401), `/problems/unavailable` (503), `/problems/unsupported-media-type` (415); or `about:blank` where the status says it all */
             type: string;
         };
         /** ReconcileReportOut */
