@@ -48,6 +48,7 @@ from app.store.definitions import DefinitionItems
 from app.store.index import IndexReads, RankReads
 from app.store.item_locks import ItemLocks
 from app.store.leases import LeaseItems
+from app.store.moderation import ModerationItems
 from app.store.registry import RegistryItems
 from app.store.requests import RequestItems
 from app.store.snapshots import SnapshotItems
@@ -164,6 +165,7 @@ def build_stores(dynamo: Dynamo, settings: Settings, *, probe: Dynamo | None = N
         definitions=DefinitionItems(dynamo, table=names.scores),
         api_keys=ApiKeyItems(dynamo, table=names.scores),
         tables=Tables(dynamo, names, probe=probe),
+        moderation=ModerationItems(dynamo, table=names.scores, counters=counters),
     )
 
 

@@ -60,6 +60,7 @@ from app.services.ports import (
     SubmissionWrite,
     TablesReport,
 )
+from tests.fakes_moderation import MemoryModeration
 
 
 class MemoryIndex:
@@ -1189,6 +1190,7 @@ class MemoryStores:
     definitions: MemoryDefinitions = field(default_factory=MemoryDefinitions)
     api_keys: MemoryApiKeys = field(default_factory=MemoryApiKeys)
     tables: MemoryTables = field(default_factory=MemoryTables)
+    moderation: MemoryModeration = field(default_factory=MemoryModeration)
 
     def __post_init__(self) -> None:
         self.leases = MemoryLeases(self.table)
@@ -1211,4 +1213,5 @@ class MemoryStores:
             definitions=self.definitions,
             api_keys=self.api_keys,
             tables=self.tables,
+            moderation=self.moderation,
         )
