@@ -109,6 +109,7 @@ def build_policies(settings: Settings) -> Policies:
         tie_group=tie_group(settings),
         settle=timedelta(seconds=settings.max_lateness_seconds),
         redefine=redefine_policy(settings),
+        sweep_again_s=settings.request_deadline_seconds + 1,
     )
 
 
@@ -271,6 +272,7 @@ async def open_runtime(
             )
         finally:
             await leaderboard.ranking.close()
+            await leaderboard.operations.close()
             dynamo.close()
             probe.close()
 

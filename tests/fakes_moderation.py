@@ -5,7 +5,7 @@ hiding run on the embedded backend (tests/api/test_moderation*.py)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.domain.clock import iso_ms
 from app.domain.models import CounterDelta, Standing
@@ -39,6 +39,11 @@ class MemoryModeration:
             return False
         await self.log_event(event)
         return True
+
+    async def clear_sweep_again(self, player_id: str, game: str, *, due_ms: int) -> None:
+        found = self.records.get((game, player_id))
+        if found is not None and found.sweep_again_ms == due_ms:
+            self.records[(game, player_id)] = replace(found, sweep_again_ms=None)
 
     async def log_event(self, event: ModerationEvent) -> None:
         self.log.setdefault(event.game, []).append(event)

@@ -170,6 +170,26 @@ class ModerationItems(HiddenRowItems):
             raise
         return True
 
+    async def clear_sweep_again(self, player_id: str, game: str, *, due_ms: int) -> None:
+        def cleared(item_key: dict[str, AttributeValueTypeDef]) -> dict[str, Any]:
+            return {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": item_key,
+                    "UpdateExpression": "REMOVE sweepAgain",
+                    "ConditionExpression": "sweepAgain = :due",
+                    "ExpressionAttributeValues": {":due": n(due_ms)},
+                }
+            }
+
+        try:
+            await self._dynamo.transact(
+                "noting the moderation's later pass done",
+                [cleared(_record_key(player_id, game)), cleared(_listing_key(player_id, game))],
+            )
+        except TransactionItemsCancelled:
+            return  # moderated again (it asks for a pass of its own), or restored
+
     async def log_event(self, event: ModerationEvent) -> None:
         await self._dynamo.transact("logging a moderation event", [_event_put(self._table, event)])
 

@@ -24,6 +24,10 @@ class ModerationStore(Protocol):
         """Delete the record and its listing item and log the event, in one transaction, if the
         player is moderated; ``False`` (nothing written) if not."""
 
+    async def clear_sweep_again(self, player_id: str, game: str, *, due_ms: int) -> None:
+        """The later pass the record asked for at ``due_ms`` is done: the record and its listing
+        item no longer ask for it (nothing, if they ask for another or are gone)."""
+
     async def log_event(self, event: ModerationEvent) -> None:
         """Append the event to its game's log."""
 
