@@ -1193,6 +1193,7 @@ class MemoryStores:
     moderation: MemoryModeration = field(default_factory=MemoryModeration)
 
     def __post_init__(self) -> None:
+        self.moderation.rows = self.table.standing
         self.leases = MemoryLeases(self.table)
         self.snapshots = MemorySnapshots(self.table, self.registry)
 

@@ -4,7 +4,7 @@ hiding run on the embedded backend (tests/api/test_moderation*.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.domain.clock import iso_ms
@@ -26,6 +26,8 @@ class MemoryModeration:
     records: dict[tuple[str, str], Moderation] = field(default_factory=dict)
     """By (game, player)."""
     log: dict[str, list[ModerationEvent]] = field(default_factory=dict)
+    rows: Callable[[str, str], Standing | None] | None = None
+    """The fake table's rows by (board, player), all visible (``MemoryStores`` sets it)."""
 
     async def moderation_of(self, player_id: str, game: str) -> Moderation | None:
         return self.records.get((game, player_id))
@@ -69,7 +71,7 @@ class MemoryModeration:
         return []  # no hidden rows here: see the module's docstring
 
     async def read_row(self, row_id: str, player_id: str) -> Standing | None:
-        raise NotImplementedError("hidden rows are tested on the embedded backend")
+        return None if self.rows is None else self.rows(row_id, player_id)
 
     async def hide_row(
         self, row: Standing, *, counters: Sequence[CounterDelta], since_ms: int, now_s: int

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from app.domain.clock import iso_ms
 from app.domain.models import CounterDelta, Standing
-from app.errors import LeaseHeld
+from app.domain.storage_keys import moderation_sk
+from app.errors import ConditionFailed, LeaseHeld
 from app.store.client import Dynamo, TransactionItemsCancelled
 from app.store.counters import CounterItems
 from app.store.items import key, n, s
@@ -68,7 +69,9 @@ class HiddenRowItems:
             },
             "ExpressionAttributeValues": values,
         }
-        await self._transact("hiding the player's row", row, {"Update": update}, counters, now_s)
+        await self._transact(
+            "hiding the player's row", row, {"Update": update}, counters, now_s, moderated=True
+        )
 
     async def show_row(
         self, row: Standing, *, counters: Sequence[CounterDelta], tie_mark: int | None, now_s: int
@@ -88,7 +91,9 @@ class HiddenRowItems:
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": values,
         }
-        await self._transact("restoring the player's row", row, {"Update": update}, counters, now_s)
+        await self._transact(
+            "restoring the player's row", row, {"Update": update}, counters, now_s, moderated=False
+        )
 
     async def _transact(
         self,
@@ -97,12 +102,20 @@ class HiddenRowItems:
         write: dict[str, Any],
         counters: Sequence[CounterDelta],
         now_s: int,
+        *,
+        moderated: bool,
     ) -> None:
-        # The lease check first, then the row, then its counters: the reasons of a cancelled
-        # transaction come in this order.
+        # The lease check first, then the row, then the moderation record's, then the counters:
+        # the reasons of a cancelled transaction come in this order. The record's check keeps a
+        # hide from landing after a restore deleted the record (and a restore's show after a
+        # moderation put it again).
         board_id = row.board_id
         planned = self._counters.changes(board_id, counters, expires_at=row.expires_at)
-        head = [no_live_lease(self._table, board_id, now_s=now_s), write]
+        head = [
+            no_live_lease(self._table, board_id, now_s=now_s),
+            write,
+            moderation_check(self._table, row.entry.player_id, board_id, moderated=moderated),
+        ]
         try:
             async with self._counters.holding(planned):
                 await self._dynamo.transact(what, [*head, *planned.updates])
@@ -110,8 +123,30 @@ class HiddenRowItems:
             reasons = cancelled.item_reasons
             if reasons[:1] == ("ConditionalCheckFailed",):
                 raise LeaseHeld(f"{what}: a seeding lease holds board {board_id}") from None
+            if reasons[2:3] == ("ConditionalCheckFailed",):
+                raise ModerationChanged(f"{what}: the player's moderation changed") from None
             self._counters.after_cancel(planned, reasons[len(head) :])
             raise
+
+
+class ModerationChanged(ConditionFailed):
+    """The player was restored (or moderated again) since the row's change was planned: the
+    change is not theirs to make any more."""
+
+
+def moderation_check(table: str, player_id: str, row_id: str, *, moderated: bool) -> dict[str, Any]:
+    """A transaction item that cancels the transaction unless the player's moderation record in
+    the game of ``row_id`` exists (``moderated``) or does not."""
+    game = row_id.partition("#")[0]
+    return {
+        "ConditionCheck": {
+            "TableName": table,
+            "Key": key(player_id, moderation_sk(game)),
+            "ConditionExpression": "attribute_exists(playerId)"
+            if moderated
+            else "attribute_not_exists(playerId)",
+        }
+    }
 
 
 def _as_read(row: Standing, held: str, values: dict[str, AttributeValueTypeDef]) -> str:

@@ -55,8 +55,15 @@ described the old value, and ``lastRequest``, ``lastImproved`` and ``lastPreviou
 nothing reads."""
 
 
-def _seed_condition(operator: Operator) -> str | None:
-    """When a seed row replaces the player's row on a board of ``operator``."""
+def _seed_condition(operator: Operator) -> str:
+    """When a seed row replaces the player's row on a board of ``operator``: never a hidden row
+    (its player is moderated, decision 0036)."""
+    by_operator = _operator_condition(operator)
+    hidden = f"attribute_not_exists({HIDDEN_KEY_ATTRIBUTE})"
+    return hidden if by_operator is None else f"{hidden} AND ({by_operator})"
+
+
+def _operator_condition(operator: Operator) -> str | None:
     match operator:
         case Operator.BEST:
             # A rank key's string order is the board order: a greater key is a worse entry.
@@ -217,9 +224,7 @@ class StandingItems:
             names["#ttl"] = TTL_ATTRIBUTE
             values[":e"] = n(expires_at)
         extra: dict[str, Any] = {"ExpressionAttributeNames": names} if names else {}
-        condition = _seed_condition(definition.operator)
-        if condition is not None:
-            extra["ConditionExpression"] = condition
+        extra["ConditionExpression"] = _seed_condition(definition.operator)
         try:
             found = await self._dynamo.update_item(
                 "seeding a row",

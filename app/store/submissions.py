@@ -14,6 +14,7 @@ from app.domain.ties import SlotTies
 from app.services.ports import SlotAddress, SubmissionState, SubmissionWrite
 from app.store.client import Dynamo, TransactionItemsCancelled, TransactionThrottled
 from app.store.counters import CounterChanges, CounterItems
+from app.store.hiding import moderation_check
 from app.store.items import Item, get_n, get_s, key
 from app.store.leases import lease_key, lease_of
 from app.store.moderation import action_of
@@ -118,6 +119,15 @@ class SubmissionItems:
                 now_ms=now_ms,
             )
         ]
+        if write.moderated is not None and write.boards:
+            items.append(
+                moderation_check(
+                    self._table,
+                    write.player_id,
+                    write.boards[0].board_id,
+                    moderated=write.moderated,
+                )
+            )
         planned: list[tuple[int, CounterChanges]] = []
         for board in write.boards:
             items.append(row_put(self._table, board))

@@ -15,7 +15,7 @@ from app.domain.buckets import BucketLayout
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Standing, StandingWrite
 from app.domain.moderation import Action, Logged, Moderation, ModerationEvent
-from app.errors import TransactionCancelled
+from app.errors import ConditionFailed, TransactionCancelled
 from tests.support import counter_total, put_row, scores_items
 
 LAYOUT = BucketLayout()
@@ -78,9 +78,11 @@ async def test_a_row_hides_off_the_index_and_its_counters_and_comes_back(
     await _row(runtime, "cheat", 5, board="chess#classic#alltime")
     assert await counter_total(runtime, BOARD) == (2, 2)
     bucket, slot = LAYOUT.slot_of(900)
-    await stores.moderation.hide_row(
-        row, counters=(CounterDelta(bucket, slot, -1),), since_ms=T0, now_s=T0 // 1000
-    )
+    leaving = (CounterDelta(bucket, slot, -1),)
+    with pytest.raises(ConditionFailed):  # a row is hidden only while its player is moderated
+        await stores.moderation.hide_row(row, counters=leaving, since_ms=T0, now_s=T0 // 1000)
+    await stores.moderation.put_moderation(_moderation("cheat"), _event("cheat", T0))
+    await stores.moderation.hide_row(row, counters=leaving, since_ms=T0, now_s=T0 // 1000)
     assert await counter_total(runtime, BOARD) == (1, 1)
     page = await stores.index.query_board(BOARD, start=None, limit=10)
     assert [e.player_id for e in page.entries] == ["honest"]
@@ -93,6 +95,9 @@ async def test_a_row_hides_off_the_index_and_its_counters_and_comes_back(
     assert [r.board_id for r in await stores.moderation.rows_in_game("cheat", "trivia")] == [BOARD]
     with pytest.raises(TransactionCancelled):  # as read: no longer
         await stores.moderation.hide_row(row, counters=(), since_ms=T0, now_s=T0 // 1000)
+    with pytest.raises(ConditionFailed):  # shown only once the record is gone
+        await stores.moderation.show_row(hidden, counters=(), tie_mark=None, now_s=T0 // 1000)
+    await stores.moderation.remove_moderation("cheat", "trivia", _event("cheat", T0 + 1))
     with pytest.raises(TransactionCancelled):
         await stores.moderation.show_row(row, counters=(), tie_mark=None, now_s=T0 // 1000)
     await stores.moderation.show_row(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 
 import structlog
@@ -35,7 +34,6 @@ from app.services.operations._moderation import (
     moderated_players,
     moderation_log,
     restore,
-    show_again,
     sweep_again,
     void_entry,
 )
@@ -152,17 +150,13 @@ class Operations:
         when due (and the reconciler runs it where this task is gone by then)."""
         record = await moderate(self._stores, self._moderation, ask)
         self._run_later(
-            lambda: sweep_again(self._stores, self._moderation, record, datetime.now(UTC))
+            lambda: sweep_again(self._stores, self._moderation.layout, record, datetime.now(UTC))
         )
         return record
 
     async def restore(self, ask: ModerateAsk) -> Restored:
-        """Restore the player (``NotFound`` if not moderated), with a later pass in this task."""
-        restored = await restore(self._stores, self._moderation, ask)
-        self._run_later(
-            lambda: show_again(self._stores, self._moderation, replace(ask, now=datetime.now(UTC)))
-        )
-        return restored
+        """Restore the player (``NotFound`` if not moderated)."""
+        return await restore(self._stores, self._moderation, ask)
 
     async def void(self, board: Board, definition: BoardDefinition, ask: ModerateAsk) -> Entry:
         """Void the player's entry on the board (``NotFound`` where there is none)."""

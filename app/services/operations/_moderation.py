@@ -145,7 +145,7 @@ async def moderate(stores: Stores, policy: ModerationPolicy, ask: ModerateAsk) -
 
 
 async def sweep_again(
-    stores: Stores, policy: ModerationPolicy, record: Moderation, now: datetime
+    stores: Stores, layout: BucketLayout, record: Moderation, now: datetime
 ) -> int:
     """The record's later pass, if it still asks for it: the rows hidden (then it asks no more)."""
     due = record.sweep_again_ms
@@ -154,7 +154,7 @@ async def sweep_again(
         return 0  # restored, or moderated again (which asks for a pass of its own)
     now_s = to_ms(now) // 1000
     ask = SweepAsk(record.player_id, record.game, hide=True, since_ms=found.since_ms, now_s=now_s)
-    hidden = await sweep(stores, policy.layout, ask)
+    hidden = await sweep(stores, layout, ask)
     await persist(
         lambda: stores.moderation.clear_sweep_again(record.player_id, record.game, due_ms=due)
     )
@@ -166,7 +166,8 @@ async def sweep_again(
 async def restore(stores: Stores, policy: ModerationPolicy, ask: ModerateAsk) -> Restored:
     """Delete the record (its listing item, and a log event, in one transaction), then show each
     hidden row again. With no record, the rows still hidden are shown (a restore that stopped
-    part-way, run again); ``NotFound`` if there was neither."""
+    part-way, run again); ``NotFound`` if there was neither. No later pass is needed: a
+    submission that writes a row hidden checks, in its transaction, that the record is there."""
     _checked(ask)
     removed = await persist(
         lambda: stores.moderation.remove_moderation(
@@ -182,19 +183,6 @@ async def restore(stores: Stores, policy: ModerationPolicy, ask: ModerateAsk) ->
         telemetry.moderation_action("restore")
     log.info("player_restored", game=ask.game, rows_shown=shown)
     return Restored(ask.player_id, ask.game, shown)
-
-
-async def show_again(stores: Stores, policy: ModerationPolicy, ask: ModerateAsk) -> int:
-    """A restore's later pass: rows a submission wrote hidden after it read the record, just
-    before the restore deleted it (nothing, if the player is moderated again)."""
-    if await stores.moderation.moderation_of(ask.player_id, ask.game) is not None:
-        return 0
-    now_ms = to_ms(ask.now)
-    return await sweep(
-        stores,
-        policy.layout,
-        SweepAsk(ask.player_id, ask.game, hide=False, since_ms=now_ms, now_s=now_ms // 1000),
-    )
 
 
 @dataclass(frozen=True)

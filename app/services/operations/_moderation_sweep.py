@@ -16,7 +16,14 @@ from app.domain.buckets import BucketLayout
 from app.domain.models import CounterDelta, Standing
 from app.domain.shards import board_of_partition
 from app.domain.ties import TiePlace
-from app.errors import BoardBeingSeeded, LeaseHeld, Throttled, TransactionCancelled, Unavailable
+from app.errors import (
+    BoardBeingSeeded,
+    ConditionFailed,
+    LeaseHeld,
+    Throttled,
+    TransactionCancelled,
+    Unavailable,
+)
 from app.services.ports import Stores
 from app.services.work import all_or_none, wait_before
 
@@ -49,19 +56,22 @@ async def sweep(stores: Stores, layout: BucketLayout, ask: SweepAsk) -> int:
 
     async def one(row: Standing) -> bool:
         async with gate:
-            return await _change(stores, layout, ask, row)
+            return await change_row(stores, layout, ask, row)
 
     for _ in range(PASSES):
         rows = await stores.moderation.rows_in_game(ask.player_id, ask.game)
         due = [row for row in rows if row.hidden != ask.hide]
         if not due:
             return changed
-        changed += sum(await all_or_none(*(one(row) for row in due)))
+        done = sum(await all_or_none(*(one(row) for row in due)))
+        if not done:
+            return changed  # each was done meanwhile, or is no longer this sweep's to do
+        changed += done
     log.warning("moderation_rows_keep_appearing", game=ask.game)
     return changed
 
 
-async def _change(stores: Stores, layout: BucketLayout, ask: SweepAsk, row: Standing) -> bool:
+async def change_row(stores: Stores, layout: BucketLayout, ask: SweepAsk, row: Standing) -> bool:
     """Hide (or show) one row, reading it again after a cancelled try; whether this did it."""
     board_id = board_of_partition(row.board_id)
     current: Standing | None = row
@@ -76,6 +86,10 @@ async def _change(stores: Stores, layout: BucketLayout, ask: SweepAsk, row: Stan
                 await _hide(stores, layout, ask, current)
             else:
                 await _show(stores, layout, ask, current)
+        except ConditionFailed:
+            # Restored (or moderated again) meanwhile: the row is that one's to change.
+            log.info("moderation_changed_meanwhile", board=board_id)
+            return False
         except LeaseHeld:
             raise BoardBeingSeeded(
                 f"board {board_id} is being seeded; moderate the player again when it is done "

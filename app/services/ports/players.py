@@ -78,6 +78,10 @@ class SubmissionWrite:
     """When the record may go: the replay window."""
     player_id: str
     boards: tuple[StandingWrite, ...]
+    moderated: bool | None = None
+    """Where the writes follow the player's moderation record (decision 0036), the record as
+    read: there (rows written hidden) or not (hidden rows shown again); the transaction is
+    cancelled if it is not so any more. ``None``: an ordinary submission, which checks nothing."""
 
 
 class SubmissionStore(Protocol):

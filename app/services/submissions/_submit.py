@@ -225,6 +225,9 @@ class _Writer:
                 expires_at=self._expires_at,
                 player_id=player,
                 boards=tuple(p.write for p in planned),
+                moderated=self._follows(
+                    planned, hide=hide, shown=bool(self._shown(rows, hide=hide))
+                ),
             )
             try:
                 await self._submissions.commit_submission(
@@ -323,6 +326,15 @@ class _Writer:
         if hide:
             return set()
         return {board_id for board_id, row in rows.items() if row is not None and row.hidden}
+
+    @staticmethod
+    def _follows(planned: list[PlannedWrite], *, hide: bool, shown: bool) -> bool | None:
+        """What the transaction checks of the moderation record: that it is still there where a
+        row is written hidden, still gone where a hidden row is shown (so a write never lands
+        on the wrong side of a restore or a moderation); nothing for an ordinary submission."""
+        if hide and any(p.hidden for p in planned):
+            return True
+        return False if shown else None
 
     def _moderated(
         self, planned: PlannedWrite, standing: Standing | None, *, hide: bool, ties: SlotTies | None

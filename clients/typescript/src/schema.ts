@@ -801,6 +801,11 @@ export interface components {
             applied: boolean;
             boardId: string;
             differences: components["schemas"]["CounterDifferenceOut"][];
+            /**
+             * @description visible rows of moderated players found on the board before the recount (hidden, where applied)
+             * @default 0
+             */
+            moderatedRows?: number;
             playerCount: number;
             repaired: components["schemas"]["CounterDifferenceOut"][];
             /** @description a sharded board's shards, each reconciled on its own (the lists above are theirs together): which one drifted; empty for an unsharded board */
@@ -906,6 +911,11 @@ export interface components {
             leaseReleased: boolean;
             playerCount: number;
             rowsCreated: number;
+            /**
+             * @description rows left out because their player is moderated in the game (hidden or banned): seed them after a restore
+             * @default 0
+             */
+            rowsModerated?: number;
             rowsRead: number;
             rowsReplaced: number;
             rowsSkipped: number;
