@@ -329,3 +329,31 @@ async def test_moderation_is_for_admin_keys_and_checks_its_input(service: Servic
     ).status_code == 422
     # Moderating a player with no entry yet is allowed: their first submissions come in hidden.
     assert (await http.put(url, json=body, headers=ADMIN)).status_code == 200
+
+
+async def test_a_snapshot_reads_without_moderated_players_re_ranked(service: Service) -> None:
+    http, at = service.http, now_ms() - 60_000
+    await fill(http, SCORES, at)
+    url = "/v1/leaderboards/trivia/classic/alltime/snapshots"
+    taken = await http.post(url, headers=ADMIN)
+    assert taken.status_code == 201, taken.text
+    taken_at = taken.json()["snapshotTakenAt"]
+    assert (await moderate(http, "bob", "hide")).status_code == 200
+    assert (await moderate(http, "dan", "ban")).status_code == 200
+    read = await http.get(f"{url}/{taken_at}")
+    assert read.status_code == 200, read.text
+    assert [(e["rank"], e["playerId"]) for e in read.json()["entries"]] == [
+        (1, "ann"),
+        (2, "cat"),
+        (3, "eve"),
+    ]
+    assert read.json()["playerCount"] == 3
+    assert (await restore(http, "bob")).status_code == 200
+    back = (await http.get(f"{url}/{taken_at}")).json()
+    assert [(e["rank"], e["playerId"]) for e in back["entries"]] == [
+        (1, "ann"),
+        (2, "bob"),
+        (3, "cat"),
+        (4, "eve"),
+    ]
+    assert back["playerCount"] == 4

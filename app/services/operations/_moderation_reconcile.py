@@ -14,25 +14,13 @@ from app.domain.definitions import BoardDefinition
 from app.domain.moderation import Moderation
 from app.domain.periods import Board
 from app.domain.shards import player_partition
+from app.services.moderated import moderated_of
 from app.services.operations._moderation import sweep_again
 from app.services.operations._moderation_sweep import SweepAsk, change_row
 from app.services.ports import Stores
 from app.services.work import all_or_none
 
-_PAGE = 100
 _AT_ONCE = 16
-
-
-async def moderated_of(stores: Stores, game: str) -> list[Moderation]:
-    """The game's whole listing."""
-    found: list[Moderation] = []
-    after = ""
-    while True:
-        page = await stores.moderation.moderated_players(game, after=after, limit=_PAGE)
-        found += page.players
-        if page.last is None:
-            return found
-        after = page.last
 
 
 async def hide_moderated(

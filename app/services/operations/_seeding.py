@@ -34,8 +34,8 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
+from app.services.moderated import moderated_of
 from app.services.operations._counters import BoardCounts, RebuildOutcome, rebuild_counters
-from app.services.operations._moderation_reconcile import moderated_of
 from app.services.policies import SeedPolicy
 from app.services.ports import LeaseStore, RowOutcome, StandingStore, Stores
 from app.services.ranking.counting import settled_count
