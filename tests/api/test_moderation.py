@@ -357,3 +357,33 @@ async def test_a_snapshot_reads_without_moderated_players_re_ranked(service: Ser
         (4, "eve"),
     ]
     assert back["playerCount"] == 4
+
+
+async def test_a_sharded_board_closes_the_gap_exactly(service: Service) -> None:
+    http, at = service.http, now_ms() - 60_000
+    defined = await http.put(
+        "/v1/games/trivia/variants/hot", json={"shards": 4, "periods": ["alltime"]}, headers=ADMIN
+    )
+    assert defined.status_code == 200, defined.text
+    scores = {f"p{i}": 1000 - 10 * i for i in range(10)}
+    await fill(http, scores, at, variant="hot")
+    for player in ("p1", "p6"):
+        assert (await moderate(http, player, "hide")).status_code == 200
+    shown = [p for p in scores if p not in ("p1", "p6")]
+    page = await top(http, "alltime", "hot")
+    assert [e["playerId"] for e in page["entries"]] == shown
+    assert [e["rank"] for e in page["entries"]] == list(range(1, 9))
+    assert page["playerCount"] == 8
+    for place, player in enumerate(shown, start=1):
+        found = await http.get(f"/v1/leaderboards/trivia/hot/alltime/players/{player}")
+        assert found.json()["rank"]["kind"] == "exact"
+        assert found.json()["rank"]["rank"] == place
+    assert (await http.get("/v1/leaderboards/trivia/hot/alltime/players/p6")).status_code == 404
+    hot = [b for b in board_ids(at, "hot") if b.endswith("alltime")]
+    await assert_counts_agree(service.runtime, *hot)
+    for player in ("p1", "p6"):
+        assert (await restore(http, player)).status_code == 200
+    page = await top(http, "alltime", "hot")
+    assert [e["playerId"] for e in page["entries"]] == list(scores)
+    assert page["playerCount"] == 10
+    await assert_counts_agree(service.runtime, *hot)
