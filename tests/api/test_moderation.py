@@ -302,6 +302,16 @@ async def test_the_listing_and_the_log(service: Service) -> None:
     assert wrong.status_code == 400  # a listing's cursor is not the log's
     other_game = await http.get("/v1/games/chess/moderation/players", headers=ADMIN)
     assert other_game.json()["players"] == []
+    metrics = (await http.get("/metrics")).text
+    for action in ("hide", "ban", "restore"):
+        assert f'leaderboard_moderation_actions_total{{action="{action}"}}' in metrics
+    hidden = [
+        line
+        for line in metrics.splitlines()
+        if line.startswith('leaderboard_moderated_rows_total{change="hidden"}')
+    ]
+    assert hidden
+    assert float(hidden[0].split()[-1]) >= 9  # three players, three boards each
 
 
 async def test_moderation_is_for_admin_keys_and_checks_its_input(service: Service) -> None:
