@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from app.domain.moderation import Action, Logged, Moderation, ModerationEvent
 from app.store.tables import TableNames
 from tests.api.test_moderation import SCORES, fill, top
 from tests.commands import Ran, command_environment, leaderboard
@@ -84,3 +85,13 @@ async def test_the_moderation_commands(
     no_reason = await leaderboard("moderate", "hide", "trivia", "bob", environment=environment)
     assert no_reason.returncode == 2
     assert "--reason" in no_reason.stderr
+    # A record with no sweep behind it: the reconciler says what it would hide, and hides it.
+    record = Moderation("eve", "trivia", Action.HIDE, "late", now_ms(), "ops")
+    event = ModerationEvent("trivia", now_ms(), "e1", Logged.HIDE, "eve", "late", "ops")
+    await service.runtime.stores.moderation.put_moderation(record, event)
+    dry = await leaderboard("reconcile", "trivia#classic#alltime", environment=environment)
+    assert dry.returncode == 0, dry.stderr
+    assert "1 visible rows of moderated players (use --apply to hide them)" in dry.stdout
+    applied = await run("reconcile", "trivia#classic#alltime", "--apply")
+    assert applied["moderatedRows"] == 1
+    assert [e["playerId"] for e in (await top(http, "alltime"))["entries"]] == ["ann", "bob"]
