@@ -7,6 +7,7 @@ kinds; a submission's read sees the record and the hidden row."""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,7 +17,8 @@ from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Standing, StandingWrite
 from app.domain.moderation import Action, Logged, Moderation, ModerationEvent
 from app.errors import ConditionFailed, TransactionCancelled
-from tests.support import counter_total, put_row, scores_items
+from app.services.operations import ModerateAsk
+from tests.support import counter_total, operations, put_row, scores_items
 
 LAYOUT = BucketLayout()
 BOARD = "trivia#classic#alltime"
@@ -138,3 +140,16 @@ async def test_a_player_s_partition_and_a_submission_s_read_see_moderation(
     assert (await stores.moderation.moderated_players("trivia", after="", limit=5)).players == []
     # The log is the audit's: an erasure of the record leaves it.
     assert len((await stores.moderation.moderation_log("trivia", before="", limit=5)).events) == 1
+
+
+async def test_events_of_one_millisecond_read_back_newest_first(runtime: Runtime) -> None:
+    ops = operations(runtime)
+    moment = datetime(2026, 12, 6, 10, 0, tzinfo=UTC)
+    try:
+        for player in ("p1", "p2", "p3"):
+            await ops.moderate(ModerateAsk(player, "trivia", Action.HIDE, "x", "ops", moment))
+    finally:
+        await ops.close()
+    log = await runtime.stores.moderation.moderation_log("trivia", before="", limit=10)
+    assert [e.player_id for e in log.events] == ["p3", "p2", "p1"]
+    assert {e.at_ms for e in log.events} == {int(moment.timestamp() * 1000)}

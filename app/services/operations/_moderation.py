@@ -6,6 +6,7 @@ submission wrote that read no record before the first (the reconciler does too).
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -102,11 +103,18 @@ def _checked(ask: ModerateAsk) -> None:
         raise InvalidInput("the moderation is not valid: see errors", errors=errors)
 
 
+def _event_id() -> str:
+    """Unique within the event's millisecond, and in the order this task made them (the log's
+    sort key is ``<at>#<id>``, read newest first): this process's monotonic clock, then
+    randomness for another task's event of the same moment."""
+    return f"{time.monotonic_ns():020d}{uuid.uuid4().hex[:4]}"
+
+
 def _event(ask: ModerateAsk, action: Logged, board_id: str | None = None) -> ModerationEvent:
     return ModerationEvent(
         game=ask.game,
         at_ms=to_ms(ask.now),
-        event_id=uuid.uuid4().hex[:12],
+        event_id=_event_id(),
         action=action,
         player_id=ask.player_id,
         reason=ask.reason,
