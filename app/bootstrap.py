@@ -48,6 +48,7 @@ from app.store.definitions import DefinitionItems
 from app.store.index import IndexReads, RankReads
 from app.store.item_locks import ItemLocks
 from app.store.leases import LeaseItems
+from app.store.moderation import ModerationItems
 from app.store.registry import RegistryItems
 from app.store.requests import RequestItems
 from app.store.snapshots import SnapshotItems
@@ -108,6 +109,7 @@ def build_policies(settings: Settings) -> Policies:
         tie_group=tie_group(settings),
         settle=timedelta(seconds=settings.max_lateness_seconds),
         redefine=redefine_policy(settings),
+        sweep_again_s=settings.request_deadline_seconds + 1,
     )
 
 
@@ -164,6 +166,7 @@ def build_stores(dynamo: Dynamo, settings: Settings, *, probe: Dynamo | None = N
         definitions=DefinitionItems(dynamo, table=names.scores),
         api_keys=ApiKeyItems(dynamo, table=names.scores),
         tables=Tables(dynamo, names, probe=probe),
+        moderation=ModerationItems(dynamo, table=names.scores, counters=counters),
     )
 
 
@@ -269,6 +272,7 @@ async def open_runtime(
             )
         finally:
             await leaderboard.ranking.close()
+            await leaderboard.operations.close()
             dynamo.close()
             probe.close()
 

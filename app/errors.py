@@ -9,6 +9,7 @@
     │   └── InvalidCursor
     ├── Unauthorized (401)
     ├── Forbidden (403)
+    │   └── PlayerBanned              the player is banned from the game: nothing is stored
     ├── NotFound (404)
     ├── Conflict (409, with Retry-After)
     │   ├── RequestInFlight           the same Idempotency-Key is still being processed
@@ -138,6 +139,13 @@ class Unauthorized(LeaderboardError):
 
 class Forbidden(LeaderboardError):
     status, title, slug = 403, "Forbidden", "forbidden"
+
+
+class PlayerBanned(Forbidden):
+    """A banned player's submission to the game (decision 0036): refused before anything is
+    written."""
+
+    title, slug = "Player banned", "player-banned"
 
 
 class NotFound(LeaderboardError):

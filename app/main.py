@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from app import __version__, telemetry
-from app.api import admin, batches, health, reads, scores, snapshots, variants
+from app.api import admin, batches, health, moderation, reads, scores, snapshots, variants
 from app.api.cors import PublicReadsCors
 from app.api.deps import AppState
 from app.api.docs import install_docs
@@ -173,7 +173,8 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     install_openapi(app)
     install_viewer(app)
     routers = [
-        module.router for module in (scores, batches, health, reads, variants, admin, snapshots)
+        module.router
+        for module in (scores, batches, health, reads, variants, admin, moderation, snapshots)
     ]
     for router in routers:
         app.include_router(router)

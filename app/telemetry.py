@@ -151,8 +151,24 @@ SUBMISSION_OUTCOMES = (
     "contended",
     "unavailable",
     "held",
+    "banned",
     "invalid",
 )
+MODERATION_ACTIONS = Counter(
+    "leaderboard_moderation_actions",
+    "Moderation actions taken on players (decision 0036), by action: hide, ban, restore, void.",
+    ["action"],
+    registry=REGISTRY,
+)
+MODERATION_ACTION_NAMES = ("hide", "ban", "restore", "void")
+MODERATED_ROWS = Counter(
+    "leaderboard_moderated_rows",
+    "Players' rows moderation changed, by change: hidden (off the boards and their counters), "
+    "shown (back, by a restore), voided (deleted), written_hidden (a hidden player's submission).",
+    ["change"],
+    registry=REGISTRY,
+)
+MODERATED_ROW_CHANGES = ("hidden", "shown", "voided", "written_hidden")
 BATCH_ITEMS = Counter(
     "leaderboard_batch_items",
     "Items of POST /v1/scores:batch answered, by the status each was answered with (what POST "
@@ -251,12 +267,14 @@ KNOWN_LABELS: dict[Counter, tuple[tuple[str, ...], ...]] = {
     DYNAMODB_FAILURES: tuple((kind,) for kind in ("throttled", "busy", "unavailable", "rejected")),
     CANCELLATIONS: tuple(
         (writer, reason)
-        for writer in ("submission", "erasure")
+        for writer in ("submission", "erasure", "moderation")
         for reason in ("conflict", "condition", "other", "throttled")
     ),
     RANK_ANSWERS: (("exact",), ("estimated",), ("skipped",)),
     REPEATS: (("replayed",), ("in_flight",)),
     SUBMISSIONS: tuple((outcome,) for outcome in SUBMISSION_OUTCOMES),
+    MODERATION_ACTIONS: tuple((action,) for action in MODERATION_ACTION_NAMES),
+    MODERATED_ROWS: tuple((change,) for change in MODERATED_ROW_CHANGES),
     BOARD_ADMISSIONS: (("waited",), ("refused",)),
     SHED: (("read",), ("write",)),
     MIRROR_REFRESHES: (("ok",), ("failed",)),
@@ -333,6 +351,17 @@ def dynamodb_failed(kind: Literal["throttled", "busy", "unavailable", "rejected"
     DYNAMODB_FAILURES.labels(kind).inc()
     if kind == "throttled":
         _count("dynamodb_throttles")
+
+
+def moderation_action(action: Literal["hide", "ban", "restore", "void"]) -> None:
+    MODERATION_ACTIONS.labels(action).inc()
+
+
+def rows_moderated(
+    change: Literal["hidden", "shown", "voided", "written_hidden"], n: int = 1
+) -> None:
+    if n:
+        MODERATED_ROWS.labels(change).inc(n)
 
 
 def transaction_cancelled(writer: str, reason: str) -> None:

@@ -60,6 +60,7 @@ from app.services.ports import (
     SubmissionWrite,
     TablesReport,
 )
+from tests.fakes_moderation import MemoryModeration
 
 
 class MemoryIndex:
@@ -1189,8 +1190,10 @@ class MemoryStores:
     definitions: MemoryDefinitions = field(default_factory=MemoryDefinitions)
     api_keys: MemoryApiKeys = field(default_factory=MemoryApiKeys)
     tables: MemoryTables = field(default_factory=MemoryTables)
+    moderation: MemoryModeration = field(default_factory=MemoryModeration)
 
     def __post_init__(self) -> None:
+        self.moderation.rows = self.table.standing
         self.leases = MemoryLeases(self.table)
         self.snapshots = MemorySnapshots(self.table, self.registry)
 
@@ -1211,4 +1214,5 @@ class MemoryStores:
             definitions=self.definitions,
             api_keys=self.api_keys,
             tables=self.tables,
+            moderation=self.moderation,
         )

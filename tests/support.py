@@ -197,3 +197,33 @@ async def reconciled(
     # A definition keeps whole days: a retention under one is only given for all-time boards.
     definition = BoardDefinition(retention_days=max(1, retention.days), shards=shards)
     return await recount_board(stores, policy, board, definition, apply=apply)
+
+
+async def counts_by_partition(runtime: Runtime, board_id: str) -> dict[str, tuple[int, int, int]]:
+    """For each partition of the board (the board, or each shard of a sharded one): (rows on
+    RankIndex, the sum of its coarse counters, the sum of its fine counters), from a scan. Where
+    the counters agree with the visible rows, the three are equal."""
+    rows: dict[str, int] = {}
+    coarse: dict[str, int] = {}
+    fine: dict[str, int] = {}
+    for item in await scores_items(runtime):
+        pk, sk = item["playerId"]["S"], item["leaderboardId"]["S"]
+        if "rankKey" in item and (sk == board_id or sk.startswith(f"{board_id}#")):
+            rows[sk] = rows.get(sk, 0) + 1
+        elif pk.startswith(f"hist#{board_id}") and "n" in item:
+            partition, _, kind = pk.removeprefix("hist#").rpartition("#")
+            if kind.startswith("c"):
+                coarse[partition] = coarse.get(partition, 0) + int(item["n"]["N"])
+            elif kind.startswith("f"):
+                fine[partition] = fine.get(partition, 0) + int(item["n"]["N"])
+    partitions = set(rows) | set(coarse) | set(fine)
+    return {p: (rows.get(p, 0), coarse.get(p, 0), fine.get(p, 0)) for p in sorted(partitions)}
+
+
+async def assert_counts_agree(runtime: Runtime, *board_ids: str) -> None:
+    """Every partition's counters count exactly its rows on RankIndex (its visible rows)."""
+    for board_id in board_ids:
+        for partition, (rows, coarse, fine) in (
+            await counts_by_partition(runtime, board_id)
+        ).items():
+            assert rows == coarse == fine, f"{partition}: {rows} rows, counters {coarse}/{fine}"

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from app.api.deps import ReadLimitDep
 from app.api.schemas import BoardDefinitionIn, Problem, ScoreBatch, ScoreSubmission
+from app.api.schemas.moderation import ModerationIn
 from app.errors import PROBLEM_JSON, problem_types
 
 TAGS = [
@@ -30,10 +31,21 @@ TAGS = [
         "description": "Keys of scope `admin`: defining variants, seeding, reconciling, "
         "snapshots now, erasing a player.",
     },
+    {
+        "name": "moderation",
+        "description": "Keys of scope `admin`: hiding, banning and restoring a player in a game, "
+        "voiding an entry, the game's moderated players and its audit log.",
+    },
     {"name": "service", "description": "The operators' checks: liveness, readiness, metrics."},
 ]
 
-COMPONENTS: tuple[type[BaseModel], ...] = (Problem, ScoreSubmission, ScoreBatch, BoardDefinitionIn)
+COMPONENTS: tuple[type[BaseModel], ...] = (
+    Problem,
+    ScoreSubmission,
+    ScoreBatch,
+    BoardDefinitionIn,
+    ModerationIn,
+)
 """Models named in the document though no route declares them: the problem, and the bodies the
 routes read themselves (to bound and check them before parsing)."""
 

@@ -24,6 +24,8 @@ MEANING: dict[str, str] = {
     "Authorization: Bearer <key>.",
     "forbidden": "The key is known but lacks the scope: submit:<game> (or submit:*) to submit, "
     "admin for the admin endpoints.",
+    "player-banned": "The player is banned from this game by its moderators: their submissions "
+    "to it are refused and nothing is stored. An operator lifts a ban with a restore.",
     "not-found": "No such board entry, player, snapshot or variant definition.",
     "conflict": "The request contradicts the state it found (a definition whose order or "
     "operator would reorder boards holding entries, say). The detail says which.",

@@ -19,6 +19,7 @@ from typing import Any
 
 from app.bootstrap import Runtime, open_runtime
 from app.cli.admin import run_boards, run_create_tables, run_keys
+from app.cli.moderation import run_moderate, run_void
 from app.cli.operations import run_erase, run_reconcile, run_seed, run_snapshot
 from app.cli.parser import build_parser
 from app.configuration import CommandSettings, ConfigurationError, get_settings, load_settings
@@ -84,6 +85,8 @@ _COMMANDS: dict[str, Callable[[Runtime, argparse.Namespace], Coroutine[Any, Any,
     "reconcile": run_reconcile,
     "snapshot": run_snapshot,
     "erase": run_erase,
+    "moderate": run_moderate,
+    "void": run_void,
 }
 
 

@@ -129,6 +129,11 @@ async def run_reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
                 else " (use --apply to give them it)"
             )
         )
+    if report.moderated_rows:
+        print(
+            f"{report.board_id}: {report.moderated_rows} visible rows of moderated players"
+            + (" hidden" if args.apply else " (use --apply to hide them)")
+        )
     mode = "applied" if report.applied else "dry run (use --apply to repair)"
     print(f"{report.board_id}: {report.player_count} players counted; {mode}")
     for diff in report.differences:

@@ -334,4 +334,67 @@ def build_parser() -> argparse.ArgumentParser:
         "submission responses. Idempotent.",
     )
     erase.add_argument("player", metavar="PLAYER", help="the player id")
+    _add_moderation_commands(commands, common, operator, formatter)
     return parser
+
+
+def _add_moderation_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    operator: argparse.ArgumentParser,
+    formatter: type[argparse.HelpFormatter],
+) -> None:
+    """``leaderboard moderate hide|ban|restore|list|log`` and ``leaderboard void``."""
+    moderate = commands.add_parser(
+        "moderate",
+        help="hide, ban or restore a player in a game; the moderated players; the audit log",
+        description="Moderation (docs/operations.md, handling a cheater): a hidden player "
+        "disappears from every board of the game and keeps playing unaware; a banned one's "
+        "submissions are refused too; a restore brings their entries back as they are.",
+        parents=[common],
+        formatter_class=formatter,
+    )
+    moderate_commands = moderate.add_subparsers(
+        dest="moderate_command", required=True, metavar="MODERATE_COMMAND"
+    )
+
+    def moderate_command(name: str, summary: str) -> argparse.ArgumentParser:
+        return moderate_commands.add_parser(
+            name,
+            help=summary,
+            description=summary,
+            parents=[common, operator],
+            formatter_class=formatter,
+        )
+
+    by_help = "who acts, as the audit log names them (default: cli)"
+    for name, summary in (
+        ("hide", "hide a player on every board of a game (their submissions kept, hidden)"),
+        ("ban", "hide a player on every board of a game and refuse their submissions"),
+        ("restore", "restore a moderated player: their entries come back as they are"),
+    ):
+        acting = moderate_command(name, summary)
+        acting.add_argument("game", metavar="GAME", help="the game id")
+        acting.add_argument("player", metavar="PLAYER", help="the player id")
+        acting.add_argument(
+            "--reason", required=name != "restore", default="", help="why, for the audit log"
+        )
+        acting.add_argument("--by", default="cli", help=by_help)
+    listing = moderate_command("list", "the game's moderated players")
+    listing.add_argument("game", metavar="GAME", help="the game id")
+    log = moderate_command("log", "the game's moderation log, newest first")
+    log.add_argument("game", metavar="GAME", help="the game id")
+    log.add_argument("--limit", type=int, default=100, help="most events shown (1..1000)")
+
+    void = commands.add_parser(
+        "void",
+        help="void one player's entry on one board (an impossible score)",
+        description="Delete a player's entry on one board with its counts, logged in the game's "
+        "moderation log; the player may submit again.",
+        parents=[common, operator],
+        formatter_class=formatter,
+    )
+    void.add_argument("board", metavar="BOARD", help=BOARD_HELP)
+    void.add_argument("player", metavar="PLAYER", help="the player id")
+    void.add_argument("--reason", default="", help="why, for the audit log")
+    void.add_argument("--by", default="cli", help=by_help)

@@ -49,6 +49,13 @@ class Standing:
     """The latest submission to the board, whether or not it moved the entry (not on the index)."""
     context_json: str | None = None
     """The free-form context of the submission that set the entry (not on the index)."""
+    hidden_since_ms: int | None = None
+    """Set on a hidden row (its player is moderated, decision 0036): the row keeps its key as
+    ``hiddenKey``, off RankIndex and out of the counters; ``None``: a visible row."""
+
+    @property
+    def hidden(self) -> bool:
+        return self.hidden_since_ms is not None
 
 
 @dataclass(frozen=True)

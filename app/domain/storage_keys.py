@@ -17,6 +17,14 @@ ERASING_SORT_KEY = "erasing"
 this: board ids hold ``#``)."""
 
 
+MODERATION_PREFIX = "mod#"
+"""``<player>`` / ``mod#<game>``: the player is moderated in that game (hidden or banned)."""
+
+
+def moderation_sk(game: str) -> str:
+    return f"{MODERATION_PREFIX}{game}"
+
+
 def record_sort_key(client: str, idempotency_key: str) -> str:
     return f"{RECORD_PREFIX}{client}#{idempotency_key}"
 
@@ -32,6 +40,19 @@ def parse_membership_sk(sort_key: str) -> tuple[str, str]:
 
 
 # ---- partitions of their own (a player id holds no ``#``) ------------------------------------------
+
+MODERATION_LOG_PREFIX = "modlog#"
+"""``modlog#<game>`` / ``<at>#<id>``: one event of the game's moderation log (append-only); the
+game's listing of moderated players is ``mod#<game>`` / ``<player>`` (``MODERATION_PREFIX``)."""
+
+
+def moderation_listing_pk(game: str) -> str:
+    return f"{MODERATION_PREFIX}{game}"
+
+
+def moderation_log_pk(game: str) -> str:
+    return f"{MODERATION_LOG_PREFIX}{game}"
+
 
 HISTOGRAM_PREFIX = "hist#"
 """A board's counters and tie counters: ``hist#<board>#...``."""
@@ -86,6 +107,8 @@ RESERVED_GAMES = frozenset(
         REGISTRY_PK,
         DEFINITION_PREFIX,
         API_KEY_PREFIX,
+        MODERATION_PREFIX,
+        MODERATION_LOG_PREFIX,
     )
 )
 """Game names that would begin a board id (``<game>#<variant>#<period>``) with a prefix of the

@@ -47,6 +47,14 @@ class PlannedWrite:
     tie_mark: int | None = None
     """The tie mark ``key`` is counted at (a crowded slot's), if any."""
     previous_tie_mark: int | None = None
+    previous_counted: bool = True
+    """Whether the board counts the player at ``previous_key`` now: not where their row was
+    hidden (a moderated player's, decision 0036)."""
+
+    @property
+    def hidden(self) -> bool:
+        """The row is written hidden: it enters no counter."""
+        return self.write.standing.hidden
 
 
 def plan_board_write(
@@ -126,4 +134,54 @@ def plan_board_write(
         previous,
         tie_mark,
         None if standing is None else standing.tie_mark,
+    )
+
+
+def moderated_write(
+    planned: PlannedWrite,
+    standing: Standing | None,
+    *,
+    hide: bool,
+    layout: BucketLayout,
+    ties: SlotTies | None,
+    now_ms: int,
+) -> PlannedWrite:
+    """``planned`` (made as if every row were visible) as a moderated player's submission writes
+    it (decision 0036). ``hide`` (the player's record, read with the row, says hidden): the row is
+    written hidden, into no counter, and leaves the counters it was in if it was visible. Not
+    ``hide`` and the row was hidden (a restore under way): it comes back, into the counters of
+    its new place (``ties``: its slot's grain, where crowded) as a new entry does."""
+    was_hidden = standing is not None and standing.hidden
+    if not hide and not was_hidden:
+        return planned
+    write, row = planned.write, planned.write.standing
+    if hide:
+        counters: tuple[CounterDelta, ...] = ()
+        if standing is not None and not was_hidden:
+            old = standing.entry.key
+            removed = None if standing.tie_mark is None else TiePlace.of(old, standing.tie_mark)
+            counters = (CounterDelta(*layout.slot_of(old.score), -1, removed),)
+        since = standing.hidden_since_ms if standing is not None and was_hidden else now_ms
+        hidden = replace(row, tie_mark=None, hidden_since_ms=since)
+        # A row newly hidden is put whole: its index entry goes.
+        moved = write.moved or not was_hidden
+        return replace(
+            planned,
+            write=replace(write, standing=hidden, counters=counters, moved=moved),
+            tie_mark=None,
+            previous_counted=not was_hidden,
+        )
+    key = planned.key
+    added = None if ties is None else TiePlace.of(key, ties.mark_of(key))
+    shown = replace(row, tie_mark=None if added is None else added.mark, hidden_since_ms=None)
+    return replace(
+        planned,
+        write=replace(
+            write,
+            standing=shown,
+            counters=(CounterDelta(*layout.slot_of(key.score), 1, added),),
+            moved=True,
+        ),
+        tie_mark=shown.tie_mark,
+        previous_counted=False,
     )

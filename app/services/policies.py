@@ -183,3 +183,6 @@ class Policies:
     redefine: RedefinePolicy
     pass_gap_s: float = 1.0
     """Between the two walks of a recount or a tie build: longer than RankIndex's usual lag."""
+    sweep_again_s: float = 11.0
+    """How long after a moderation its later pass over the player's rows is due (a request
+    deadline and a second: decision 0036)."""

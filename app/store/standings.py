@@ -6,6 +6,7 @@ with a ``rankKey`` (so the only ones on RankIndex), each written together with i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, assert_never
 
 from app.domain.clock import iso_ms, parse_iso_ms
@@ -17,6 +18,7 @@ from app.domain.shards import player_partition
 from app.domain.storage_keys import (
     ERASING_SORT_KEY,
     MEMBERSHIP_PREFIX,
+    MODERATION_PREFIX,
     RECORD_PREFIX,
     parse_membership_sk,
 )
@@ -30,7 +32,13 @@ from app.store.items import key as item_key
 from app.store.leases import no_live_lease
 from app.store.requests import record_of
 from app.store.row_reads import RowReads
-from app.store.tables import METADATA_ATTRIBUTE, TIE_GRAIN_ATTRIBUTE, TTL_ATTRIBUTE
+from app.store.tables import (
+    HIDDEN_KEY_ATTRIBUTE,
+    HIDDEN_SINCE_ATTRIBUTE,
+    METADATA_ATTRIBUTE,
+    TIE_GRAIN_ATTRIBUTE,
+    TTL_ATTRIBUTE,
+)
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
@@ -47,8 +55,15 @@ described the old value, and ``lastRequest``, ``lastImproved`` and ``lastPreviou
 nothing reads."""
 
 
-def _seed_condition(operator: Operator) -> str | None:
-    """When a seed row replaces the player's row on a board of ``operator``."""
+def _seed_condition(operator: Operator) -> str:
+    """When a seed row replaces the player's row on a board of ``operator``: never a hidden row
+    (its player is moderated, decision 0036)."""
+    by_operator = _operator_condition(operator)
+    hidden = f"attribute_not_exists({HIDDEN_KEY_ATTRIBUTE})"
+    return hidden if by_operator is None else f"{hidden} AND ({by_operator})"
+
+
+def _operator_condition(operator: Operator) -> str | None:
     match operator:
         case Operator.BEST:
             # A rank key's string order is the board order: a greater key is a worse entry.
@@ -126,6 +141,10 @@ class StandingItems:
             # A standing is told by its rankKey first: a game may be called "snap" or "idem".
             if "rankKey" in item:
                 rows.standings.append(standing_of(item))
+            elif HIDDEN_KEY_ATTRIBUTE in item:
+                rows.hidden.append(standing_of(item))
+            elif sort_key.startswith(MODERATION_PREFIX):
+                rows.moderated_games.append(sort_key.removeprefix(MODERATION_PREFIX))
             elif sort_key == ERASING_SORT_KEY:
                 continue  # the erasure's own mark
             elif sort_key.startswith(MEMBERSHIP_PREFIX):
@@ -135,16 +154,18 @@ class StandingItems:
                 rows.records.append(PlayerRecord(sort_key, record_of(item)))
             else:
                 unknown += 1
-        return PlayerRows(rows.standings, rows.memberships, rows.records, unknown)
+        return replace(rows, unknown=unknown)
 
     async def delete_standing(
         self, standing: Standing, *, counters: Sequence[CounterDelta], now_s: int
     ) -> None:
         values: dict[str, AttributeValueTypeDef] = {":k": s(standing.entry.key.encode())}
+        # A hidden row (decision 0036) holds its key as hiddenKey, and no counts to take back.
+        held = HIDDEN_KEY_ATTRIBUTE if standing.hidden else "rankKey"
         if standing.version == 0:  # a row that carries no version
-            condition = "rankKey = :k AND attribute_not_exists(version)"
+            condition = f"{held} = :k AND attribute_not_exists(version)"
         else:
-            condition = "rankKey = :k AND version = :v"
+            condition = f"{held} = :k AND version = :v"
             values[":v"] = n(standing.version)
         delete = {
             "Delete": {
@@ -203,9 +224,7 @@ class StandingItems:
             names["#ttl"] = TTL_ATTRIBUTE
             values[":e"] = n(expires_at)
         extra: dict[str, Any] = {"ExpressionAttributeNames": names} if names else {}
-        condition = _seed_condition(definition.operator)
-        if condition is not None:
-            extra["ConditionExpression"] = condition
+        extra["ConditionExpression"] = _seed_condition(definition.operator)
         try:
             found = await self._dynamo.update_item(
                 "seeding a row",
@@ -281,9 +300,10 @@ class StandingItems:
             "checking the snapshot's players",
             table=self._table,
             keys=[key(player, player_partition(board_id, player, shards)) for player in player_ids],
-            projection="playerId",
+            projection="playerId, rankKey",
         )
-        return {get_s(item, "playerId") or "" for item in found}
+        # A hidden row (its player moderated) is not on the board.
+        return {get_s(item, "playerId") or "" for item in found if "rankKey" in item}
 
 
 def _seeded(old: Item | None, writer: str) -> RowOutcome:
@@ -340,9 +360,13 @@ def _row_item(write: StandingWrite) -> dict[str, AttributeValueTypeDef]:
     entry = row_standing.entry
     row: dict[str, AttributeValueTypeDef] = {
         **key(entry.player_id, write.board_id),
-        "rankKey": s(entry.key.encode()),
         "version": n(row_standing.version),
     }
+    if row_standing.hidden_since_ms is None:
+        row["rankKey"] = s(entry.key.encode())
+    else:  # a moderated player's row (decision 0036): off RankIndex, out of the counters
+        row[HIDDEN_KEY_ATTRIBUTE] = s(entry.key.encode())
+        row[HIDDEN_SINCE_ATTRIBUTE] = s(iso_ms(row_standing.hidden_since_ms))
     if entry.display_name is not None:
         row["displayName"] = s(entry.display_name)
     if entry.country is not None:
@@ -356,22 +380,31 @@ def _row_item(write: StandingWrite) -> dict[str, AttributeValueTypeDef]:
     if write.expires_at is not None:
         row[TTL_ATTRIBUTE] = n(write.expires_at)
     row["achievedMs"] = n(entry.key.achieved_at_ms)  # what a later seed of a `latest` board checks
-    if row_standing.tie_mark is not None:
+    if row_standing.tie_mark is not None and row_standing.hidden_since_ms is None:
         row[TIE_GRAIN_ATTRIBUTE] = n(row_standing.tie_mark)
     return row
 
 
 def standing_of(item: Item) -> Standing:
+    """A row, visible (``rankKey``) or hidden (``hiddenKey``, ``hiddenSince``)."""
     last = get_s(item, "lastPlayedAt")
+    hidden = get_s(item, HIDDEN_KEY_ATTRIBUTE)
+    since = get_s(item, HIDDEN_SINCE_ATTRIBUTE)
     return Standing(
         board_id=get_s(item, "leaderboardId") or "",
-        entry=entry_of(item),
+        entry=entry_of(item if hidden is None else {**item, "rankKey": s(hidden)}),
         version=get_n(item, "version") or 0,
         expires_at=get_n(item, TTL_ATTRIBUTE),
         tie_mark=get_n(item, TIE_GRAIN_ATTRIBUTE),
         last_played_at_ms=None if last is None else parse_iso_ms(last),
         context_json=get_s(item, "context"),
+        hidden_since_ms=None if hidden is None else parse_iso_ms(since or iso_ms(0)),
     )
+
+
+def is_row(item: Item) -> bool:
+    """A player's row on a board, visible or hidden."""
+    return "rankKey" in item or HIDDEN_KEY_ATTRIBUTE in item
 
 
 def erasing_key(player_id: str) -> dict[str, AttributeValueTypeDef]:

@@ -9,14 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.domain.storage_keys import moderation_sk
 from app.domain.ties import SlotTies
 from app.services.ports import SlotAddress, SubmissionState, SubmissionWrite
 from app.store.client import Dynamo, TransactionItemsCancelled, TransactionThrottled
 from app.store.counters import CounterChanges, CounterItems
+from app.store.hiding import moderation_check
 from app.store.items import Item, get_n, get_s, key
 from app.store.leases import lease_key, lease_of
+from app.store.moderation import action_of
 from app.store.requests import record_of, record_put
-from app.store.standings import erasing_key, row_put, standing_of
+from app.store.standings import erasing_key, is_row, row_put, standing_of
 from app.store.tables import TTL_ATTRIBUTE
 from app.store.ties import grain_key, slot_ties_of
 
@@ -54,12 +57,22 @@ class SubmissionItems:
         leases = {board: lease_key(board) for board in lease_board_ids}
         grains = {slot: grain_key(*slot) for slot in dict.fromkeys(grain_slots)}
         mark = erasing_key(player_id)
+        # The player's moderation in the game (decision 0036): one more item, on their partition.
+        game = board_ids[0].partition("#")[0] if board_ids else ""
+        moderation = key(player_id, moderation_sk(game))
         found = {
             _address(item): item
             for item in await self._dynamo.batch_get(
                 "reading the submission's state",
                 table=self._table,
-                keys=[record, *rows.values(), *leases.values(), *grains.values(), mark],
+                keys=[
+                    record,
+                    *rows.values(),
+                    *leases.values(),
+                    *grains.values(),
+                    mark,
+                    *([moderation] if game else []),
+                ],
             )
         }
 
@@ -68,15 +81,18 @@ class SubmissionItems:
 
         record_item, mark_item = at(record), at(mark)
         row_items = {board: at(k) for board, k in rows.items()}
+        moderated = at(moderation)
         return SubmissionState(
             record=None if record_item is None else record_of(record_item),
             rows={
-                board: standing_of(item) if item is not None and "rankKey" in item else None
+                # A hidden row is the player's too: a submission keeps it hidden, or hides it.
+                board: standing_of(item) if item is not None and is_row(item) else None
                 for board, item in row_items.items()
             },
             leases={board: lease_of(at(k)) for board, k in leases.items()},
             erasing_until=None if mark_item is None else get_n(mark_item, TTL_ATTRIBUTE),
             grains=_grains({slot: at(k) for slot, k in grains.items()}),
+            moderation=None if moderated is None else action_of(moderated),
         )
 
     async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, SlotTies]:
@@ -103,6 +119,15 @@ class SubmissionItems:
                 now_ms=now_ms,
             )
         ]
+        if write.moderated is not None and write.boards:
+            items.append(
+                moderation_check(
+                    self._table,
+                    write.player_id,
+                    write.boards[0].board_id,
+                    moderated=write.moderated,
+                )
+            )
         planned: list[tuple[int, CounterChanges]] = []
         for board in write.boards:
             items.append(row_put(self._table, board))

@@ -44,6 +44,10 @@ RANK_INDEX_PROJECTED = ("displayName", "country", METADATA_ATTRIBUTE, TIE_GRAIN_
 moving the entry (``lastPlayedAt`` is the row's alone), so such a write leaves the index alone."""
 PREVIOUS_RANK_INDEX_PROJECTED = ("displayName", "country", "lastPlayedAt", TIE_GRAIN_ATTRIBUTE)
 TTL_ATTRIBUTE = "expiresAt"
+HIDDEN_KEY_ATTRIBUTE = "hiddenKey"
+"""On a hidden row (its player moderated, decision 0036): the rank key it had, and has again when
+restored; the row has no ``rankKey`` meanwhile, so it is off the sparse RankIndex."""
+HIDDEN_SINCE_ATTRIBUTE = "hiddenSince"
 
 
 @dataclass(frozen=True)

@@ -434,6 +434,39 @@ def test_player_rank_is_exact_with_the_right_rank(
     assert raised.value.status == 404
 
 
+def test_a_cheater_is_hidden_banned_voided_and_restored_through_the_client(
+    connect: Callable[[str], LeaderboardClient],
+) -> None:
+    client = connect(KEY)
+    for player_id, score in {"m-ann": 900, "m-bob": 800, "m-cat": 700}.items():
+        client.submit_score(player_id, score, "pymod", "classic")
+    hidden = client.moderate("pymod", "m-bob", "hide", "aimbot")
+    assert (hidden["playerId"], hidden["action"], hidden["reason"]) == ("m-bob", "hide", "aimbot")
+    assert [e["playerId"] for e in client.walk_board("pymod", "classic")] == ["m-ann", "m-cat"]
+    assert client.moderate("pymod", "m-bob", "ban", "again")["since"] == hidden["since"]
+    with pytest.raises(LeaderboardError) as banned:
+        client.submit_score("m-bob", 999, "pymod", "classic")
+    assert (banned.value.status, banned.value.type) == (403, "/problems/player-banned")
+    listed = client.moderated_players("pymod", limit=10)
+    assert [(p["playerId"], p["action"]) for p in listed["players"]] == [("m-bob", "ban")]
+    voided = client.void_entry("pymod", "classic", "alltime", "m-cat", reason="impossible")
+    assert voided["voided"]["playerId"] == "m-cat"
+    assert client.restore("pymod", "m-bob") == {
+        "playerId": "m-bob",
+        "game": "pymod",
+        "rowsRestored": 3,
+    }
+    assert [e["playerId"] for e in client.walk_board("pymod", "classic")] == ["m-ann", "m-bob"]
+    log = client.moderation_log("pymod", limit=2)
+    assert [e["action"] for e in log["events"]] == ["restore", "void"]
+    assert log["nextCursor"] is not None
+    older = client.moderation_log("pymod", cursor=log["nextCursor"])
+    assert [e["action"] for e in older["events"]] == ["ban", "hide"]
+    with pytest.raises(LeaderboardError) as missing:
+        client.restore("pymod", "m-bob")
+    assert missing.value.status == 404
+
+
 def test_a_bad_key_raises_unauthorized_without_retrying(
     connect: Callable[[str], LeaderboardClient],
 ) -> None:

@@ -128,7 +128,7 @@ async def test_a_closed_period_snapshot_keeps_the_longest_top_that_fits_and_says
         limit_bytes=ITEM_LIMIT_BYTES,
     )
     assert shortened.item_bytes > ITEM_LIMIT_BYTES
-    stored = await get_snapshot(snapshots=archive.snapshots, board=day, taken_at=taken.taken_at)
+    stored = await get_snapshot(stores=archive, board=day, taken_at=taken.taken_at)
     assert stored == taken
     assert (stored.reason, stored.top_n) == ("period-closed", TOP)
     assert [(e.rank, e.player_id) for e in stored.entries] == [

@@ -94,7 +94,7 @@ async def test_a_snapshot_holds_the_top_and_the_count_and_reads_back(
     assert taken.entries[0] == SnapshotEntry(
         1, "bob", "name of bob", "NZ", 70, "2023-11-14T22:13:20.000Z"
     )
-    read = await get_snapshot(snapshots=archive.snapshots, board=alltime, taken_at=taken.taken_at)
+    read = await get_snapshot(stores=archive, board=alltime, taken_at=taken.taken_at)
     assert read == taken
     document = SnapshotOut.of(read).model_dump(by_alias=True)
     assert {k: v for k, v in document.items() if k != "entries"} == {
@@ -149,21 +149,17 @@ async def test_a_snapshot_that_is_not_there_is_not_found(runtime: Runtime, archi
     await fill(runtime, alltime, {"ann": 5})
     taken = await ops(runtime).snapshot(alltime, KEPT, now=NOW, top=100)
     with pytest.raises(NotFound):
-        await get_snapshot(
-            snapshots=archive.snapshots, board=alltime, taken_at="2026-11-30T12:00:00.001Z"
-        )
+        await get_snapshot(stores=archive, board=alltime, taken_at="2026-11-30T12:00:00.001Z")
     with pytest.raises(NotFound):
         await get_snapshot(
-            snapshots=archive.snapshots,
+            stores=archive,
             board=board("alltime", game="chess"),
             taken_at=taken.taken_at,
         )
     with pytest.raises(InvalidInput):
-        await get_snapshot(snapshots=archive.snapshots, board=alltime, taken_at="yesterday")
+        await get_snapshot(stores=archive, board=alltime, taken_at="yesterday")
     # Another spelling of the same instant finds it.
-    found = await get_snapshot(
-        snapshots=archive.snapshots, board=alltime, taken_at="2026-11-30T12:00:00Z"
-    )
+    found = await get_snapshot(stores=archive, board=alltime, taken_at="2026-11-30T12:00:00Z")
     assert found == taken
 
 
@@ -229,7 +225,7 @@ async def test_a_player_gone_from_the_table_is_left_out(runtime: Runtime, archiv
     lagging = replace(archive, index=_IndexThatLags(archive.index, ghost))
     taken = await operations(runtime, stores=lagging).snapshot(alltime, KEPT, now=NOW, top=100)
     assert [(e.rank, e.player_id) for e in taken.entries] == [(1, "ann"), (2, "cat")]
-    stored = await get_snapshot(snapshots=archive.snapshots, board=alltime, taken_at=taken.taken_at)
+    stored = await get_snapshot(stores=archive, board=alltime, taken_at=taken.taken_at)
     assert "gone" not in {e.player_id for e in stored.entries}
     assert not [i for i in await scores_items(runtime) if i["playerId"]["S"] == "gone"]
 
@@ -307,9 +303,7 @@ async def test_closed_periods_are_snapshotted_once(runtime: Runtime, archive: St
         listed = await list_snapshots(snapshots=archive.snapshots, board=target)
         if target.board_id in closed:
             assert [(s.reason, s.player_count) for s in listed] == [("period-closed", 2)]
-            snapshot = await get_snapshot(
-                snapshots=archive.snapshots, board=target, taken_at=listed[0].taken_at
-            )
+            snapshot = await get_snapshot(stores=archive, board=target, taken_at=listed[0].taken_at)
             assert [e.player_id for e in snapshot.entries] == ["bob", "ann"]
         else:
             assert listed == []

@@ -31,6 +31,12 @@ REPORTING = [
     ["snapshot", "trivia#classic#alltime"],
     ["snapshot", "--closed-periods"],
     ["erase", "ann"],
+    ["moderate", "hide", "trivia", "ann", "--reason", "aimbot"],
+    ["moderate", "ban", "trivia", "ann", "--reason", "aimbot"],
+    ["moderate", "restore", "trivia", "ann"],
+    ["moderate", "list", "trivia"],
+    ["moderate", "log", "trivia"],
+    ["void", "trivia#classic#alltime", "ann"],
 ]
 
 
@@ -43,7 +49,7 @@ def test_v_goes_anywhere_on_the_line_and_every_reporting_command_takes_json(
     assert parser.parse_args(command).json is False
     for at in range(len(command) + 1):
         line = [*command[:at], "-v", *command[at:]]
-        if at and command[at - 1] in ("--name", "--scope"):
+        if at and command[at - 1] in ("--name", "--scope", "--reason"):
             continue  # between an option and its value
         assert parser.parse_args(line).verbose is True, line
     assert parser.parse_args([*command, "--json"]).json is True

@@ -19,6 +19,9 @@ KEYS = [
     scheme.REGISTRY_PK,
     scheme.definition_pk("trivia"),
     scheme.api_key_pk("0" * 64),
+    scheme.moderation_sk("trivia"),
+    scheme.moderation_listing_pk("trivia"),
+    scheme.moderation_log_pk("trivia"),
 ]
 
 

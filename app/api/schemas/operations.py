@@ -117,6 +117,11 @@ class SeedReportOut(CamelModel):
     )
     player_count: int
     lease_released: bool
+    rows_moderated: int = Field(
+        default=0,
+        description="rows left out because their player is moderated in the game (hidden or "
+        "banned): seed them after a restore",
+    )
 
     @classmethod
     def of(cls, report: SeedReport) -> SeedReportOut:
@@ -219,6 +224,11 @@ class ReconcileReportOut(CamelModel):
         description="a sharded board's shards, each reconciled on its own (the lists above are "
         "theirs together): which one drifted; empty for an unsharded board",
     )
+    moderated_rows: int = Field(
+        default=0,
+        description="visible rows of moderated players found on the board before the recount "
+        "(hidden, where applied)",
+    )
 
     @classmethod
     def of(cls, report: ReconcileReport) -> ReconcileReportOut:
@@ -233,4 +243,5 @@ class ReconcileReportOut(CamelModel):
             unwritten=[CounterDifferenceOut.of(d) for d in report.unwritten],
             tie_slots=[TieSlotOut.of(t) for t in report.ties],
             shards=[ReconcileShardOut.of(part) for part in report.shards],
+            moderated_rows=report.moderated_rows,
         )

@@ -5,16 +5,37 @@ request's values."""
 
 from __future__ import annotations
 
-from datetime import datetime
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+import structlog
 
 from app.domain.definitions import BoardDefinition
+from app.domain.models import Entry
+from app.domain.moderation import Moderation
 from app.domain.periods import Board
 from app.domain.seed_file import SeedFile
+from app.errors import LeaderboardError
 from app.services.operations._erasure import ErasureReport, erase_player
 from app.services.operations._live import (
     LiveReconcileReport,
     find_live_boards,
     reconcile_live_boards,
+)
+from app.services.operations._moderation import (
+    LogPage,
+    ModerateAsk,
+    ModeratedPlayers,
+    ModerationPolicy,
+    Restored,
+    VoidAsk,
+    moderate,
+    moderated_players,
+    moderation_log,
+    restore,
+    sweep_again,
+    void_entry,
 )
 from app.services.operations._reconcile import ReconcileReport, reconcile_board
 from app.services.operations._rekey import RekeyReport, rekey_board
@@ -44,6 +65,12 @@ class Operations:
         self._counting = CountPolicy(
             policies.layout, tie_group=policies.tie_group, pass_gap_s=policies.pass_gap_s
         )
+        self._moderation = ModerationPolicy(
+            policies.layout,
+            sweep_again_s=policies.sweep_again_s,
+            cursor_secret=policies.reads.cursor_secret,
+        )
+        self._later: set[asyncio.Task[None]] = set()
 
     async def seed(
         self,
@@ -116,15 +143,66 @@ class Operations:
         """The player, everywhere (idempotent): see ``app.services.operations._erasure``."""
         return await erase_player(self._stores, self._policies.layout, player_id, now=now)
 
+    # ---- moderation (decision 0036) -----------------------------------------------------------
+
+    async def moderate(self, ask: ModerateAsk) -> Moderation:
+        """Hide or ban the player on every board of the game; its later pass runs in this task
+        when due (and the reconciler runs it where this task is gone by then)."""
+        record = await moderate(self._stores, self._moderation, ask)
+        self._run_later(
+            lambda: sweep_again(self._stores, self._moderation.layout, record, datetime.now(UTC))
+        )
+        return record
+
+    async def restore(self, ask: ModerateAsk) -> Restored:
+        """Restore the player (``NotFound`` if not moderated)."""
+        return await restore(self._stores, self._moderation, ask)
+
+    async def void(self, board: Board, definition: BoardDefinition, ask: ModerateAsk) -> Entry:
+        """Void the player's entry on the board (``NotFound`` where there is none)."""
+        return await void_entry(self._stores, self._moderation, VoidAsk(board, definition, ask))
+
+    async def moderated_players(
+        self, game: str, *, cursor: str | None, limit: int
+    ) -> ModeratedPlayers:
+        return await moderated_players(self._stores, self._moderation, game, cursor, limit)
+
+    async def moderation_log(self, game: str, *, cursor: str | None, limit: int) -> LogPage:
+        return await moderation_log(self._stores, self._moderation, game, cursor, limit)
+
+    def _run_later(self, work: Callable[[], Awaitable[int]]) -> None:
+        async def later() -> None:
+            await asyncio.sleep(self._moderation.sweep_again_s)
+            try:
+                await work()
+            except LeaderboardError as exc:  # the reconciler runs it, where the record asks
+                log.warning("moderation_later_pass_failed", reason=type(exc).__name__)
+
+        task = asyncio.ensure_future(later())
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
+
+    async def close(self) -> None:
+        """Stop the later passes still waiting (the reconciler runs a moderation's)."""
+        for task in list(self._later):
+            task.cancel()
+        await asyncio.gather(*self._later, return_exceptions=True)
+
+
+log = structlog.get_logger(__name__)
 
 __all__ = [
     "FRESH_TABLES_SEED",
     "ClosedPeriodsReport",
     "ErasureReport",
     "LiveReconcileReport",
+    "LogPage",
+    "ModerateAsk",
+    "ModeratedPlayers",
     "Operations",
     "ReconcileReport",
     "RekeyReport",
+    "Restored",
     "SeedOptions",
     "SeedReport",
 ]

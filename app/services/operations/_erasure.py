@@ -138,11 +138,13 @@ class _Eraser:
         if rows.unknown:
             log.warning("erasure_unknown_rows", player=self._player, rows=rows.unknown)
         records = rows.records
-        if not (rows.standings or memberships or records):
+        if not (rows.standings or rows.hidden or memberships or records or rows.moderated_games):
             return False
-        # Standings first: from here on, no new snapshot can include the player.
-        erased = await self._each(rows.standings, self._erase_standing)
+        # Standings first: from here on, no new snapshot can include the player. Rows hidden by
+        # moderation go too (they hold no counts), and then the moderation records.
+        erased = await self._each([*rows.standings, *rows.hidden], self._erase_standing)
         self._boards += sum(erased)
+        await self._each(rows.moderated_games, self._erase_moderation)
         scrubbed, erased_records = await all_or_none(
             self._each(memberships, self._erase_membership),
             self._each(records, self._erase_record),
@@ -171,7 +173,7 @@ class _Eraser:
         for attempt in range(self._attempts):
             if attempt:
                 await self._backoff(attempt)
-                current = await self._stores.standings.read_standing(row.board_id, self._player)
+                current = await self._stores.moderation.read_row(row.board_id, self._player)
             if current is None:
                 # Gone meanwhile: by another erasure or its TTL, or by an attempt of ours that
                 # was throttled only on botocore's resend, its first send committed with the
@@ -180,9 +182,11 @@ class _Eraser:
             bucket, slot = self._layout.slot_of(current.entry.score)
             mark = current.tie_mark
             tie = None if mark is None else TiePlace.of(current.entry.key, mark)
+            # A hidden row (decision 0036) left its counters when it was hidden.
+            leaving = () if current.hidden else (CounterDelta(bucket, slot, -1, tie),)
             try:
                 await self._stores.standings.delete_standing(
-                    current, counters=(CounterDelta(bucket, slot, -1, tie),), now_s=self._now_s
+                    current, counters=leaving, now_s=self._now_s
                 )
             except LeaseHeld:
                 raise BoardBeingSeeded(
@@ -254,6 +258,10 @@ class _Eraser:
             )
             return place is not None or tried
         raise Unavailable(f"could not scrub snapshot {board_id} {taken_at}; run it again")
+
+    async def _erase_moderation(self, game: str) -> bool:
+        await persist(lambda: self._stores.moderation.erase_moderation(self._player, game))
+        return True
 
     async def _erase_record(self, found: PlayerRecord) -> bool:
         await persist(lambda: self._stores.requests.erase_record(self._player, found.record_id))

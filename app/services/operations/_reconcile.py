@@ -19,6 +19,7 @@ from app.domain.periods import Board, board_expiry_s
 from app.domain.shards import partition_ids
 from app.errors import BoardBeingSeeded
 from app.services.operations._counters import bounded, read_counters, repair_counter
+from app.services.operations._moderation_reconcile import hide_moderated
 from app.services.operations._rekey import RekeyReport, rekey_board
 from app.services.policies import CountPolicy
 from app.services.ports import CounterStore, StoredTies, Stores
@@ -59,6 +60,9 @@ class ReconcileReport:
     other_order: RekeyReport | None = None
     """The rows of another order than the board's found before the recount (and, applied, given
     its order); ``None`` where they were not looked for (the run over live boards)."""
+    moderated_rows: int = 0
+    """Visible rows of moderated players found before the recount (and, applied, hidden; with
+    those a due later pass of a moderation hid on the game's other boards): decision 0036."""
 
     @property
     def drift(self) -> int:
@@ -123,6 +127,9 @@ async def recount_board(
     board_id, layout, counters = board.board_id, policy.layout, stores.counters
     if apply:
         await _refuse_while_seeded(stores, board_id)
+    moderated = await hide_moderated(
+        stores, layout, board, definition, apply=apply, now_ms=int(time.time() * 1000)
+    )
     partitions = partition_ids(board_id, definition.shards)
     told = shared_progress(progress, len(partitions))
     firsts = await each_partition(
@@ -212,6 +219,7 @@ async def recount_board(
                 )
             )
     report = parts[0] if definition.shards == 1 else _whole_board(board_id, apply, parts)
+    report = replace(report, moderated_rows=moderated)
     log.info(
         "reconciled",
         board=board_id,
@@ -224,6 +232,7 @@ async def recount_board(
         skipped=len(report.skipped),
         unwritten=len(report.unwritten),
         drifted_shards=[p.board_id for p in report.shards if p.drift],
+        moderated_rows=moderated,
     )
     return report
 

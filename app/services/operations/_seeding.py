@@ -34,6 +34,7 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
+from app.services.moderated import moderated_of
 from app.services.operations._counters import BoardCounts, RebuildOutcome, rebuild_counters
 from app.services.policies import SeedPolicy
 from app.services.ports import LeaseStore, RowOutcome, StandingStore, Stores
@@ -73,6 +74,8 @@ class SeedReport:
     lease_released: bool
     shards: int = 1
     """The partitions the board's rows went to, each by its player (``app.domain.shards``)."""
+    rows_moderated: int = 0
+    """Rows left out: their player is moderated in the game (decision 0036)."""
 
 
 FRESH_TABLES_SEED = SeedPolicy(grace_s=0, settle_delay_s=0.05, counters_absent=True)
@@ -184,6 +187,7 @@ async def seed_board(
         player_count=player_count,
         lease_released=released,
         shards=definition.shards,
+        rows_moderated=tally["moderated"],
     )
     log.info("seeding_finished", **asdict(report))
     return report
@@ -195,7 +199,7 @@ async def _fill(
     target: _Target,
     rows: Sequence[SeedRow],
     progress: Progress | None,
-) -> tuple[Counter[RowOutcome | Literal["unwritten"]], int, RebuildOutcome]:
+) -> tuple[Counter[RowOutcome | Literal["unwritten", "moderated"]], int, RebuildOutcome]:
     """Everything done under the lease: the registration, the grace period, the rows, the recount,
     the counters; the outcomes of the rows, the player count, and the rebuild's."""
     board, definition, expires_at = target.board, target.definition, target.expires_at
@@ -213,7 +217,12 @@ async def _fill(
         ),
     )
     await _wait_out(policy.grace_s, progress)
-    tally, written = await _write_rows(stores.standings, target, rows, policy.concurrency, progress)
+    # A moderated player's rows are left out (decision 0036): a seed restores no one. A player
+    # moderated meanwhile keeps their hidden rows hidden (``put_seed_row`` leaves those alone).
+    moderated = {m.player_id for m in await moderated_of(stores, board.game)}
+    kept = [row for row in rows if row.player_id not in moderated]
+    tally, written = await _write_rows(stores.standings, target, kept, policy.concurrency, progress)
+    tally["moderated"] = len(rows) - len(kept)
     told = shared_progress(progress, len(partitions))
     counts = await each_partition(
         partitions,
@@ -270,11 +279,11 @@ async def _write_rows(
     rows: Sequence[SeedRow],
     concurrency: int,
     progress: Progress | None,
-) -> tuple[Counter[RowOutcome | Literal["unwritten"]], dict[str, list[str]]]:
+) -> tuple[Counter[RowOutcome | Literal["unwritten", "moderated"]], dict[str, list[str]]]:
     """Write the rows, ``concurrency`` at a time, each on its player's partition of the board;
     the outcomes, and the keys now on the board by partition."""
     board_id, definition = target.board.board_id, target.definition
-    tally: Counter[RowOutcome | Literal["unwritten"]] = Counter()
+    tally: Counter[RowOutcome | Literal["unwritten", "moderated"]] = Counter()
     written: dict[str, list[str]] = defaultdict(list)
     pending = iter(rows)  # shared by the workers: each takes the next row when it is free
     total = len(rows)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from app.services.ports.moderation import ModerationStore
 from app.services.ports.operations import (
     API_KEY_ID_LENGTH,
     ApiKeyLookup,
@@ -110,6 +111,7 @@ class Stores:
     definitions: DefinitionStore
     api_keys: ApiKeyStore
     tables: TableAdmin
+    moderation: ModerationStore
 
 
 __all__ = [
@@ -130,6 +132,7 @@ __all__ = [
     "Lease",
     "LeaseStore",
     "Membership",
+    "ModerationStore",
     "PlayerRecord",
     "PlayerRows",
     "RankReader",

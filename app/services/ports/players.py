@@ -10,6 +10,7 @@ from typing import Literal, Protocol
 from app.domain.definitions import BoardDefinition
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Standing, StandingWrite
+from app.domain.moderation import Action
 from app.domain.seed_file import SeedRow
 from app.domain.ties import SlotTies
 from app.services.ports.operations import Lease
@@ -60,6 +61,9 @@ class SubmissionState:
     """Epoch seconds an erasure of the player holds them until, if one is running."""
     grains: Mapping[SlotAddress, SlotTies] = field(default_factory=dict)
     """The tie grains (and cuts) of the slots asked for that have one (crowded slots)."""
+    moderation: Action | None = None
+    """The player's moderation in the game (decision 0036): ``ban`` refuses the submission,
+    ``hide`` writes it hidden."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,10 @@ class SubmissionWrite:
     """When the record may go: the replay window."""
     player_id: str
     boards: tuple[StandingWrite, ...]
+    moderated: bool | None = None
+    """Where the writes follow the player's moderation record (decision 0036), the record as
+    read: there (rows written hidden) or not (hidden rows shown again); the transaction is
+    cancelled if it is not so any more. ``None``: an ordinary submission, which checks nothing."""
 
 
 class SubmissionStore(Protocol):
@@ -139,6 +147,10 @@ class PlayerRows:
     records: list[PlayerRecord]
     unknown: int = 0
     """Rows of no kind above (left alone, and logged)."""
+    hidden: list[Standing] = field(default_factory=list)
+    """Rows hidden by moderation (decision 0036): no counts to take back."""
+    moderated_games: list[str] = field(default_factory=list)
+    """The games whose moderation record the player has (``<player>`` / ``mod#<game>``)."""
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ class BoardReads:
         return await list_snapshots(snapshots=self._stores.snapshots, board=board)
 
     async def snapshot(self, board: Board, taken_at: str) -> Snapshot:
-        return await get_snapshot(snapshots=self._stores.snapshots, board=board, taken_at=taken_at)
+        return await get_snapshot(stores=self._stores, board=board, taken_at=taken_at)
 
 
 __all__ = [

@@ -19,6 +19,7 @@ from app.errors import (
     Conflict,
     Contended,
     LeaderboardError,
+    PlayerBanned,
     RequestInFlight,
     Throttled,
     Unavailable,
@@ -141,6 +142,7 @@ class Submissions:
 
 
 REFUSALS: tuple[tuple[type[LeaderboardError], str], ...] = (
+    (PlayerBanned, "banned"),
     (RequestInFlight, "in_flight"),
     (BoardBusy, "board_busy"),
     (Throttled, "throttled"),

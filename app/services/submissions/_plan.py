@@ -30,10 +30,14 @@ async def with_ranks(
     consistent, shards = definition.places_fall, definition.shards
     for p in planned:
         board_id = p.outcome.board_id
-        if p.previous_key is None:
+        if p.previous_key is None or not p.previous_counted:
+            # Counted nowhere: a new player, or a hidden one (decision 0036), whose ranks are
+            # where they would land among the players the board shows.
             queries.append(
                 RankQuery(board_id, p.key, on_board=False, tie_mark=p.tie_mark, shards=shards)
             )
+            if p.previous_key is not None and p.previous_key != p.key:
+                queries.append(RankQuery(board_id, p.previous_key, on_board=False, shards=shards))
         elif p.previous_key == p.key:
             queries.append(
                 RankQuery(

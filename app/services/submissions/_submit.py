@@ -23,15 +23,17 @@ from app.domain.models import (
     Standing,
     SubmitOutcome,
 )
+from app.domain.moderation import Action
 from app.domain.periods import Board, Period, board_expiry_s
 from app.domain.shards import player_partition
-from app.domain.submission import PlannedWrite, Submission, plan_board_write
+from app.domain.submission import PlannedWrite, Submission, moderated_write, plan_board_write
 from app.domain.ties import SlotTies
 from app.errors import (
     BoardBeingSeeded,
     Contended,
     IdempotencyKeyReused,
     InvalidInput,
+    PlayerBanned,
     PlayerBeingErased,
     Throttled,
     TransactionCancelled,
@@ -199,9 +201,17 @@ class _Writer:
                 board.board_id: state.rows[self._rows[board.board_id]] for board in self._boards
             }
             moves = [(board, self._move(board, rows[board.board_id])) for board in self._boards]
-            grains = await self._grains(state, moves)
+            hide = state.moderation is not None
+            grains = await self._grains(state, moves, shown=self._shown(rows, hide=hide))
             planned = [
-                self._plan(board, rows[board.board_id], m, grains.get(self._slot(board, m.key)))
+                self._moderated(
+                    self._plan(
+                        board, rows[board.board_id], m, grains.get(self._slot(board, m.key))
+                    ),
+                    rows[board.board_id],
+                    hide=hide,
+                    ties=grains.get(self._slot(board, m.key)),
+                )
                 for board, m in moves
             ]
             ranges: frozenset[str] = frozenset()
@@ -215,6 +225,9 @@ class _Writer:
                 expires_at=self._expires_at,
                 player_id=player,
                 boards=tuple(p.write for p in planned),
+                moderated=self._follows(
+                    planned, hide=hide, shown=bool(self._shown(rows, hide=hide))
+                ),
             )
             try:
                 await self._submissions.commit_submission(
@@ -227,7 +240,11 @@ class _Writer:
             except Throttled:
                 telemetry.transaction_cancelled("submission", "throttled")
                 raise
-            self._tell_tie_builds(moves, grains, ranges)
+            written_hidden = {p.outcome.board_id for p in planned if p.hidden}
+            telemetry.rows_moderated("written_hidden", len(written_hidden))
+            self._tell_tie_builds(
+                [(b, m) for b, m in moves if b.board_id not in written_hidden], grains, ranges
+            )
             return SubmitResult(outcome, replayed=False)
         raise Contended(
             "the boards are too contended right now; retry with the same Idempotency-Key",
@@ -250,6 +267,11 @@ class _Writer:
         written. The seeder waits out the submissions that read no lease before it writes, and
         rebuilds the counters when done; the eraser refuses what reads its mark."""
         now_s = self._now_ms // 1000
+        if state.moderation is Action.BAN:
+            raise PlayerBanned(
+                f"player {self._submission.player_id!r} is banned from game "
+                f"{self._submission.game!r}; nothing was stored"
+            )
         if state.erasing_until is not None and state.erasing_until > now_s:
             raise PlayerBeingErased(
                 f"player {self._submission.player_id!r} is being erased; retry shortly",
@@ -298,8 +320,36 @@ class _Writer:
     def _slot(self, board: Board, key: RankKey) -> SlotAddress:
         return (self._rows[board.board_id], *self._policy.layout.slot_of(key.score))
 
+    def _shown(self, rows: Mapping[str, Standing | None], *, hide: bool) -> set[str]:
+        """The boards whose hidden row this submission shows again (a restore under way: the
+        record is gone, the row not yet shown), counted as a new entry is."""
+        if hide:
+            return set()
+        return {board_id for board_id, row in rows.items() if row is not None and row.hidden}
+
+    @staticmethod
+    def _follows(planned: list[PlannedWrite], *, hide: bool, shown: bool) -> bool | None:
+        """What the transaction checks of the moderation record: that it is still there where a
+        row is written hidden, still gone where a hidden row is shown (so a write never lands
+        on the wrong side of a restore or a moderation); nothing for an ordinary submission."""
+        if hide and any(p.hidden for p in planned):
+            return True
+        return False if shown else None
+
+    def _moderated(
+        self, planned: PlannedWrite, standing: Standing | None, *, hide: bool, ties: SlotTies | None
+    ) -> PlannedWrite:
+        return moderated_write(
+            planned,
+            standing,
+            hide=hide,
+            layout=self._policy.layout,
+            ties=ties,
+            now_ms=self._now_ms,
+        )
+
     async def _grains(
-        self, state: SubmissionState, moves: list[tuple[Board, Move]]
+        self, state: SubmissionState, moves: list[tuple[Board, Move]], *, shown: set[str]
     ) -> Mapping[SlotAddress, SlotTies]:
         """The tie grains (and cuts) of the slots the moves land in: read with the state, except where the
         move lands elsewhere than the submitted score (a ``sum`` board's new total): one more call
@@ -308,7 +358,8 @@ class _Writer:
         missing = [
             slot
             for board, m in moves
-            if m.changed and (slot := self._slot(board, m.key)) not in asked
+            if (m.changed or board.board_id in shown)
+            and (slot := self._slot(board, m.key)) not in asked
         ]
         if not missing:
             return state.grains

@@ -25,11 +25,16 @@ from .models import (
     BoardOutcomeOut,
     BoardPageOut,
     EntryOut,
+    ModeratedPlayersOut,
+    ModerationLogOut,
+    ModerationOut,
     PlayerRankOut,
     Problem,
+    RestoredOut,
     ScoreSubmission,
     StandingsOut,
     SubmitResponse,
+    VoidedOut,
 )
 
 RETRYABLE_CONFLICTS = frozenset({"request-in-flight", "board-being-seeded", "player-being-erased"})
@@ -290,6 +295,29 @@ class _Core:
         all_headers.update(headers or {})
         kept = {k: v for k, v in (params or {}).items() if v is not None} or None
         return _Request(method, self.base_url + path, all_headers, kept, json)
+
+    # ---- moderation (admin key) ------------------------------------------------------------
+
+    def moderation(
+        self, game: str, player_id: str, action: Literal["hide", "ban"] | None, reason: str | None
+    ) -> _Request:
+        """A hide or a ban (``action``), or a restore (``None``)."""
+        path = f"/v1/games/{_segment(game)}/moderation/players/{_segment(player_id)}"
+        if action is None:
+            return self.request("DELETE", path, params={"reason": reason})
+        return self.request("PUT", path, json={"action": action, "reason": reason or ""})
+
+    def moderation_page(
+        self, game: str, what: Literal["players", "log"], limit: int | None, cursor: str | None
+    ) -> _Request:
+        path = f"/v1/games/{_segment(game)}/moderation/{what}"
+        return self.request("GET", path, params={"limit": limit, "cursor": cursor})
+
+    def void(
+        self, game: str, variant: str, period: Period, player_id: str, reason: str | None
+    ) -> _Request:
+        path = f"{_board_path(game, variant, period)}/players/{_segment(player_id)}"
+        return self.request("DELETE", path, params={"reason": reason})
 
     def settle(self, response: httpx.Response, attempt: int) -> float | None:
         """What an answer means for the loop: the wait before trying again, ``None`` where it is
@@ -569,6 +597,41 @@ class LeaderboardClient:
         """Every live board the player is on, with best score and rank."""
         return cast("StandingsOut", self._get(f"/v1/players/{_segment(player_id)}/standings"))
 
+    # ---- moderation: an admin key's (docs/api.md#moderation) --------------------------------
+
+    def moderate(
+        self, game: str, player_id: str, action: Literal["hide", "ban"], reason: str
+    ) -> ModerationOut:
+        """Hide or ban the player on every board of ``game``."""
+        response, _ = self._send(self._core.moderation(game, player_id, action, reason))
+        return cast("ModerationOut", response.json())
+
+    def restore(self, game: str, player_id: str, reason: str | None = None) -> RestoredOut:
+        """Restore a moderated player (``LeaderboardError`` 404 if not moderated)."""
+        response, _ = self._send(self._core.moderation(game, player_id, None, reason))
+        return cast("RestoredOut", response.json())
+
+    def moderated_players(
+        self, game: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> ModeratedPlayersOut:
+        """A page of the game's moderated players; ``nextCursor`` leads on."""
+        response, _ = self._send(self._core.moderation_page(game, "players", limit, cursor))
+        return cast("ModeratedPlayersOut", response.json())
+
+    def moderation_log(
+        self, game: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> ModerationLogOut:
+        """A page of the game's audit log, newest first; ``nextCursor`` leads on."""
+        response, _ = self._send(self._core.moderation_page(game, "log", limit, cursor))
+        return cast("ModerationLogOut", response.json())
+
+    def void_entry(
+        self, game: str, variant: str, period: Period, player_id: str, reason: str | None = None
+    ) -> VoidedOut:
+        """Void the player's entry on one board (``LeaderboardError`` 404 if none)."""
+        response, _ = self._send(self._core.void(game, variant, period, player_id, reason))
+        return cast("VoidedOut", response.json())
+
 
 class AsyncLeaderboardClient:
     """The asynchronous twin of ``LeaderboardClient``, over ``httpx.AsyncClient``."""
@@ -724,3 +787,36 @@ class AsyncLeaderboardClient:
         """See ``LeaderboardClient.standings``."""
         path = f"/v1/players/{_segment(player_id)}/standings"
         return cast("StandingsOut", await self._get(path))
+
+    async def moderate(
+        self, game: str, player_id: str, action: Literal["hide", "ban"], reason: str
+    ) -> ModerationOut:
+        """See ``LeaderboardClient.moderate``."""
+        response, _ = await self._send(self._core.moderation(game, player_id, action, reason))
+        return cast("ModerationOut", response.json())
+
+    async def restore(self, game: str, player_id: str, reason: str | None = None) -> RestoredOut:
+        """See ``LeaderboardClient.restore``."""
+        response, _ = await self._send(self._core.moderation(game, player_id, None, reason))
+        return cast("RestoredOut", response.json())
+
+    async def moderated_players(
+        self, game: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> ModeratedPlayersOut:
+        """See ``LeaderboardClient.moderated_players``."""
+        response, _ = await self._send(self._core.moderation_page(game, "players", limit, cursor))
+        return cast("ModeratedPlayersOut", response.json())
+
+    async def moderation_log(
+        self, game: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> ModerationLogOut:
+        """See ``LeaderboardClient.moderation_log``."""
+        response, _ = await self._send(self._core.moderation_page(game, "log", limit, cursor))
+        return cast("ModerationLogOut", response.json())
+
+    async def void_entry(
+        self, game: str, variant: str, period: Period, player_id: str, reason: str | None = None
+    ) -> VoidedOut:
+        """See ``LeaderboardClient.void_entry``."""
+        response, _ = await self._send(self._core.void(game, variant, period, player_id, reason))
+        return cast("VoidedOut", response.json())

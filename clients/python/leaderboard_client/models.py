@@ -155,6 +155,45 @@ class Health(TypedDict):
     status: str
 
 
+class ModeratedPlayerOut(TypedDict):
+    action: Literal["hide", "ban"]
+    playerId: str
+    reason: str
+    since: str
+
+
+class ModeratedPlayersOut(TypedDict):
+    nextCursor: str | None
+    players: list[ModeratedPlayerOut]
+
+
+class ModerationEventOut(TypedDict):
+    action: Literal["hide", "ban", "restore", "void"]
+    at: str
+    by: str
+    leaderboardId: NotRequired[str | None]
+    playerId: str
+    reason: str
+
+
+class ModerationIn(TypedDict):
+    action: Literal["hide", "ban"]
+    reason: str
+
+
+class ModerationLogOut(TypedDict):
+    events: list[ModerationEventOut]
+    nextCursor: str | None
+
+
+class ModerationOut(TypedDict):
+    action: Literal["hide", "ban"]
+    game: str
+    playerId: str
+    reason: str
+    since: str
+
+
 class PlayerEntryOut(TypedDict):
     achievedAt: str
     context: dict[str, Any] | None
@@ -204,6 +243,12 @@ class RemovedOut(TypedDict):
     snapshots: int
 
 
+class RestoredOut(TypedDict):
+    game: str
+    playerId: str
+    rowsRestored: int
+
+
 class ScoreBatch(TypedDict):
     """
     Up to 100 submissions, each answered as `POST /v1/scores` would answer it alone. Fewer
@@ -240,6 +285,7 @@ class SeedReportOut(TypedDict):
     leaseReleased: bool
     playerCount: int
     rowsCreated: int
+    rowsModerated: NotRequired[int]
     rowsRead: int
     rowsReplaced: int
     rowsSkipped: int
@@ -309,6 +355,10 @@ class VariantsOut(TypedDict):
     variants: list[BoardDefinitionOut]
 
 
+class VoidedOut(TypedDict):
+    voided: EntryOut
+
+
 class BatchResultOut(TypedDict):
     """
     One item's answer: what `POST /v1/scores` would have answered for it alone.
@@ -350,6 +400,7 @@ class ReconcileReportOut(TypedDict):
     applied: bool
     boardId: str
     differences: list[CounterDifferenceOut]
+    moderatedRows: NotRequired[int]
     playerCount: int
     repaired: list[CounterDifferenceOut]
     shards: NotRequired[list[ReconcileShardOut]]

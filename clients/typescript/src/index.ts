@@ -216,6 +216,60 @@ export class LeaderboardClient {
     return data;
   }
 
+  /** Hide or ban a player on every board of a game (an admin key). */
+  async moderate(game: string, playerId: string, action: "hide" | "ban", reason: string) {
+    const { data } = await this.retried(() =>
+      this.api.PUT("/v1/games/{game}/moderation/players/{player_id}", {
+        params: { path: { game, player_id: playerId } },
+        body: { action, reason },
+      }),
+    );
+    return data;
+  }
+
+  /** Restore a moderated player: their entries come back as they are (an admin key). */
+  async restore(game: string, playerId: string, reason?: string) {
+    const { data } = await this.retried(() =>
+      this.api.DELETE("/v1/games/{game}/moderation/players/{player_id}", {
+        params: { path: { game, player_id: playerId }, query: reason ? { reason } : {} },
+      }),
+    );
+    return data;
+  }
+
+  /** A page of the game's moderated players (an admin key). */
+  async moderatedPlayers(game: string, options: { limit?: number; cursor?: string } = {}) {
+    const { data } = await this.retried(() =>
+      this.api.GET("/v1/games/{game}/moderation/players", {
+        params: { path: { game }, query: options },
+      }),
+    );
+    return data;
+  }
+
+  /** A page of the game's moderation log, newest first (an admin key). */
+  async moderationLog(game: string, options: { limit?: number; cursor?: string } = {}) {
+    const { data } = await this.retried(() =>
+      this.api.GET("/v1/games/{game}/moderation/log", {
+        params: { path: { game }, query: options },
+      }),
+    );
+    return data;
+  }
+
+  /** Void a player's entry on one board (an admin key); they may submit again. */
+  async voidEntry(game: string, variant: string, period: string, playerId: string, reason?: string) {
+    const { data } = await this.retried(() =>
+      this.api.DELETE("/v1/leaderboards/{game}/{variant}/{period}/players/{player_id}", {
+        params: {
+          path: { game, variant, period, player_id: playerId },
+          query: reason ? { reason } : {},
+        },
+      }),
+    );
+    return data;
+  }
+
   /** The call, tried again while the service says to (Retry-After) or does not answer. */
   private async retried<T>(call: () => Promise<Answer<T>>): Promise<{ data: T; response: Response }> {
     for (let attempt = 1; ; attempt += 1) {

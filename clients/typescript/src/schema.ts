@@ -75,6 +75,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/{game}/moderation/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The game's append-only moderation log, newest first (admin scope) */
+        get: operations["getModerationLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/{game}/moderation/players": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The game's moderated players, by player id (admin scope) */
+        get: operations["listModeratedPlayers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/{game}/moderation/players/{player_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Hide or ban a player on every board of a game (admin scope) */
+        put: operations["moderatePlayer"];
+        post?: never;
+        /** Restore a moderated player: their entries come back as they are (admin scope) */
+        delete: operations["restorePlayer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/games/{game}/variants": {
         parameters: {
             query?: never;
@@ -155,7 +207,8 @@ export interface paths {
         get: operations["getPlayerRank"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Void a player's entry on one board (an impossible score); they may submit again */
+        delete: operations["voidEntry"];
         options?: never;
         head?: never;
         patch?: never;
@@ -665,6 +718,57 @@ export interface components {
         Health: {
             status: string;
         };
+        /** ModeratedPlayerOut */
+        ModeratedPlayerOut: {
+            /** @enum {string} */
+            action: "hide" | "ban";
+            playerId: string;
+            reason: string;
+            since: string;
+        };
+        /** ModeratedPlayersOut */
+        ModeratedPlayersOut: {
+            nextCursor: string | null;
+            players: components["schemas"]["ModeratedPlayerOut"][];
+        };
+        /** ModerationEventOut */
+        ModerationEventOut: {
+            /** @enum {string} */
+            action: "hide" | "ban" | "restore" | "void";
+            at: string;
+            /** @description the name of the key that acted */
+            by: string;
+            /** @description the board of a void; absent for an action on the whole game */
+            leaderboardId?: string | null;
+            playerId: string;
+            reason: string;
+        };
+        /** ModerationIn */
+        ModerationIn: {
+            /**
+             * @description hide: the player disappears from every read of the game's boards and their submissions are still taken, hidden; ban: hidden, and their submissions refused (403 player-banned)
+             * @enum {string}
+             */
+            action: "hide" | "ban";
+            /** @description why, for the audit log */
+            reason: string;
+        };
+        /** ModerationLogOut */
+        ModerationLogOut: {
+            /** @description newest first */
+            events: components["schemas"]["ModerationEventOut"][];
+            nextCursor: string | null;
+        };
+        /** ModerationOut */
+        ModerationOut: {
+            /** @enum {string} */
+            action: "hide" | "ban";
+            game: string;
+            playerId: string;
+            reason: string;
+            /** @description when the player was first moderated (of the actions in force) */
+            since: string;
+        };
         /** PlayerEntryOut */
         PlayerEntryOut: {
             achievedAt: string;
@@ -707,7 +811,7 @@ export interface components {
             instance?: string | null;
             status: number;
             title: string;
-            /** @description what went wrong, as a URI reference that resolves to a page saying what it means and what to do: `/problems/bad-request` (400), `/problems/board-being-seeded` (409), `/problems/board-busy` (503), `/problems/busy` (503), `/problems/conflict` (409), `/problems/cors-refused` (400), `/problems/counts-incomplete` (503), `/problems/forbidden` (403), `/problems/idempotency-key-missing` (400), `/problems/idempotency-key-reused` (422), `/problems/internal` (500), `/problems/invalid-cursor` (400), `/problems/invalid-input` (422), `/problems/malformed-json` (400), `/problems/nested-too-deeply` (422), `/problems/not-found` (404), `/problems/overloaded` (503), `/problems/payload-too-large` (413), `/problems/player-being-erased` (409), `/problems/rate-limited` (429), `/problems/request-in-flight` (409), `/problems/score-out-of-bounds` (422), `/problems/throttled` (503), `/problems/unauthorized` (401), `/problems/unavailable` (503), `/problems/unsupported-media-type` (415); or `about:blank` where the status says it all */
+            /** @description what went wrong, as a URI reference that resolves to a page saying what it means and what to do: `/problems/bad-request` (400), `/problems/board-being-seeded` (409), `/problems/board-busy` (503), `/problems/busy` (503), `/problems/conflict` (409), `/problems/cors-refused` (400), `/problems/counts-incomplete` (503), `/problems/forbidden` (403), `/problems/idempotency-key-missing` (400), `/problems/idempotency-key-reused` (422), `/problems/internal` (500), `/problems/invalid-cursor` (400), `/problems/invalid-input` (422), `/problems/malformed-json` (400), `/problems/nested-too-deeply` (422), `/problems/not-found` (404), `/problems/overloaded` (503), `/problems/payload-too-large` (413), `/problems/player-banned` (403), `/problems/player-being-erased` (409), `/problems/rate-limited` (429), `/problems/request-in-flight` (409), `/problems/score-out-of-bounds` (422), `/problems/throttled` (503), `/problems/unauthorized` (401), `/problems/unavailable` (503), `/problems/unsupported-media-type` (415); or `about:blank` where the status says it all */
             type: string;
         };
         /** ReconcileReportOut */
@@ -715,6 +819,11 @@ export interface components {
             applied: boolean;
             boardId: string;
             differences: components["schemas"]["CounterDifferenceOut"][];
+            /**
+             * @description visible rows of moderated players found on the board before the recount (hidden, where applied)
+             * @default 0
+             */
+            moderatedRows?: number;
             playerCount: number;
             repaired: components["schemas"]["CounterDifferenceOut"][];
             /** @description a sharded board's shards, each reconciled on its own (the lists above are theirs together): which one drifted; empty for an unsharded board */
@@ -746,6 +855,13 @@ export interface components {
             boards: number;
             idempotencyRecords: number;
             snapshots: number;
+        };
+        /** RestoredOut */
+        RestoredOut: {
+            game: string;
+            playerId: string;
+            /** @description the player's entries put back on the boards */
+            rowsRestored: number;
         };
         /**
          * ScoreBatch
@@ -813,6 +929,11 @@ export interface components {
             leaseReleased: boolean;
             playerCount: number;
             rowsCreated: number;
+            /**
+             * @description rows left out because their player is moderated in the game (hidden or banned): seed them after a restore
+             * @default 0
+             */
+            rowsModerated?: number;
             rowsRead: number;
             rowsReplaced: number;
             rowsSkipped: number;
@@ -909,6 +1030,11 @@ export interface components {
             default: components["schemas"]["DefaultDefinitionOut"] | null;
             game: string;
             variants: components["schemas"]["BoardDefinitionOut"][];
+        };
+        /** VoidedOut */
+        VoidedOut: {
+            /** @description the entry as it was (rank null: it is on no board now) */
+            voided: components["schemas"]["EntryOut"];
         };
     };
     responses: never;
@@ -1067,6 +1193,317 @@ export interface operations {
             };
             /** @description Too Many Requests */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getModerationLog: {
+        parameters: {
+            query?: {
+                /** @description most items on the page */
+                limit?: number;
+                /** @description nextCursor from the previous page, as issued (400 otherwise) */
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description the game */
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModerationLogOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listModeratedPlayers: {
+        parameters: {
+            query?: {
+                /** @description most items on the page */
+                limit?: number;
+                /** @description nextCursor from the previous page, as issued (400 otherwise) */
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description the game */
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModeratedPlayersOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    moderatePlayer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the player's id */
+                player_id: string;
+                /** @description the game */
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModerationIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModerationOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    restorePlayer: {
+        parameters: {
+            query?: {
+                /** @description why, for the audit log */
+                reason?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the player's id */
+                player_id: string;
+                /** @description the game */
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RestoredOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1447,6 +1884,92 @@ export interface operations {
             };
             /** @description Too Many Requests */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    voidEntry: {
+        parameters: {
+            query?: {
+                /** @description why, for the audit log */
+                reason?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the player's id */
+                player_id: string;
+                /** @description the game */
+                game: string;
+                /** @description the game's variant (mode) */
+                variant: string;
+                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoidedOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
