@@ -14,7 +14,7 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal, Protocol, TypeVar
 
-from app.errors import ItemBusy, Throttled
+from app.errors import ItemBusy, Throttled, TransactionCancelled
 
 T = TypeVar("T")
 
@@ -86,8 +86,9 @@ async def persist(
     cap_s: float = 3.0,
 ) -> T:
     """``write()``, tried again after a backoff while DynamoDB throttles it (``Throttled``) or a
-    transaction holds its item (``ItemBusy``), at most ``attempts`` times; the last refusal
-    propagates. Any other error propagates at once."""
+    transaction holds its item (``ItemBusy``; a transaction of its own cancelled for a conflict,
+    which applied nothing), at most ``attempts`` times; the last refusal propagates. Any other
+    error propagates at once."""
     for attempt in range(attempts):
         await wait_before(attempt, base_s=base_s, cap_s=cap_s)
         try:
@@ -95,6 +96,11 @@ async def persist(
         except (ItemBusy, Throttled):
             if attempt == attempts - 1:
                 raise
+        except TransactionCancelled as cancelled:
+            if cancelled.kind != "conflict":
+                raise
+            if attempt == attempts - 1:
+                raise ItemBusy(f"{cancelled.detail}; try again", retry_after=1) from None
     raise AssertionError("unreachable: attempts >= 1")  # pragma: no cover
 
 
