@@ -202,9 +202,9 @@ async def test_on_a_sharded_board_a_slot_is_counted_in_the_player_s_partition() 
 async def test_a_slot_left_by_a_build_is_tried_again_by_the_next_submissions_after_a_minute(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A build that gives up (its walks never agreed) holds the slot for ``every_s``: the
-    submissions landing meanwhile are counted, not checked, and the first ``cap / 16`` after it
-    look again, as a read's range does."""
+    """A build that found nothing to do holds the slot for ``every_s``: the submissions landing
+    meanwhile are counted, not checked, and the first ``cap / 16`` after it look again, as a
+    read's range does."""
     filled = await _service(tie_builds_on_read=False)
     for player, at in _round(CAP + 1):
         await filled.submit(player, 500, at_ms=at)
@@ -241,3 +241,32 @@ async def test_a_slot_left_by_a_build_is_tried_again_by_the_next_submissions_aft
     builds.wanted(BOARD.board_id, key, expires_at=None)  # a read's range: no counter read
     await builds.settled()
     assert (len(built), table.calls["ranks.fine_counts"]) == (3, 2)
+
+
+async def test_a_build_whose_walks_never_agreed_is_started_again_by_the_next_submissions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Submissions kept landing through every walk (a round still under way, or a busy task's
+    slow one): the slot is not held, so the next ``cap / 16`` landings start the build again,
+    not a minute later."""
+    filled = await _service(tie_builds_on_read=False)
+    for player, at in _round(CAP + 1):
+        await filled.submit(player, 500, at_ms=at)
+    built: list[SlotToBuild] = []
+
+    async def still_moving(stores: Any, policy: Any, wanted: SlotToBuild) -> None:
+        built.append(wanted)
+        raise slot_builds.SlotStillMoving("moved between every walk")
+
+    monkeypatch.setattr(slot_builds, "build_slot_ties", still_moving)
+    policy = RankingPolicy(BucketLayout(), cap=CAP, build_group=tie_group(CAP), pass_gap_s=0)
+    builds = SlotBuilds(filled.fakes.stores, policy, every_s=60, clock=lambda: 0.0)
+    key = RankKey(500, to_ms(NOW), "late", Order.DESC)
+    step = CAP // slot_builds.CHECKS_PER_CAP
+    for _ in range(2 * step):
+        builds.landed(BOARD.board_id, key, expires_at=None)
+        await builds.settled()
+    assert len(built) == 2
+    builds.wanted(BOARD.board_id, key, expires_at=None)
+    await builds.settled()
+    assert len(built) == 3

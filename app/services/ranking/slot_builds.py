@@ -64,11 +64,16 @@ class SlotToBuild:
     expires_at: int | None
 
 
+class SlotStillMoving(Exception):
+    """A build's walks of a slot never agreed: submissions kept landing there."""
+
+
 async def build_slot_ties(
     stores: Stores, policy: RankingPolicy, wanted: SlotToBuild
 ) -> TieReport | None:
     """Build or repair one slot's tie counters; ``None`` where there was nothing to do: they are
-    whole already, the slot is not crowded, or it changed between the walks.
+    whole already, or the slot is not crowded. ``SlotStillMoving`` where it changed between
+    every two walks.
 
     A build walks only the slot's entries on RankIndex (a key range), twice, ``pass_gap_s`` apart
     (longer than the index's lag), with the tie counters read between; where the walks disagree
@@ -95,7 +100,7 @@ async def build_slot_ties(
             break
     else:
         log.info("slot_build_deferred", board=board_id, bucket=bucket, slot=slot, walks=WALKS)
-        return None
+        raise SlotStillMoving(f"slot {bucket}/{slot} of {board_id} moved between every walk")
     walk = TieWalk(board_id, {(bucket, slot): second}, {(bucket, slot): stored})
     (report,) = await reconcile_ties(
         stores.counters,
@@ -226,6 +231,12 @@ class SlotBuilds:
                 return None
             self._tried.put(wanted.slot, None)
             return await build_slot_ties(self._stores, self._policy, wanted)
+        except SlotStillMoving:
+            # Submissions kept landing through every walk (a round still under way, or a busy
+            # task's slow one): the next that land or read there start the build again, rather
+            # than leaving the slot to ranges until ``every_s`` has passed.
+            self._tried.forget(wanted.slot)
+            return None
         except LeaderboardError as exc:
             board_id, bucket, slot = wanted.slot
             log.warning(
