@@ -1025,6 +1025,81 @@ def test_a_refresh_after_a_submission_shows_the_new_order_keeping_the_place_and_
     assert mine["move"] == "▼1"
 
 
+def _page_text(page: Page) -> dict[str, Any]:
+    """What the page shows around the tables: headings, rule, count, page label, choices, the
+    buttons' state, the player box."""
+    return {
+        selector: page.text_content(selector)
+        for selector in ("#board-heading", "#board-rule", "#board-count", "#page-label")
+    } | {
+        "choices": [_values(page, select) for select in ("#game", "#variant", "#period")],
+        "prev": page.is_disabled("#prev"),
+        "next": page.is_disabled("#next"),
+        "message": page.text_content("#board-message"),
+        "player": page.input_value("#player"),
+    }
+
+
+def test_a_hidden_player_is_gone_and_nothing_else_changes(
+    page: Page, service: str, api: httpx.Client
+) -> None:
+    """A player hidden through the admin API (moderation, DESIGN.md section 14): the viewer,
+    reloaded, no longer shows them; the players behind them move up exactly one place, the one
+    who was first on the next page ends this one, and every other word and figure stays."""
+    board = "/v1/leaderboards/trivia/alltopics/alltime"
+    admin = {"Authorization": f"Bearer {KEY}"}
+    before = api.get(board, params={"limit": 26}).json()
+    assert [e["rank"] for e in before["entries"]] == list(range(1, 27))  # exact: no tie here
+    hidden = before["entries"][3]["playerId"]
+    _open(page, service, "trivia/alltopics/alltime")
+    shown = _rows(page)
+    assert _shown(shown) == [_as_shown(e) for e in before["entries"][:25]]
+    text = _page_text(page)
+    assert text["#board-count"] == f"{before['playerCount']} players"
+
+    moderated = api.put(
+        f"/v1/games/trivia/moderation/players/{hidden}",
+        json={"action": "hide", "reason": "viewer test"},
+        headers=admin,
+    )
+    assert moderated.status_code == 200, moderated.text
+    try:
+        page.reload()
+        wait_for_rows(page)
+        rows = _rows(page)
+        assert hidden not in [r["playerId"] for r in rows]
+        # The others in the same order, each row as it was (name, country, score, when, no
+        # move marked on a first view) but the rank, closed up by one behind the hidden player.
+        expected = [
+            r | {"rank": str(place)}
+            for place, r in enumerate((r for r in shown if r["playerId"] != hidden), start=1)
+        ]
+        assert rows[:24] == expected
+        # The first of the next page moves up onto this one, as the API now answers it.
+        after = api.get(board).json()
+        assert rows[24]["playerId"] == before["entries"][25]["playerId"]
+        assert _shown(rows) == [_as_shown(e) for e in after["entries"]]
+        assert _shown(rows)[24]["rank"] == "25"
+        # Nothing else: the heading, the rule, the page, the choices; the count one fewer.
+        assert _page_text(page) == text | {"#board-count": f"{before['playerCount'] - 1} players"}
+        # Asked for by name, they are not on the board, as any player who is not.
+        page.fill("#player", hidden)
+        page.press("#player", "Enter")
+        page.wait_for_function(
+            "() => document.querySelector('#player-message').textContent"
+            " !== 'Looking the player up…'"
+        )
+        message = page.text_content("#player-message") or ""
+        assert message.startswith(f"No player “{hidden}” on this board")
+        assert page.is_hidden("#player-found")
+    finally:
+        restored = api.delete(f"/v1/games/trivia/moderation/players/{hidden}", headers=admin)
+        assert restored.status_code == 200, restored.text
+    page.goto("about:blank")
+    _open(page, service, "trivia/alltopics/alltime")
+    assert _rows(page) == shown  # restored: the board as it was
+
+
 def test_readable_at_phone_width_and_the_screenshots(
     browser: Browser, service: str, api: httpx.Client, tmp_path: Path
 ) -> None:
