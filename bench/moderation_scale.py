@@ -393,12 +393,14 @@ def scale_settings(
 ) -> Settings:
     # A rank read live on 16 shards is about 66 calls, and the embedded backend answers one call
     # at a time, walking the whole table for each RankIndex Query: at 10,000 entries a call
-    # waits past the default read timeout (5 s) behind a mirror's refresh.
+    # waits past the default read timeout (5 s) behind a mirror's refresh, and a read past the
+    # request's deadline (503): the rig's limits, not the service's, so both are long here.
     return make_settings(
         endpoint,
         tables,
         rank_count_cap=scale.rank_count_cap,
         dynamodb_read_timeout_seconds=60,
+        request_deadline_seconds=120,
         **overrides,
     )
 
