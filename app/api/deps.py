@@ -4,14 +4,15 @@ the ``Annotated`` dependency aliases routes declare: what they need, never how i
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, TypeVar, cast
 
 import structlog
 from fastapi import Depends, Header, Path, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from app.api.invalid import invalid_input, validation_errors
 from app.api.middleware import lift_deadline
@@ -25,6 +26,7 @@ from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import ID_PATTERN
 from app.domain.periods import FIRST_YEAR, LAST_YEAR, Board, Period
 from app.domain.principal import Principal
+from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import (
     InvalidInput,
     MalformedJson,
@@ -34,6 +36,8 @@ from app.errors import (
 )
 from app.services.leaderboard import Leaderboard
 from app.services.reads import BoardReads
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -304,13 +308,32 @@ async def read_text_body(request: Request, max_bytes: int) -> tuple[str, str]:
         raise InvalidInput("the body is not UTF-8 text") from None
 
 
-async def get_submission(body: Annotated[Any, Depends(read_json_body)]) -> ScoreSubmission:
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object")
-    try:
-        return ScoreSubmission.model_validate(body)
-    except ValidationError as exc:
-        raise invalid_input(validation_errors(exc.errors()), whole="body") from None
+def object_body(model: type[ModelT]) -> Callable[[Any], Awaitable[ModelT]]:
+    """A dependency: the request's JSON body as ``model``, a 422 saying what is wrong where it is
+    not an object or not a valid one."""
+
+    async def parsed(body: Annotated[Any, Depends(read_json_body)]) -> ModelT:
+        if not isinstance(body, dict):
+            raise InvalidInput("the body must be a JSON object")
+        try:
+            return model.model_validate(body)
+        except ValidationError as exc:
+            raise invalid_input(validation_errors(exc.errors()), whole="body") from None
+
+    return parsed
 
 
+get_submission = object_body(ScoreSubmission)
+
+
+async def _game(game: GamePath) -> str:
+    """A game the client may name: not one of the names the table keeps for itself."""
+    if game in RESERVED_GAMES:
+        raise InvalidInput(
+            f"{game!r} is a reserved name", errors=[{"field": "game", "message": "reserved"}]
+        )
+    return game
+
+
+GameDep = Annotated[str, Depends(_game)]
 SubmissionDep = Annotated[ScoreSubmission, Depends(get_submission)]

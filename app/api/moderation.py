@@ -4,24 +4,22 @@ Each calls the same method as the ``leaderboard moderate`` and ``leaderboard voi
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import ValidationError
 
 from app.api.deps import (
     ADMIN_ONLY,
     NO_DEADLINE,
     BoardDep,
-    GamePath,
+    GameDep,
     LeaderboardDep,
     NowDep,
     PlayerPath,
     PrincipalDep,
     ReadDefinitionDep,
-    read_json_body,
+    object_body,
 )
-from app.api.invalid import invalid_input, validation_errors
 from app.api.openapi import component_ref
 from app.api.reads import CursorQuery
 from app.api.routing import StrictQueryRoute
@@ -34,8 +32,6 @@ from app.api.schemas.moderation import (
     RestoredOut,
     VoidedOut,
 )
-from app.domain.storage_keys import RESERVED_GAMES
-from app.errors import InvalidInput
 from app.services.operations import ModerateAsk
 from app.services.operations._moderation import MAX_REASON
 
@@ -48,24 +44,7 @@ LimitQuery = Annotated[int, Query(ge=1, le=100, description="most items on the p
 _PLAYER_PATH = "/v1/games/{game}/moderation/players/{player_id}"
 
 
-async def _game(game: GamePath) -> str:
-    if game in RESERVED_GAMES:
-        raise InvalidInput(
-            f"{game!r} is a reserved name", errors=[{"field": "game", "message": "reserved"}]
-        )
-    return game
-
-
-GameDep = Annotated[str, Depends(_game)]
-
-
-async def _moderation_body(body: Annotated[Any, Depends(read_json_body)]) -> ModerationIn:
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object")
-    try:
-        return ModerationIn.model_validate(body)
-    except ValidationError as exc:
-        raise invalid_input(validation_errors(exc.errors()), whole="body") from None
+_moderation_body = object_body(ModerationIn)
 
 
 @router.put(

@@ -3,22 +3,20 @@ public, as the boards are)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends
-from pydantic import ValidationError
 
 from app.api.deps import (
     ADMIN_ONLY,
     NO_DEADLINE,
-    GamePath,
+    GameDep,
     LeaderboardDep,
     NowDep,
     VariantPath,
     limit_reads,
-    read_json_body,
+    object_body,
 )
-from app.api.invalid import invalid_input, validation_errors
 from app.api.openapi import component_ref
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
@@ -28,30 +26,11 @@ from app.api.schemas import (
     VariantsOut,
     problem_responses,
 )
-from app.domain.storage_keys import RESERVED_GAMES
-from app.errors import InvalidInput
 
 router = APIRouter(route_class=StrictQueryRoute)
 
 
-async def _game(game: GamePath) -> str:
-    if game in RESERVED_GAMES:
-        raise InvalidInput(
-            f"{game!r} is a reserved name", errors=[{"field": "game", "message": "reserved"}]
-        )
-    return game
-
-
-GameDep = Annotated[str, Depends(_game)]
-
-
-async def _definition_body(body: Annotated[Any, Depends(read_json_body)]) -> BoardDefinitionIn:
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object")
-    try:
-        return BoardDefinitionIn.model_validate(body)
-    except ValidationError as exc:
-        raise invalid_input(validation_errors(exc.errors()), whole="body") from None
+_definition_body = object_body(BoardDefinitionIn)
 
 
 @router.put(
