@@ -15,10 +15,11 @@ from datetime import datetime, timedelta
 
 import structlog
 
+from app.domain.calendar import board_is_expired, period_closes_at
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.models import Entry
-from app.domain.periods import Board, board_is_expired
+from app.domain.periods import Board
 from app.errors import (
     ConditionFailed,
     Conflict,
@@ -85,14 +86,6 @@ class ClosedPeriodsReport:
 # ---- taking snapshots -------------------------------------------------------------------------
 
 
-def period_closes_at(board: Board, *, settle: timedelta) -> datetime | None:
-    """When a board's period is over for good: its end plus ``settle`` (the submission lateness
-    allowed, since a score achieved just before the end may arrive after it); ``None`` for
-    all-time, which never closes."""
-    end = board.period.end()
-    return None if end is None else end + settle
-
-
 async def take_snapshot(
     stores: Stores,
     board: Board,
@@ -111,16 +104,16 @@ async def take_snapshot(
     retention (its rows are, or are being, deleted); ``InvalidInput`` for a manual snapshot whose
     top does not fit in one item (nothing written)."""
     _check_top_n(top_n)
-    retention, shards = definition.retention, definition.shards
-    if board_is_expired(board, now=now, retention=retention):
+    shards = definition.shards
+    if board_is_expired(board, now=now, definition=definition):
         raise NotFound(f"board {board.board_id} is past its retention; its rows are not kept")
     if settle is None:
         snapshot, _ = await _take(stores, board, shards, now=now, top_n=top_n, closing=False)
         return snapshot
-    closes = period_closes_at(board, settle=settle)
+    closes = period_closes_at(board, definition, settle=settle)
     if closes is None or closes > now:
         raise InvalidInput(f"the period of board {board.board_id} has not closed yet")
-    await register_board(registry=stores.registry, board=board, retention=retention)
+    await register_board(registry=stores.registry, board=board, definition=definition)
     taken = await _take_closing(stores, board, now=now, top_n=top_n, shards=shards)
     if taken is None:
         existing = await _closed_snapshot_at(stores.registry, board.board_id)
@@ -347,18 +340,18 @@ async def snapshot_closed_periods(
         except ValueError:
             log.warning("registry_row_not_a_board", board=registered.board_id)
             continue
-        closes = period_closes_at(board, settle=settle)
-        if closes is None or closes > now:
-            continue
-        if registered.closed_snapshot_at is not None:
-            report.already_taken.append(board.board_id)
-            continue
         try:
             definition = (await definitions.of(board.game, board.variant)).definition
         except LeaderboardError as exc:
             _failed(report, board, exc)
             continue
-        if board_is_expired(board, now=now, retention=definition.retention):
+        closes = period_closes_at(board, definition, settle=settle)
+        if closes is None or closes > now:
+            continue
+        if registered.closed_snapshot_at is not None:
+            report.already_taken.append(board.board_id)
+            continue
+        if board_is_expired(board, now=now, definition=definition):
             report.expired.append(board.board_id)
         else:
             due.append((board, definition.shards))
