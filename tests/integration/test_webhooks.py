@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,9 +15,10 @@ from datetime import datetime
 from app.bootstrap import Runtime
 from app.domain.clock import from_ms
 from app.domain.events import BOARD_CLOSED, SIGNATURE_HEADER, Event, verify
-from app.domain.webhooks import GIVE_UP_AFTER_MS
+from app.domain.webhooks import GIVE_UP_AFTER_MS, IpAddress
 from app.errors import LeaderboardError
 from app.services.webhooks import WebhookAsk, WebhookPolicy, Webhooks
+from app.services.webhooks._targets import Resolver, resolve
 from tests.faults import Faithful, cancelled_at, fail_first, install
 from tests.receivers import Receiver, receiving
 from tests.support import now_ms
@@ -37,9 +39,23 @@ class Clock:
         self.now += int(seconds * 1000)
 
 
-def webhooks(runtime: Runtime, clock: Clock, *, lease_s: float = 30.0) -> Webhooks:
+def webhooks(
+    runtime: Runtime, clock: Clock, *, lease_s: float = 30.0, resolver: Resolver = resolve
+) -> Webhooks:
     policy = WebhookPolicy(production=False, cursor_secret=b"c" * 32, lease_s=lease_s)
-    return Webhooks(runtime.stores, policy, clock=clock)
+    return Webhooks(runtime.stores, policy, clock=clock, resolver=resolver)
+
+
+@dataclass
+class Names:
+    """A resolver whose answers a test sets (and changes: DNS answers do)."""
+
+    answers: dict[str, str]
+
+    async def __call__(self, host: str, port: int) -> list[IpAddress]:
+        if host not in self.answers:
+            raise OSError(f"{host} does not resolve")
+        return [ipaddress.ip_address(self.answers[host])]
 
 
 async def events(runtime: Runtime, clock: Clock, count: int, game: str = "trivia") -> list[Event]:
@@ -200,3 +216,28 @@ async def test_deliveries_under_the_faithful_run(runtime: Runtime, faithful_run:
         page = await hooks.deliveries("trivia", cursor=None, limit=20)
     assert sorted(set(receiver.ids())) == sorted(e.id for e in made)
     assert {s.status for s in page.events} == {"delivered"}
+
+
+async def test_a_delivery_connects_to_the_address_checked(runtime: Runtime) -> None:
+    clock, names = Clock(now_ms()), Names({"hooks.test": "127.0.0.1"})
+    hooks = webhooks(runtime, clock, resolver=names)
+    async with receiving() as receiver:
+        url = f"http://hooks.test:{receiver.port}/hooks/leaderboard"
+        await hooks.set(WebhookAsk("trivia", url, SECRET, _utc(clock.now)))
+        (first,) = await events(runtime, clock, 1)
+        # No DNS knows hooks.test: the request reached the receiver by the address checked.
+        assert await deliver(hooks) == 1
+        assert receiver.ids() == [first.id]
+        assert receiver.received[0].headers["host"] == f"hooks.test:{receiver.port}"
+        names.answers["hooks.test"] = "10.0.0.9"  # the name now points inside the network
+        (second,) = await events(runtime, clock, 1)
+        assert await deliver(hooks) == 1
+    assert receiver.ids() == [first.id], "nothing is sent to an address refused"
+    stored = {
+        s.event.id: s for s in (await hooks.deliveries("trivia", cursor=None, limit=5)).events
+    }
+    (attempt,) = stored[second.id].attempts
+    assert attempt.outcome == "refused"
+    assert attempt.error is not None
+    assert "resolves to 10.0.0.9, a private address" in attempt.error
+    assert stored[second.id].status == "pending"

@@ -23,7 +23,7 @@ from app.domain.webhooks import (
 )
 from app.errors import InvalidInput, Unavailable
 from app.services.webhooks import WebhookAsk, WebhookPolicy, Webhooks
-from app.services.webhooks._targets import target_refusal
+from app.services.webhooks._targets import pinned, target_refusal
 from tests.fakes import MemoryStores
 
 T0 = 1_800_000_000_000
@@ -175,3 +175,26 @@ async def test_a_deliverer_survives_its_store_failing() -> None:
     assert running.cancelled()
     (stored,) = fakes.outbox.stored.values()
     assert stored.attempts[0].outcome == "no-webhook"
+
+
+def test_a_request_is_pinned_to_the_address_checked() -> None:
+    request = pinned("https://Hooks.Example.com:8443/x?y=1", ipaddress.ip_address("2606:2800::1"))
+    assert str(request.url) == "https://[2606:2800::1]:8443/x?y=1"
+    assert request.headers == {"Host": "hooks.example.com:8443"}
+    assert request.extensions == {"sni_hostname": "hooks.example.com"}
+    plain = pinned("http://hooks.example.com/x", ipaddress.ip_address("93.184.215.14"))
+    assert str(plain.url) == "http://93.184.215.14/x"
+    assert plain.extensions == {}
+    literal = pinned("https://93.184.215.14/x", ipaddress.ip_address("93.184.215.14"))
+    assert (str(literal.url), literal.headers) == ("https://93.184.215.14/x", {})
+
+
+async def test_a_url_read_two_ways_is_refused_or_checked_as_the_client_reads_it() -> None:
+    with pytest.raises(ValueError, match="user name or password"):
+        target_of("http://127.0.0.1\\@evil.example/", production=False)
+    target = target_of("http://evil.example#@127.0.0.1/", production=False)
+    assert target.host == "evil.example"  # as the HTTP client reads it, and checked as that
+    resolver = _resolving("10.0.0.1")
+    refused = await target_refusal(target, production=False, resolver=resolver)  # type: ignore[arg-type]
+    assert refused is not None
+    assert "evil.example resolves to 10.0.0.1" in refused

@@ -23,7 +23,7 @@ from app.errors import LeaderboardError
 from app.services.ports import Stores
 from app.services.ports.webhooks import DueEvent, StoredEvent
 from app.services.webhooks._policy import WebhookPolicy
-from app.services.webhooks._targets import Resolver, target_refusal
+from app.services.webhooks._targets import Resolver, TargetRefused, checked_addresses, pinned
 
 log = structlog.get_logger(__name__)
 
@@ -136,11 +136,16 @@ class Deliverer:
             target = target_of(webhook.url, production=production)
         except ValueError as exc:
             return Attempt(at, "refused", 0, error=f"the URL {exc}")
-        refused = await target_refusal(target, production=production, resolver=self._resolver)
-        if refused is not None:
-            return Attempt(at, "refused", 0, error=refused)
+        try:
+            addresses = await checked_addresses(
+                target, production=production, resolver=self._resolver
+            )
+        except TargetRefused as refused:
+            return Attempt(at, "refused", 0, error=str(refused))
+        request = pinned(webhook.url, addresses[0])
         body = stored.event.body.encode()
         headers = {
+            **request.headers,
             "Content-Type": "application/json",
             SIGNATURE_HEADER: signature(webhook.secret, at // 1000, body),
             EVENT_ID_HEADER: stored.event.id,
@@ -149,7 +154,12 @@ class Deliverer:
         try:
             # Streamed, and its body never read: a receiver's answer is its status alone.
             async with http.stream(
-                "POST", webhook.url, content=body, headers=headers, timeout=self._policy.timeout_s
+                "POST",
+                request.url,
+                content=body,
+                headers=headers,
+                timeout=self._policy.timeout_s,
+                extensions=request.extensions,
             ) as response:
                 status = response.status_code
         except httpx.TimeoutException:
