@@ -206,12 +206,13 @@ async def test_deliveries_under_the_faithful_run(runtime: Runtime, faithful_run:
     hooks = webhooks(runtime, clock, lease_s=5)
     async with receiving() as receiver:
         await set_hook(hooks, receiver, clock)
-        made = await events(runtime, clock, 6)
-        for _ in range(10):
+        made = await events(runtime, clock, 12)
+        for _ in range(12):
             # The poll's own query may be throttled: the loop logs it and looks again.
             with contextlib.suppress(LeaderboardError):
                 await deliver(hooks)
             clock.move(10)
+    assert sum(faithful_run.injected.values()) > 0, "the run met none of DynamoDB's faults"
     with faithful_run.quietly():
         page = await hooks.deliveries("trivia", cursor=None, limit=20)
     assert sorted(set(receiver.ids())) == sorted(e.id for e in made)
