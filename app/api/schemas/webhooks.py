@@ -15,13 +15,16 @@ from app.services.webhooks import Deliveries
 
 
 class WebhookIn(CamelModel):
-    # Lengths are checked by the use case, whose 422 never quotes what was sent (a secret).
+    # A 422 for either never quotes what was sent (the secret): app/api/invalid.py.
     url: str = Field(
+        max_length=MAX_URL,
         description=f"http(s), at most {MAX_URL} characters; https only in production, and never "
         "a host that is or resolves to a private, loopback, link-local, multicast, reserved or "
         "unspecified address"
     )
     secret: str = Field(
+        min_length=MIN_SECRET,
+        max_length=MAX_SECRET,
         description=f"{MIN_SECRET} to {MAX_SECRET} characters: the key the events are signed "
         "with (never shown again)"
     )
