@@ -20,13 +20,13 @@ class WebhookIn(CamelModel):
         max_length=MAX_URL,
         description=f"http(s), at most {MAX_URL} characters; https only in production, and never "
         "a host that is or resolves to a private, loopback, link-local, multicast, reserved or "
-        "unspecified address"
+        "unspecified address",
     )
     secret: str = Field(
         min_length=MIN_SECRET,
         max_length=MAX_SECRET,
         description=f"{MIN_SECRET} to {MAX_SECRET} characters: the key the events are signed "
-        "with (never shown again)"
+        "with (never shown again)",
     )
 
     model_config = CamelModel.model_config | {"extra": "forbid"}

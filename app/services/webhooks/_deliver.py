@@ -75,8 +75,8 @@ class Deliverer:
                 await asyncio.sleep(self._policy.poll_s)
 
     async def deliver_due(self, http: httpx.AsyncClient) -> int:
-        """One look for due events, each sent by this task if it takes its lease; how many this
-        task sent (delivered or not)."""
+        """One look for due events, each tried by this task if it takes its lease; how many
+        attempts this task made and recorded (delivered or not)."""
         now = self._clock()
         due = await self._stores.outbox.due_events(now_ms=now, limit=self._policy.batch)
         sent = await asyncio.gather(*(self._deliver(http, d) for d in due), return_exceptions=True)
@@ -88,11 +88,8 @@ class Deliverer:
         return sum(1 for outcome in sent if outcome is True)
 
     async def _deliver(self, http: httpx.AsyncClient, due: DueEvent) -> bool:
-        outbox, holder, now = (
-            self._stores.outbox,
-            f"{self._name}:{secrets.token_hex(8)}",
-            self._clock(),
-        )
+        outbox, now = self._stores.outbox, self._clock()
+        holder = f"{self._name}:{secrets.token_hex(8)}"  # new for every lease: see OutboxStore.take
         lease_ms = int(self._policy.lease_s * 1000)
         if not await outbox.take(due, holder=holder, until_ms=now + lease_ms, now_ms=now):
             return False  # another task took it first
