@@ -40,6 +40,7 @@ from app.services.registry import RegisteredBoards
 from app.services.rules import BoardRules
 from app.services.rules.held import Definitions
 from app.services.submissions import Submissions
+from app.services.webhooks import WebhookPolicy, Webhooks
 from app.settings import Settings
 from app.store.api_keys import ApiKeyItems
 from app.store.client import Dynamo, open_client
@@ -49,12 +50,14 @@ from app.store.index import IndexReads, RankReads
 from app.store.item_locks import ItemLocks
 from app.store.leases import LeaseItems
 from app.store.moderation import ModerationItems
+from app.store.outbox import OutboxItems
 from app.store.registry import RegistryItems
 from app.store.requests import RequestItems
 from app.store.snapshots import SnapshotItems
 from app.store.standings import ErasureMarkItems, StandingItems
 from app.store.submissions import SubmissionItems
 from app.store.tables import TableNames, Tables
+from app.store.webhooks import WebhookItems
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb import DynamoDBClient
@@ -167,6 +170,8 @@ def build_stores(dynamo: Dynamo, settings: Settings, *, probe: Dynamo | None = N
         api_keys=ApiKeyItems(dynamo, table=names.scores),
         tables=Tables(dynamo, names, probe=probe),
         moderation=ModerationItems(dynamo, table=names.scores, counters=counters),
+        webhooks=WebhookItems(dynamo, table=names.scores),
+        outbox=OutboxItems(dynamo, table=names.scores),
     )
 
 
@@ -296,4 +301,13 @@ def build_leaderboard(settings: Settings, stores: Stores, policies: Policies) ->
         api_keys=ApiKeys(stores.api_keys, build_authenticator(settings, stores.api_keys)),
         readiness=stores.tables,
         ranking=ranking,
+        webhooks=Webhooks(stores, webhook_policy(settings)),
+    )
+
+
+def webhook_policy(settings: Settings) -> WebhookPolicy:
+    return WebhookPolicy(
+        production=settings.environment == "production",
+        cursor_secret=settings.cursor_key(),
+        poll_s=settings.webhook_poll_seconds,
     )

@@ -15,7 +15,17 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from app import __version__, telemetry
-from app.api import admin, batches, health, moderation, reads, scores, snapshots, variants
+from app.api import (
+    admin,
+    batches,
+    health,
+    moderation,
+    reads,
+    scores,
+    snapshots,
+    variants,
+    webhooks,
+)
 from app.api.cors import PublicReadsCors
 from app.api.deps import AppState
 from app.api.docs import install_docs
@@ -123,6 +133,8 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
             definitions_task = asyncio.create_task(
                 _keep_definitions(runtime.leaderboard.rules, state.startup)
             )
+            # Every task delivers the outbox's events; their leases keep two from sending one.
+            deliverer = asyncio.create_task(runtime.leaderboard.webhooks.deliver_forever())
             demo_task = None
             if demo and settings.uses_embedded_backend:
                 state.startup.begin(DEMO_JOB)  # /readyz is 503 until it is done
@@ -131,6 +143,8 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
             if demo_task is not None and not demo_task.done():
                 demo_task.cancel()
             definitions_task.cancel()
+            deliverer.cancel()
+            await asyncio.gather(deliverer, return_exceptions=True)
 
     app = FastAPI(
         title="Leaderboard",
@@ -174,7 +188,17 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     install_viewer(app)
     routers = [
         module.router
-        for module in (scores, batches, health, reads, variants, admin, moderation, snapshots)
+        for module in (
+            scores,
+            batches,
+            health,
+            reads,
+            variants,
+            admin,
+            moderation,
+            snapshots,
+            webhooks,
+        )
     ]
     for router in routers:
         app.include_router(router)

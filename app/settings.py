@@ -331,6 +331,7 @@ class Settings(BaseSettings):
         "serve one board",
         json_schema_extra={"shown_default": "random per process"},
     )
+    webhook_poll_seconds: float = Field(default=5.0, ge=0, description="poll for webhooks; 0: off")
     state_file: Path | None = Field(
         default=None,
         description="where `leaderboard serve` records its embedded backend for the operator "

@@ -61,6 +61,7 @@ from app.services.ports import (
     TablesReport,
 )
 from tests.fakes_moderation import MemoryModeration
+from tests.fakes_webhooks import MemoryOutbox, MemoryWebhooks
 
 
 class MemoryIndex:
@@ -1191,6 +1192,8 @@ class MemoryStores:
     api_keys: MemoryApiKeys = field(default_factory=MemoryApiKeys)
     tables: MemoryTables = field(default_factory=MemoryTables)
     moderation: MemoryModeration = field(default_factory=MemoryModeration)
+    webhooks: MemoryWebhooks = field(default_factory=MemoryWebhooks)
+    outbox: MemoryOutbox = field(default_factory=MemoryOutbox)
 
     def __post_init__(self) -> None:
         self.moderation.rows = self.table.standing
@@ -1215,4 +1218,6 @@ class MemoryStores:
             api_keys=self.api_keys,
             tables=self.tables,
             moderation=self.moderation,
+            webhooks=self.webhooks,
+            outbox=self.outbox,
         )

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from app.api.deps import ReadLimitDep
 from app.api.schemas import BoardDefinitionIn, Problem, ScoreBatch, ScoreSubmission
 from app.api.schemas.moderation import ModerationIn
+from app.api.schemas.webhooks import WebhookIn
 from app.errors import PROBLEM_JSON, problem_types
 
 TAGS = [
@@ -36,6 +37,11 @@ TAGS = [
         "description": "Keys of scope `admin`: hiding, banning and restoring a player in a game, "
         "voiding an entry, the game's moderated players and its audit log.",
     },
+    {
+        "name": "webhooks",
+        "description": "Keys of scope `admin`: a game's webhook (its URL and signing secret) "
+        "and its events' deliveries.",
+    },
     {"name": "service", "description": "The operators' checks: liveness, readiness, metrics."},
 ]
 
@@ -45,6 +51,7 @@ COMPONENTS: tuple[type[BaseModel], ...] = (
     ScoreBatch,
     BoardDefinitionIn,
     ModerationIn,
+    WebhookIn,
 )
 """Models named in the document though no route declares them: the problem, and the bodies the
 routes read themselves (to bound and check them before parsing)."""

@@ -1,5 +1,5 @@
 """The ``leaderboard`` command: serve the API, and the operator's tools (create-tables, keys, seed,
-reconcile, snapshot, erase), each through the composition root like the service itself.
+reconcile, snapshot, erase, moderate, webhooks), each through the composition root like the service itself.
 
 stdout holds each command's output and nothing else (``--json``: one line of JSON); logs go to
 stderr (operator commands log warnings only, unless ``-v``), and so do the one line an operator
@@ -22,6 +22,7 @@ from app.cli.admin import run_boards, run_create_tables, run_keys
 from app.cli.moderation import run_moderate, run_void
 from app.cli.operations import run_erase, run_reconcile, run_seed, run_snapshot
 from app.cli.parser import build_parser
+from app.cli.webhooks import run_webhooks
 from app.configuration import CommandSettings, ConfigurationError, get_settings, load_settings
 from app.errors import LeaderboardError
 from app.local.serves import NoBackend, command_backend, record_service
@@ -87,6 +88,7 @@ _COMMANDS: dict[str, Callable[[Runtime, argparse.Namespace], Coroutine[Any, Any,
     "erase": run_erase,
     "moderate": run_moderate,
     "void": run_void,
+    "webhooks": run_webhooks,
 }
 
 

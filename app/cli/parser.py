@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from app import __version__
+from app.cli.webhooks import add_webhook_commands
 from app.domain.definitions import BoardDefinition, Operator, ScoreFormat
 from app.domain.keys import Order
 from app.domain.shards import SHARD_COUNTS
@@ -348,6 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     erase.add_argument("player", metavar="PLAYER", help="the player id")
     _add_moderation_commands(commands, common, operator, formatter)
+    add_webhook_commands(commands, common, operator, formatter)
     return parser
 
 

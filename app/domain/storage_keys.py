@@ -73,6 +73,21 @@ KEYS_SORT_KEY = "apikey"
 """The ``leaderboardId`` of every key item: no board can be called that (board ids hold ``#``)."""
 
 
+WEBHOOK_PREFIX = "webhook#"
+"""``webhook#<game>`` / ``webhook``: the game's webhook (its URL and secret)."""
+
+WEBHOOK_SORT_KEY = "webhook"
+
+OUTBOX_PREFIX = "outbox#"
+"""``outbox#<game>`` / ``<createdAt>#<eventId>``: an event for the game's webhook;
+``outbox#due`` / ``<createdAt>#<game>#<eventId>``: its marker while it waits to be delivered
+(``app.store.outbox``)."""
+
+
+def webhook_pk(game: str) -> str:
+    return f"{WEBHOOK_PREFIX}{game}"
+
+
 def coarse_pk(board_id: str, shard: int) -> str:
     return f"{HISTOGRAM_PREFIX}{board_id}#c{shard}"
 
@@ -109,6 +124,8 @@ RESERVED_GAMES = frozenset(
         API_KEY_PREFIX,
         MODERATION_PREFIX,
         MODERATION_LOG_PREFIX,
+        WEBHOOK_PREFIX,
+        OUTBOX_PREFIX,
     )
 )
 """Game names that would begin a board id (``<game>#<variant>#<period>``) with a prefix of the

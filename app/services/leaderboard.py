@@ -13,6 +13,7 @@ from app.services.ranking import Ranking
 from app.services.reads import BoardReads
 from app.services.rules import BoardRules
 from app.services.submissions import Submissions
+from app.services.webhooks import Webhooks
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Leaderboard:
     """Whether the tables answer (``/readyz``)."""
     ranking: Ranking
     """The task's ranks, which submissions and reads share (its tie builds close with it)."""
+    webhooks: Webhooks
+    """A game's webhook, its deliveries, and the deliverer the service's tasks run."""
 
     async def ping(self) -> None:
         """``Unavailable`` unless both tables answer."""

@@ -37,6 +37,11 @@ REPORTING = [
     ["moderate", "list", "trivia"],
     ["moderate", "log", "trivia"],
     ["void", "trivia#classic#alltime", "ann"],
+    ["webhooks", "set", "trivia", "--url", "https://hooks.example.com/x"],
+    ["webhooks", "set", "trivia", "--url", "https://x.example/", "--secret-env", "HOOK_SECRET"],
+    ["webhooks", "show", "trivia"],
+    ["webhooks", "remove", "trivia"],
+    ["webhooks", "deliveries", "trivia", "--limit", "5"],
 ]
 
 
@@ -49,7 +54,14 @@ def test_v_goes_anywhere_on_the_line_and_every_reporting_command_takes_json(
     assert parser.parse_args(command).json is False
     for at in range(len(command) + 1):
         line = [*command[:at], "-v", *command[at:]]
-        if at and command[at - 1] in ("--name", "--scope", "--reason"):
+        if at and command[at - 1] in (
+            "--name",
+            "--scope",
+            "--reason",
+            "--url",
+            "--secret-env",
+            "--limit",
+        ):
             continue  # between an option and its value
         assert parser.parse_args(line).verbose is True, line
     assert parser.parse_args([*command, "--json"]).json is True

@@ -22,6 +22,8 @@ KEYS = [
     scheme.moderation_sk("trivia"),
     scheme.moderation_listing_pk("trivia"),
     scheme.moderation_log_pk("trivia"),
+    scheme.webhook_pk("trivia"),
+    f"{scheme.OUTBOX_PREFIX}trivia",
 ]
 
 

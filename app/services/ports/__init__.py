@@ -60,6 +60,7 @@ from app.services.ports.ranking import (
     StoredTies,
     TieItem,
 )
+from app.services.ports.webhooks import OutboxStore, WebhookStore
 
 # ---- the tables, and all of it together ---------------------------------------------------------
 
@@ -112,6 +113,8 @@ class Stores:
     api_keys: ApiKeyStore
     tables: TableAdmin
     moderation: ModerationStore
+    webhooks: WebhookStore
+    outbox: OutboxStore
 
 
 __all__ = [
@@ -133,6 +136,7 @@ __all__ = [
     "LeaseStore",
     "Membership",
     "ModerationStore",
+    "OutboxStore",
     "PlayerRecord",
     "PlayerRows",
     "RankReader",
@@ -162,4 +166,5 @@ __all__ = [
     "TableAdmin",
     "TablesReport",
     "TieItem",
+    "WebhookStore",
 ]

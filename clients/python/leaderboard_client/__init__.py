@@ -14,8 +14,11 @@ from .client import (
     Refused,
     Submission,
 )
+from .webhooks import EVENT_ID_HEADER, SIGNATURE_HEADER, verify_signature
 
 __all__ = [
+    "EVENT_ID_HEADER",
+    "SIGNATURE_HEADER",
     "AsyncLeaderboardClient",
     "BatchItem",
     "BatchResult",
@@ -27,5 +30,6 @@ __all__ = [
     "Rank",
     "Refused",
     "Submission",
+    "verify_signature",
 ]
 __version__ = "0.1.0"

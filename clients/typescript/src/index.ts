@@ -8,6 +8,13 @@ import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
 export type { components, paths } from "./schema.js";
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  EVENT_ID_HEADER,
+  SIGNATURE_HEADER,
+  type VerifyOptions,
+  verifySignature,
+} from "./webhooks.js";
 export type Schemas = components["schemas"];
 export type Submission = Schemas["ScoreSubmission"];
 export type SubmitResponse = Schemas["SubmitResponse"];
