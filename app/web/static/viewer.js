@@ -24,10 +24,16 @@
     game: null,
     variant: null,
     period: null, // the period read: "alltime" or dated ("day:2026-12-06"), as the API lists them
-    // "day", "week" or "month" while the reader follows the current period of that kind (a link
-    // saying period=day, or the "Today" choice): the next current one replaces it as the list
-    // moves on. null on all-time, and on a dated period chosen as such, which stays put.
+    // "day", "week", "month" or "season" while the reader follows the current period of that kind
+    // (a link saying period=day, or the "Today" choice): the next current one replaces it as the
+    // list or the API's answer moves on. null on all-time, and on a dated period chosen as such,
+    // which stays put.
     follows: null,
+    // The current periods of the chosen variant (`of`) as the API's answers named them, kind ->
+    // id ("season" -> "season:s1"): the list's currentPeriods are UTC's and name no season, so a
+    // followed season, or a followed day of a variant with a time zone of its own, is asked for by
+    // kind (askedPeriod) and its answer's period.id says which it is.
+    now: { of: null, periods: {} },
     drawn: false, // whether the chosen board has been drawn since it was chosen
     listingAskedOn: null, // the browser's UTC date the list was last read early for (listingDue)
     cursors: [null], // cursors[i] opens page i; page 0 needs none
@@ -94,7 +100,7 @@
     element.classList.toggle("error", Boolean(isError));
   }
 
-  const boardPath = () => `/v1/leaderboards/${[view.game, view.variant, view.period].map(encodeURIComponent).join("/")}`;
+  const boardPath = () => `/v1/leaderboards/${[view.game, view.variant, askedPeriod()].map(encodeURIComponent).join("/")}`;
   const variantPath = () => `/v1/games/${encodeURIComponent(view.game)}/variants/${encodeURIComponent(view.variant)}`;
   const variantKey = () => JSON.stringify([view.game, view.variant]);
 
@@ -161,15 +167,35 @@
   // ---- the board list ------------------------------------------------------------------------
 
   const kindOf = (period) => period.split(":")[0];
-  const currentOf = (kind) => view.listing.currentPeriods.find((p) => kindOf(p) === kind) || null;
-  const isCurrent = (period) => view.listing.currentPeriods.includes(period);
+  const FOLLOWED = ["day", "week", "month", "season"]; // the kinds a link may name as "the current"
+  const listedCurrent = (kind) => view.listing.currentPeriods.find((p) => kindOf(p) === kind) || null;
+  // The current period of a kind for the chosen variant: as its board read last named it, else as
+  // the list names it in UTC (null for a season until a read names it).
+  function currentOf(kind) {
+    const named = view.now.of === variantKey() ? view.now.periods[kind] : null;
+    return named || listedCurrent(kind);
+  }
+  const isCurrent = (period) => period === "season" || currentOf(kindOf(period)) === period;
 
-  // A period as a link or a choice names it: "day", "week" or "month" is the current period of
-  // that kind as the service names it (`currentPeriods`), followed as it moves on; any other
-  // ("alltime", a dated period, something the API will refuse) is itself.
+  // Whether the variant's days, weeks and months are its own: a time zone other than UTC (its day
+  // begins at local midnight there), where the list's UTC dates may name another day. Known once
+  // its definition is read.
+  function ownCalendar() {
+    const definition = view.rules.of === variantKey() ? view.rules.definition : null;
+    return Boolean(definition && definition.timeZone && definition.timeZone !== "UTC");
+  }
+
+  // The period in the path: a followed season, or a followed day, week or month of a variant in a
+  // time zone of its own, is asked for by its kind ("season", "day"), so that the API says which
+  // one is current for the variant; any other as the view names it.
+  const askedPeriod = () => (view.follows && (view.follows === "season" || ownCalendar()) ? view.follows : view.period);
+
+  // A period as a link or a choice names it: "day", "week", "month" or "season" is the current
+  // period of that kind, followed as it moves on ("season" itself until a read names the running
+  // one); any other ("alltime", a dated period, something the API will refuse) is itself.
   function resolve(period) {
-    const current = period && !period.includes(":") ? currentOf(period) : null;
-    return current ? { period: current, follows: period } : { period: period || null, follows: null };
+    if (!period || !FOLLOWED.includes(period)) return { period: period || null, follows: null };
+    return { period: currentOf(period) || period, follows: period };
   }
 
   // What a choice of the period list asks for: the current period is "Today", not one date.
@@ -180,7 +206,8 @@
     const [kind, label] = period.split(":");
     if (!isCurrent(period)) return label || kind;
     const names = { day: "Today", week: "This week" };
-    return `${names[kind] || `This ${kind}`} (${label})`;
+    const name = names[kind] || `This ${kind}`;
+    return label ? `${name} (${label})` : name; // "This season" until a read names it
   }
 
   const boardName = () => `${view.game} / ${view.variant} / ${periodName(view.period)}`;
@@ -188,16 +215,24 @@
 
   // A variant's periods as the API lists them, plus the current period of each kind it has
   // (today's board exists as soon as anyone plays today; until then it is an empty board).
+  // A variant whose definition lists seasons is offered the running season ("season") too.
   function periodsOf(variant) {
     const periods = [...variant.periods];
-    for (const current of view.listing.currentPeriods) {
-      const kind = kindOf(current);
-      if (!periods.includes(current) && periods.some((p) => p.startsWith(`${kind}:`))) {
-        const at = periods.findIndex((p) => p.startsWith(`${kind}:`));
-        periods.splice(at, 0, current);
-      }
+    const kinds = ["day", "week", "month"].filter((kind) => periods.some((p) => p.startsWith(`${kind}:`)));
+    if (definedPeriods().includes("season")) kinds.push("season");
+    for (const kind of kinds) {
+      const current = currentOf(kind) || kind;
+      if (periods.includes(current)) continue;
+      const at = periods.findIndex((p) => p.startsWith(`${kind}:`));
+      periods.splice(at < 0 ? periods.length : at, 0, current);
     }
     return periods;
+  }
+
+  // The kinds of period the chosen variant's definition keeps; none until it is read.
+  function definedPeriods() {
+    const definition = view.rules.of === variantKey() ? view.rules.definition : null;
+    return definition && Array.isArray(definition.periods) ? definition.periods : [];
   }
 
   const listedGame = () => view.listing.games.find((g) => g.game === view.game) || null;
@@ -209,9 +244,7 @@
   function offeredPeriods() {
     const listed = listedVariant();
     if (listed) return periodsOf(listed);
-    const definition = view.rules.of === variantKey() ? view.rules.definition : null;
-    if (!definition || !Array.isArray(definition.periods)) return [];
-    return definition.periods.map((kind) => (kind === "alltime" ? kind : currentOf(kind))).filter(Boolean);
+    return definedPeriods().map((kind) => (kind === "alltime" ? kind : currentOf(kind) || kind));
   }
 
   // The choices with the one asked for among them: a board the list does not hold is offered as
@@ -235,7 +268,7 @@
     const groups = new Map(); // optgroups by period kind, in the order the API gives them
     const options = values.map((value) => {
       const option = new Option(name(value), value, false, value === chosen);
-      const kind = value.includes(":") ? kindOf(value) : null;
+      const kind = value.includes(":") || FOLLOWED.includes(value) ? kindOf(value) : null;
       if (select.id === "period" && kind) {
         if (!groups.has(kind)) {
           const group = document.createElement("optgroup");
@@ -326,7 +359,7 @@
   function listingDue() {
     if (view.listing === null || view.refreshes % LISTING_EVERY === 0) return true;
     const today = new Date().toISOString().slice(0, 10);
-    const day = currentOf("day");
+    const day = listedCurrent("day");
     if (!day || day.slice(4) >= today || view.listingAskedOn === today) return false;
     view.listingAskedOn = today;
     return true;
@@ -461,12 +494,74 @@
 
   // ---- one refresh: the page of the board and, if one is open, the player ------------------------
 
+  // A board read asked for by kind (askedPeriod) names the period it is: kept as the variant's
+  // current one of that kind, and the view moves onto it (the day after local midnight, the
+  // season after the last one ended).
+  function learnPeriod(period) {
+    const asked = askedPeriod();
+    if (!period || typeof period.id !== "string" || !FOLLOWED.includes(asked)) return;
+    if (view.now.of !== variantKey()) view.now = { of: variantKey(), periods: {} };
+    view.now.periods[asked] = period.id;
+    if (view.period === period.id) return;
+    view.shown.top = null; // another board than the one drawn: nothing on it "moved"
+    view.shown.around = null;
+    choosePeriod(asked, true);
+  }
+
+  // ---- when the board's period runs, and when it resets, in the reader's own time zone -----------
+
+  const readerZone = new Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  // English words, a 24-hour clock, in the reader's zone: "Mon 7 Dec, 00:00".
+  const localParts = new Intl.DateTimeFormat("en-US", {
+    timeZone: readerZone, weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+  });
+
+  function localText(instant) {
+    const part = Object.fromEntries(localParts.formatToParts(instant).map((p) => [p.type, p.value]));
+    return `${part.weekday} ${part.day} ${part.month}, ${part.hour}:${part.minute}`;
+  }
+
+  // How long until an instant, to the minute (rounded down), from the browser's clock at each
+  // draw: "3 h 12 min", "2 d 5 h", "under a minute".
+  function untilText(instant) {
+    const minutes = Math.floor((instant.getTime() - Date.now()) / 60000);
+    if (minutes < 1) return "under a minute";
+    const days = Math.floor(minutes / 1440), hours = Math.floor((minutes % 1440) / 60), rest = minutes % 60;
+    if (days) return `${days} d ${hours} h`;
+    return hours ? `${hours} h ${rest} min` : `${rest} min`;
+  }
+
+  // The line under the heading: the period's span, then when the board resets (the API's
+  // nextResetAt) and how long until then, or when it ended; nothing for all-time. Drawn with every
+  // board read, so the countdown is the reset's distance from now, never a counter kept running.
+  function drawPeriod(period) {
+    const line = $("board-period");
+    const at = (iso) => (iso ? new Date(iso) : null);
+    const starts = at(period && period.startsAt), ends = at(period && period.endsAt), next = at(period && period.nextResetAt);
+    const valid = (instant) => instant && !Number.isNaN(instant.getTime());
+    if (!valid(starts) || !valid(ends)) {
+      line.textContent = "";
+      line.hidden = true;
+      return;
+    }
+    const zone = `(${readerZone})`;
+    const parts = [`${localText(starts)} – ${localText(ends)}`];
+    const now = Date.now();
+    if (ends.getTime() <= now) parts.push(`Ended ${localText(ends)} ${zone}`);
+    else if (starts.getTime() > now) parts.push(`Starts ${localText(starts)} ${zone}`, `in ${untilText(starts)}`);
+    else if (valid(next)) parts.push(`Resets ${localText(next)} ${zone}`, `in ${untilText(next)}`);
+    else parts.push(`Ends ${localText(ends)} ${zone}`, `in ${untilText(ends)}`);
+    line.textContent = parts.join(" · ");
+    line.hidden = false;
+  }
+
   function drawBoard(page) {
     view.scoreFormat = page.scoreFormat;
     view.drawn = true;
     const count = page.playerCount;
     $("board-heading").textContent = `Top of ${boardName()}`;
     $("board-count").textContent = `${count} player${count === 1 ? "" : "s"}`;
+    drawPeriod(page.period);
     const entries = page.entries;
     $("top").hidden = entries.length === 0;
     if (!entries.length) {
@@ -491,6 +586,7 @@
     $("board-heading").textContent = view.variant ? `Top of ${boardName()}` : "Top";
     $("board-count").textContent = "";
     $("board-rule").hidden = true;
+    $("board-period").hidden = true;
     $("top").hidden = true;
     $("prev").disabled = true;
     $("next").disabled = true;
@@ -558,7 +654,8 @@
         $("board").hidden = false;
         say("message", "");
         if (reread && boardKey() !== before && generation === view.generation) {
-          // The current period moved on (midnight UTC) and the reader follows it: a new board.
+          // The current period moved on (midnight UTC; a variant in a zone of its own moves on
+          // when its answer names the next one, learnPeriod) and the reader follows it.
           forget({ board: true });
           remember();
         }
@@ -568,11 +665,27 @@
         cannotShow(`No board to show: the board list has no game “${view.game}”, and the link names no variant of it. Choose a board above.`);
         return;
       }
-      const path = boardPath();
       const cursor = view.cursors[view.page];
       const query = `?limit=${PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
       const player = view.player && encodeURIComponent(view.player);
-      const rulesFor = view.rules.of === variantKey() ? null : variantKey(); // once per variant
+      let rulesFor = view.rules.of === variantKey() ? null : variantKey(); // once per variant
+      if (rulesFor && view.follows && view.follows !== "season") {
+        // Which day is current depends on the variant's time zone (askedPeriod): its definition
+        // first, once. A failed read leaves the list's UTC day, and is tried again next refresh.
+        let read = null;
+        try {
+          read = await api(variantPath(), controller.signal);
+        } catch (error) {
+          if (error.name === "AbortError") throw error;
+        }
+        if (generation !== view.generation) return;
+        if (read) {
+          view.rules = { of: rulesFor, definition: read };
+          rulesFor = null;
+          choosePeriod(view.follows, true);
+        }
+      }
+      const path = boardPath();
       const wordsDue = view.words === null; // once, until read
       const [page, found, around, rules, words] = await Promise.allSettled([
         api(path + query, controller.signal),
@@ -591,11 +704,12 @@
         // A failed read costs only the words: the board shows without them.
         const read = rules.status === "fulfilled";
         view.rules = { of: read ? rulesFor : null, definition: read ? rules.value : null };
-        // A variant the list does not hold: its periods are those its definition keeps.
-        if (read && !listedVariant()) choosePeriod(view.follows || view.period, true);
+        // Its periods as its definition keeps them (a variant the list does not hold; seasons).
+        if (read) choosePeriod(view.follows || view.period, true);
       }
       const scroll = [window.scrollX, window.scrollY];
       if (page.status === "fulfilled") {
+        learnPeriod(page.value.period);
         drawBoard(page.value);
         drawRules(); // after drawBoard: the headings' title is the format that board read says
       } else throw page.reason;
