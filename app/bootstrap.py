@@ -110,6 +110,7 @@ def build_policies(settings: Settings) -> Policies:
         settle=timedelta(seconds=settings.max_lateness_seconds),
         redefine=redefine_policy(settings),
         sweep_again_s=settings.request_deadline_seconds + 1,
+        close_interval_s=settings.close_interval_seconds,
     )
 
 

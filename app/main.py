@@ -123,6 +123,9 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
             definitions_task = asyncio.create_task(
                 _keep_definitions(runtime.leaderboard.rules, state.startup)
             )
+            # Every task closes the periods that are due; the close happens once whatever
+            # their number (app.services.operations._close).
+            closer_task = asyncio.create_task(runtime.leaderboard.operations.keep_closing())
             demo_task = None
             if demo and settings.uses_embedded_backend:
                 state.startup.begin(DEMO_JOB)  # /readyz is 503 until it is done
@@ -131,6 +134,8 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
             if demo_task is not None and not demo_task.done():
                 demo_task.cancel()
             definitions_task.cancel()
+            closer_task.cancel()
+            await asyncio.gather(closer_task, return_exceptions=True)
 
     app = FastAPI(
         title="Leaderboard",

@@ -130,6 +130,8 @@ def make_settings(endpoint: str, tables: TableNames, **overrides: object) -> Set
         # and the leases let go as the definition is put (their own tests set both).
         "definition_cache_seconds": 0,
         "definition_change_grace_seconds": 0,
+        # No closer at work behind a test's back: the close gets its own tests.
+        "close_interval_seconds": 3600,
         "api_keys": [
             ApiKeyEntry(
                 name="trivia-server", sha256=digest_of(SUBMIT_KEY), scopes=["submit:trivia"]

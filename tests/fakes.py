@@ -16,6 +16,7 @@ from typing import TypeVar
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, parse_iso_ms, to_ms
 from app.domain.definitions import BoardDefinition, Operator
+from app.domain.events import Event
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing
 from app.domain.seed_file import SeedRow
@@ -1097,6 +1098,8 @@ class MemorySnapshots:
         self._registry = registry
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
         self.memberships = table.memberships
+        self.events: list[Event] = []
+        """The events written with the closes, oldest first."""
 
     async def add_memberships(
         self, board_id: str, taken_at: str, player_ids: Sequence[str]
@@ -1123,11 +1126,12 @@ class MemorySnapshots:
             raise ConditionFailed("writing the snapshot")
         self.snapshots[at] = snapshot
 
-    async def put_closing_snapshot(self, snapshot: Snapshot) -> bool:
+    async def put_closing_snapshot(self, snapshot: Snapshot, event: Event) -> bool:
         row = self._registry.boards.get(snapshot.board_id)
         if row is None or row.closed_snapshot_at is not None:
             return False
         await self.put_snapshot(snapshot)
+        self.events.append(event)
         self._registry.boards[snapshot.board_id] = replace(
             row, closed_snapshot_at=snapshot.taken_at
         )

@@ -13,7 +13,7 @@ from app.api.schemas.common import (
 )
 from app.domain.counts import CounterCell, CounterDifference
 from app.services.operations import ErasureReport, ReconcileReport, SeedReport
-from app.services.ports import Snapshot, SnapshotSummary
+from app.services.ports import Snapshot, SnapshotReason, SnapshotSummary
 from app.services.ranking.ties import TieReport
 
 
@@ -29,7 +29,10 @@ class SnapshotEntryOut(CamelModel):
 class SnapshotOut(CamelModel):
     leaderboard_id: str
     snapshot_taken_at: str
-    reason: str
+    reason: SnapshotReason = Field(
+        description="`closed`: the board's final snapshot, taken once when its period closed; "
+        "`manual`: taken on demand"
+    )
     player_count: int
     top_n: int
     entries: list[SnapshotEntryOut]
@@ -58,7 +61,7 @@ class SnapshotOut(CamelModel):
 
 class SnapshotSummaryOut(CamelModel):
     snapshot_taken_at: str
-    reason: str
+    reason: SnapshotReason
     player_count: int
 
 

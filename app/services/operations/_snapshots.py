@@ -28,6 +28,7 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
+from app.services.operations._close import closed_event
 from app.services.ports import (
     BoardIndex,
     BoardRegistry,
@@ -56,7 +57,7 @@ _CLOSING_CONCURRENCY = 4
 
 @dataclass(frozen=True)
 class ShortenedSnapshot:
-    """A period-closed snapshot that holds only the first ``kept`` of its top ``top_n``: all of
+    """A final (closed) snapshot that holds only the first ``kept`` of its top ``top_n``: all of
     them would have taken ``item_bytes``, over the store's ``limit_bytes`` for one item."""
 
     board_id: str
@@ -76,6 +77,8 @@ class ClosedPeriodsReport:
     """Those of ``taken`` whose whole top did not fit in one item: they keep what fits."""
     already_taken: list[str] = field(default_factory=list)
     """Closed boards that had their snapshot already (or that another run took meanwhile)."""
+    raced: list[str] = field(default_factory=list)
+    """Those of ``already_taken`` that another task or run closed while this one tried."""
     expired: list[str] = field(default_factory=list)
     """Closed boards past their retention with no snapshot: their rows may be gone, so none is
     taken. Anything here means the job did not run for longer than the retention."""
@@ -104,7 +107,7 @@ async def take_snapshot(
 ) -> Snapshot:
     """Snapshot the board's top ``top_n`` (1..1000) and player count now.
 
-    With ``settle``, the board's period-closed snapshot, for a day or week board whose period has
+    With ``settle``, the board's final (closed) snapshot, for a day or week board whose period has
     closed (``settle`` after its end): taken at most once per board (``Conflict`` names the
     existing one), keeping the longest part of its top that fits in one item, since a scheduled
     archive that fails every run is worse than a shorter one. ``NotFound`` for a board past its
@@ -125,7 +128,7 @@ async def take_snapshot(
     if taken is None:
         existing = await _closed_snapshot_at(stores.registry, board.board_id)
         raise Conflict(
-            f"board {board.board_id} already has its period-closed snapshot"
+            f"board {board.board_id} already has its final (closed) snapshot"
             + (f" ({existing})" if existing else "")
         )
     return taken[0]
@@ -159,7 +162,7 @@ async def _take_closing(
 
 
 class _AlreadyClosed(Exception):
-    """Another run wrote the board's period-closed snapshot first."""
+    """Another run wrote the board's final (closed) snapshot first."""
 
 
 async def _take(
@@ -167,7 +170,7 @@ async def _take(
 ) -> _Taken:
     """A snapshot written: the board's period-closed one (``closing``), or a manual one."""
     board_id = board.board_id
-    reason: SnapshotReason = "period-closed" if closing else "manual"
+    reason: SnapshotReason = "closed" if closing else "manual"
     entries, players = await asyncio.gather(
         _top(stores.index, board_id, top_n, shards),
         player_count(stores.counters, board_id, shards),
@@ -196,7 +199,10 @@ async def _take(
         unwritten = functools.partial(archive.remove_memberships, board_id, snapshot.taken_at)
         try:
             if closing:
-                if not await persist(functools.partial(archive.put_closing_snapshot, snapshot)):
+                # One event for every try of this snapshot: its id marks the close as this one's.
+                event = closed_event(board, snapshot)
+                closing_put = functools.partial(archive.put_closing_snapshot, snapshot, event)
+                if not await persist(closing_put):
                     await persist(functools.partial(unwritten, members))
                     raise _AlreadyClosed
             else:
@@ -328,13 +334,14 @@ async def snapshot_closed_periods(
     top_n: int = DEFAULT_TOP_N,
     progress: Progress | None = None,
 ) -> ClosedPeriodsReport:
-    """Take the period-closed snapshot of every registered day and week board whose period has
-    closed (``settle`` after its end: pass the allowed submission lateness) and has none yet.
+    """Close every registered period board whose period has closed (``settle`` after its end:
+    pass the allowed submission lateness) and that is not closed yet: its final snapshot and its
+    ``board.closed`` event (``app.services.operations._close``).
 
     Each board's retention is its variant's definition's.
 
-    Safe to run on a schedule and to run twice at once: each board gets one period-closed snapshot
-    (written together with a mark on its registry row). A board whose whole top does not fit in
+    Safe to run on a schedule and to run twice at once: each board is closed once (its snapshot
+    and event written together with a mark on its registry row). A board whose whole top does not fit in
     one item keeps the longest part that does (``shortened``). A board that fails, whatever the
     error, is reported in ``failed`` and left for the next run; the others go on.
     """
@@ -381,6 +388,7 @@ async def snapshot_closed_periods(
                     progress("snapshotting boards", done, len(due))
         if taken is None:
             report.already_taken.append(board.board_id)
+            report.raced.append(board.board_id)
             return
         snapshot, shortened = taken
         report.taken.append(snapshot)
