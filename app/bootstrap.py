@@ -39,9 +39,11 @@ from app.services.reads import BoardReads
 from app.services.registry import RegisteredBoards
 from app.services.rules import BoardRules
 from app.services.rules.held import Definitions
+from app.services.seasons import ClaimPolicy, Claims
 from app.services.submissions import Submissions
 from app.settings import Settings
 from app.store.api_keys import ApiKeyItems
+from app.store.claims import ClaimItems
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
 from app.store.definitions import DefinitionItems
@@ -168,6 +170,7 @@ def build_stores(dynamo: Dynamo, settings: Settings, *, probe: Dynamo | None = N
         api_keys=ApiKeyItems(dynamo, table=names.scores),
         tables=Tables(dynamo, names, probe=probe),
         moderation=ModerationItems(dynamo, table=names.scores, counters=counters),
+        claims=ClaimItems(dynamo, table=names.scores),
     )
 
 
@@ -297,4 +300,10 @@ def build_leaderboard(settings: Settings, stores: Stores, policies: Policies) ->
         api_keys=ApiKeys(stores.api_keys, build_authenticator(settings, stores.api_keys)),
         readiness=stores.tables,
         ranking=ranking,
+        claims=Claims(stores, stores.claims, claim_policy(policies)),
     )
+
+
+def claim_policy(policies: Policies) -> ClaimPolicy:
+    """Claims rank as reads do, on boards closed as the closer closes them."""
+    return ClaimPolicy(layout=policies.layout, cap=policies.reads.cap, settle=policies.settle)

@@ -15,7 +15,17 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
 from app import __version__, telemetry
-from app.api import admin, batches, health, moderation, reads, scores, snapshots, variants
+from app.api import (
+    admin,
+    batches,
+    claims,
+    health,
+    moderation,
+    reads,
+    scores,
+    snapshots,
+    variants,
+)
 from app.api.cors import PublicReadsCors
 from app.api.deps import AppState
 from app.api.docs import install_docs
@@ -179,7 +189,17 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
     install_viewer(app)
     routers = [
         module.router
-        for module in (scores, batches, health, reads, variants, admin, moderation, snapshots)
+        for module in (
+            scores,
+            batches,
+            claims,
+            health,
+            reads,
+            variants,
+            admin,
+            moderation,
+            snapshots,
+        )
     ]
     for router in routers:
         app.include_router(router)

@@ -12,6 +12,7 @@ from app.services.ports import Readiness
 from app.services.ranking import Ranking
 from app.services.reads import BoardReads
 from app.services.rules import BoardRules
+from app.services.seasons import Claims
 from app.services.submissions import Submissions
 
 
@@ -31,6 +32,8 @@ class Leaderboard:
     """Whether the tables answer (``/readyz``)."""
     ranking: Ranking
     """The task's ranks, which submissions and reads share (its tie builds close with it)."""
+    claims: Claims
+    """Players' rewards on closed boards, claimed exactly once."""
 
     async def ping(self) -> None:
         """``Unavailable`` unless both tables answer."""

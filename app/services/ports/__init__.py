@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from app.services.ports.claims import Claim, ClaimLedger
 from app.services.ports.moderation import ModerationStore
 from app.services.ports.operations import (
     API_KEY_ID_LENGTH,
@@ -112,6 +113,7 @@ class Stores:
     api_keys: ApiKeyStore
     tables: TableAdmin
     moderation: ModerationStore
+    claims: ClaimLedger
 
 
 __all__ = [
@@ -122,6 +124,8 @@ __all__ = [
     "BoardIndex",
     "BoardRegistrations",
     "BoardRegistry",
+    "Claim",
+    "ClaimLedger",
     "CoarseItem",
     "CounterItem",
     "CounterStore",
