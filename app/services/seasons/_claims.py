@@ -6,6 +6,7 @@ every later one answers what was recorded, so the game grants the reward on the 
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -24,9 +25,12 @@ from app.services.ports import Stores
 from app.services.ports.claims import Claim, ClaimLedger
 from app.services.ranking.pages import player_count
 from app.services.ranking.ranks import rank_of
+from app.services.work import persist
 
 _LONGEST_WAIT_S = 86_400
 """The longest ``Retry-After`` a claim on an open period is told (an all-time board's: never)."""
+_WRITE_ATTEMPTS = 4
+"""Tries of the claim's put within the request (botocore's own retries inside each)."""
 _EVERY_KEY = 2**31 - 1
 """A COUNT's cap that no board reaches: the count is exact."""
 
@@ -87,7 +91,11 @@ async def claim_reward(
         rank, players = await final_place(stores, policy, board, definition, standing)
         claimed_at = iso_ms(to_ms(ask.now))
         mine = Claim(player, board.board_id, rank, players, claimed_at, ask.token)
-        recorded = await ledger.record_claim(mine)
+        # Tried again on throttling or a held item with the same token: a write of it that
+        # landed unanswered is still found to be this request's.
+        recorded = await persist(
+            functools.partial(ledger.record_claim, mine), attempts=_WRITE_ATTEMPTS, cap_s=0.5
+        )
     first = recorded.token == ask.token
     telemetry.claim_answered("first" if first else "repeat")
     return ClaimOutcome(recorded, first)
