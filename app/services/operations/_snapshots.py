@@ -196,25 +196,25 @@ async def _take(
             stores, replace(fitting, taken_at=iso_ms(taken_ms)), shards
         )
         members = _members(snapshot)
-        unwritten = functools.partial(archive.remove_memberships, board_id, snapshot.taken_at)
+        unwritten = functools.partial(_unwrite_memberships, stores, snapshot, members)
         try:
             if closing:
                 # One event for every try of this snapshot: its id marks the close as this one's.
                 event = closed_event(board, snapshot)
                 closing_put = functools.partial(archive.put_closing_snapshot, snapshot, event)
                 if not await persist(closing_put):
-                    await persist(functools.partial(unwritten, members))
+                    await unwritten()
                     raise _AlreadyClosed
             else:
                 await persist(functools.partial(archive.put_snapshot, snapshot))
         except ConditionFailed:
             # Another snapshot of this board in this very millisecond: the next one is free.
-            await persist(functools.partial(unwritten, members))
+            await unwritten()
             taken_ms += 1
             continue
         except TransactionCancelled:
             # A conflict with a run closing the same board: the next attempt sees its mark.
-            await persist(functools.partial(unwritten, members))
+            await unwritten()
             await asyncio.sleep(random.uniform(0, 0.2))
             taken_ms += 1
             continue
@@ -228,6 +228,23 @@ async def _take(
         )
         return snapshot, None if fit.fits else _shortened(snapshot, fit)
     raise Unavailable(f"could not find a free snapshot time for board {board_id}", retry_after=1)
+
+
+async def _unwrite_memberships(stores: Stores, snapshot: Snapshot, members: list[str]) -> None:
+    """Remove the memberships of a snapshot that was not written, but those of the snapshot
+    that was, at the same board and time (another run's, which took the same millisecond):
+    they are the same rows, and erasure finds its players through them."""
+    stored = await persist(
+        functools.partial(stores.snapshots.get_snapshot, snapshot.board_id, snapshot.taken_at)
+    )
+    kept = set() if stored is None else {e.player_id for e in stored.entries}
+    gone = [player for player in members if player not in kept]
+    if gone:
+        await persist(
+            functools.partial(
+                stores.snapshots.remove_memberships, snapshot.board_id, snapshot.taken_at, gone
+            )
+        )
 
 
 def _too_large(snapshot: Snapshot, fit: SnapshotFit) -> InvalidInput:
