@@ -13,8 +13,7 @@ from app.api.deps import BoardDep, NowDep, PlayerPath, PrincipalDep, StateDep, W
 from app.api.patterns import IDEMPOTENCY_KEY_PATTERN
 from app.api.ratelimit import ratelimit_headers
 from app.api.routing import StrictQueryRoute
-from app.api.schemas import problem_responses
-from app.api.schemas.claims import ClaimOut
+from app.api.schemas import ClaimOut, problem_responses
 from app.services.seasons import ClaimAsk
 
 router = APIRouter(route_class=StrictQueryRoute, tags=["submissions"])

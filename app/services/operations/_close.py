@@ -83,11 +83,14 @@ async def keep_closing(
 ) -> None:
     """Run ``close(now)`` every ``interval_s`` (uniformly jittered between half and the whole
     of it, so the tasks of a service started together spread out), until cancelled. A run that
-    fails is logged and the next one tries again: what it did not close stays due."""
+    fails is logged and the next one tries again: what it did not close stays due, and a task
+    whose closer stopped would close nothing until it restarts."""
     await asyncio.sleep(random.uniform(0, interval_s / 2))
     while True:
         try:
             (await close(clock())).told()
         except LeaderboardError as exc:
             log.warning("closer_run_failed", error=type(exc).__name__, detail=exc.detail)
+        except Exception:
+            log.exception("closer_run_failed")
         await asyncio.sleep(random.uniform(interval_s / 2, interval_s))

@@ -20,7 +20,7 @@ from app.domain.periods import Board, board_is_expired
 from app.domain.ranks import ExactRank, RankQuery
 from app.domain.shards import partition_ids, player_partition
 from app.errors import NotFound, PeriodOpen
-from app.services.operations._snapshots import period_closes_at
+from app.services.operations import period_closes_at
 from app.services.ports import Stores
 from app.services.ports.claims import Claim, ClaimLedger
 from app.services.ranking.pages import player_count
