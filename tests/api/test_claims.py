@@ -6,12 +6,15 @@ first claim stays the request's own through DynamoDB's lost answers and throttli
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import httpx
 
+from app.bootstrap import claim_policy
 from app.domain.clock import to_ms
-from app.domain.periods import Period, PeriodKind
+from app.domain.periods import Board, Period, PeriodKind
+from app.services.seasons import ClaimAsk, Claims
 from tests.conftest import ADMIN_KEY, OTHER_GAME_KEY, SUBMIT_KEY, Service
 from tests.faults import fail_first, install, on_item, throttled
 from tests.support import scores_items, seed_csv
@@ -125,3 +128,32 @@ async def test_a_retry_with_its_idempotency_key_answers_as_the_first_did(
     other = await _claim(service.http, "dan", key="claim-dan-2")
     assert [first.status_code, again.status_code, other.status_code] == [201, 201, 200]
     assert first.json() == again.json() == other.json()
+
+
+async def test_the_rank_is_exact_on_a_sharded_board_where_a_rank_read_is_a_range(
+    service: Service,
+) -> None:
+    """The real adapter's whole count of the entries ahead, on every partition, where a COUNT
+    capped at 1 makes every rank read below a slot's top a range."""
+    http = service.http
+    defined = await http.put(
+        "/v1/games/trivia/variants/sharded",
+        json={"periods": ["day"], "shards": 4},
+        headers=ADMIN,
+    )
+    assert defined.status_code == 200, defined.text
+    board = f"/v1/leaderboards/trivia/sharded/{CLOSED.display}"
+    scores = {f"p{i:02d}": 1_000 + 3 * (i % 5) for i in range(16)}
+    at = to_ms(CLOSED.start()) + 3_600_000
+    await seed_csv(http, board, [(p, s, at + i) for i, (p, s) in enumerate(scores.items())])
+    runtime = service.runtime
+    claims = Claims(
+        runtime.stores, runtime.stores.claims, replace(claim_policy(runtime.policies), cap=1)
+    )
+    order = sorted(scores, key=lambda p: (-scores[p], int(p[1:])))
+    definition = await runtime.leaderboard.rules.for_reading("trivia", "sharded")
+    sharded = Board("trivia", "sharded", CLOSED)
+    now = datetime.now(UTC)
+    for rank, player in enumerate(order, start=1):
+        outcome = await claims.claim(ClaimAsk(sharded, definition, player, now, "r"))
+        assert (outcome.claim.rank, outcome.claim.player_count) == (rank, len(scores)), player
