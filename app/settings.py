@@ -93,9 +93,9 @@ class Settings(BaseSettings):
     periods: Annotated[list[PeriodKind], NoDecode] = Field(
         default_factory=lambda: [PeriodKind.ALLTIME, PeriodKind.DAY, PeriodKind.WEEK],
         min_length=1,
-        description="the default definition's periods: the boards a score fans out to; "
-        "separated by commas as the CLI's `--periods` takes them (`alltime,day`), or a JSON "
-        'list (`["alltime", "day"]`)',
+        description="the default definition's periods: the boards a score fans out to (not "
+        "`season`: seasons are a variant's own); separated by commas as the CLI's `--periods` "
+        'takes them (`alltime,day`), or a JSON list (`["alltime", "day"]`)',
     )
     retention_days: int = Field(
         default=30,
@@ -385,6 +385,8 @@ class Settings(BaseSettings):
     @field_validator("periods")
     @classmethod
     def _distinct_periods(cls, value: list[PeriodKind]) -> list[PeriodKind]:
+        if PeriodKind.SEASON in value:  # seasons are a variant's own
+            raise ValueError("the default definition has no seasons: define them per variant")
         return list(dict.fromkeys(value))
 
     @model_validator(mode="after")
@@ -431,8 +433,7 @@ class Settings(BaseSettings):
         return timedelta(days=self.retention_days)
 
     def cursor_key(self) -> bytes:
-        """The HMAC key for cursors; a random one per process when none is configured (dev only),
-        which makes cursors from before a restart invalid (a 400), not wrong."""
+        """The HMAC key for cursors; per process where none is set (dev: a restart's are 400s)."""
         if self.cursor_secret is not None:
             return self.cursor_secret.get_secret_value().encode()
         return _PROCESS_CURSOR_KEY

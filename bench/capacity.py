@@ -30,7 +30,6 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any, cast
 
 from app.bootstrap import LAYOUT
@@ -173,7 +172,7 @@ def submission_charges(
         submission=Submission(player, score, "trivia", "classic", NOW_MS, "Player One", "GB"),
         layout=LAYOUT,
         now_ms=NOW_MS,
-        retention=timedelta(days=30),
+        definition=BoardDefinition(),
         partition=partition,
     )
     charges: list[Charge] = []

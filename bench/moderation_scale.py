@@ -121,7 +121,7 @@ def entries(scale: Scale, now_ms: int) -> list[Row]:
     """The seeded entries: distinct players, scores spread over four decades but for the crowd's,
     moments within the last two minutes of today (so the day board takes them too)."""
     rng = random.Random(scale.seed)
-    day_start = to_ms(Period.containing(PeriodKind.DAY, from_ms(now_ms)).start())
+    day_start = to_ms(from_ms(now_ms).replace(hour=0, minute=0, second=0, microsecond=0))
     base = max(now_ms - 120_000, day_start)
     span = max(1, min(100_000, now_ms - base - 1_000))
     rows = []

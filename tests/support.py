@@ -12,6 +12,7 @@ import httpx
 
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
+from app.domain.calendar import UTC_CALENDAR
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.keys import RankKey
@@ -227,3 +228,23 @@ async def assert_counts_agree(runtime: Runtime, *board_ids: str) -> None:
             await counts_by_partition(runtime, board_id)
         ).items():
             assert rows == coarse == fine, f"{partition}: {rows} rows, counters {coarse}/{fine}"
+
+
+def lasting(retention: timedelta) -> BoardDefinition:
+    """A definition (UTC, the default's periods) whose boards are kept ``retention`` after
+    their period ends: what a registration or an expiry is reckoned by."""
+    return BoardDefinition(retention_days=retention.days)
+
+
+def utc_board(text: str, *, now: datetime) -> Board:
+    """A board as an operator names it, its current period the UTC one."""
+    game, variant, period = Board.named(text)
+    return Board(game, variant, UTC_CALENDAR.parse(period, now=now))
+
+
+def utc_start(board: Board) -> datetime:
+    """When a dated board's period starts, in a UTC variant."""
+    starts = UTC_CALENDAR.span(board.period).starts_at
+    if starts is None:
+        raise ValueError(f"{board.board_id} has no start")
+    return starts

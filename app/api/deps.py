@@ -21,6 +21,7 @@ from app.api.patterns import IDEMPOTENCY_KEY_PATTERN, PERIOD_PATTERN
 from app.api.ratelimit import Decision, RateLimiter, ratelimit_headers
 from app.api.readiness import ReadinessLog, StartupJobs
 from app.api.schemas import ScoreSubmission
+from app.domain.calendar import Calendar, NoSuchSeason
 from app.domain.definitions import BoardDefinition
 from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import ID_PATTERN
@@ -31,6 +32,7 @@ from app.errors import (
     InvalidInput,
     MalformedJson,
     NestedTooDeeply,
+    NotFound,
     PayloadTooLarge,
     UnsupportedMediaType,
 )
@@ -90,26 +92,45 @@ PlayerPath = Annotated[
 PeriodParam = Annotated[
     str,
     Path(
-        description="alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www "
-        f"(a date the calendar has, of the years {FIRST_YEAR} to {LAST_YEAR}, or 422)",
-        examples=["alltime", "day:2026-11-30", "week:2026-W48"],
+        description="alltime, day, week, month, season (the current one, in the variant's time "
+        "zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the "
+        f"years {FIRST_YEAR} to {LAST_YEAR}, or 422), season:ID (404 for a season the variant "
+        "does not have, and for season when none is running)",
+        examples=["alltime", "day:2026-11-30", "week:2026-W48", "season:s1"],
         pattern=PERIOD_PATTERN,
     ),
 ]
 
 
-def _named_board(game: str, variant: str, period: str, now: datetime) -> Board:
+def _period_asked(period: str) -> None:
+    """The period's form, checked before anything is read (a 422 comes before a 404)."""
     try:
-        return Board(game, variant, Period.parse(period, now=now))
+        Period.parse(period)
+    except ValueError as exc:
+        raise InvalidInput(str(exc), errors=[{"field": "period", "message": str(exc)}]) from None
+
+
+def _named_board(game: str, variant: str, period: str, now: datetime, calendar: Calendar) -> Board:
+    """The board named, its current period (``day``) the one of its variant's calendar."""
+    try:
+        return Board(game, variant, calendar.parse(period, now=now))
+    except NoSuchSeason as exc:
+        raise NotFound(str(exc)) from None
     except ValueError as exc:
         raise InvalidInput(str(exc), errors=[{"field": "period", "message": str(exc)}]) from None
 
 
 async def get_board(
-    game: GamePath, variant: VariantPath, period: PeriodParam, now: NowDep
+    leaderboard: LeaderboardDep,
+    game: GamePath,
+    variant: VariantPath,
+    period: PeriodParam,
+    now: NowDep,
 ) -> Board:
     """The board a ``/v1/leaderboards/{game}/{variant}/{period}`` path names."""
-    return _named_board(game, variant, period, now)
+    _period_asked(period)
+    calendar = (await leaderboard.rules.definitions.of(game, variant)).definition.calendar
+    return _named_board(game, variant, period, now, calendar)
 
 
 BoardDep = Annotated[Board, Depends(get_board)]
@@ -145,8 +166,10 @@ async def get_board_reading(
     request: Request, game: GamePath, variant: VariantPath, period: PeriodParam
 ) -> BoardReading:
     leaderboard, now = _state(request).leaderboard, datetime.now(UTC)
-    board = _named_board(game, variant, period, now)
-    definition = await leaderboard.rules.for_reading_board(board)
+    _period_asked(period)
+    definition = await leaderboard.rules.for_reading(game, variant)
+    board = _named_board(game, variant, period, now, definition.calendar)
+    await leaderboard.rules.check_kept(board, definition)
     return BoardReading(leaderboard.reads, now, board, definition)
 
 

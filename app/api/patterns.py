@@ -3,12 +3,13 @@ document states the pattern, and a problem document states the rule (never the r
 
 from __future__ import annotations
 
+from app.domain.calendar import SEASON_ID_PATTERN
 from app.domain.keys import ID_PATTERN
 from app.domain.periods import FIRST_YEAR, LAST_YEAR, YEAR_PATTERN
 
 PERIOD_PATTERN = (
-    rf"^(alltime|day|week|month|day:{YEAR_PATTERN}-\d{{2}}-\d{{2}}|week:{YEAR_PATTERN}-W\d{{2}}"
-    rf"|month:{YEAR_PATTERN}-\d{{2}})$"
+    rf"^(alltime|day|week|month|season|day:{YEAR_PATTERN}-\d{{2}}-\d{{2}}"
+    rf"|week:{YEAR_PATTERN}-W\d{{2}}|month:{YEAR_PATTERN}-\d{{2}}|season:[A-Za-z0-9_-]{{1,32}})$"
 )
 IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,255}$"
 SNAPSHOT_TIME_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$"
@@ -21,9 +22,10 @@ the group board's to say, since an id named twice counts once."""
 
 RULES = {
     ID_PATTERN: "must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (never #)",
+    SEASON_ID_PATTERN: "must be 1 to 32 characters of A-Z a-z 0-9 _ -",
     PERIOD_PATTERN: (
-        "must be alltime, day, week, month (the current ones), day:YYYY-MM-DD, week:YYYY-Www or "
-        f"month:YYYY-MM, of the years {FIRST_YEAR} to {LAST_YEAR}"
+        "must be alltime, day, week, month, season (the current ones), day:YYYY-MM-DD, "
+        f"week:YYYY-Www, month:YYYY-MM (of the years {FIRST_YEAR} to {LAST_YEAR}) or season:ID"
     ),
     IDEMPOTENCY_KEY_PATTERN: "must be 1 to 255 visible ASCII characters (no spaces)",
     SNAPSHOT_TIME_PATTERN: "must be an ISO 8601 UTC time as listed, like 2026-11-30T00:00:00.000Z",

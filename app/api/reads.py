@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Response
 
 from app.api.cors import READ_AT
-from app.api.deps import BoardReadingDep, PlayerPath, ReadingDep, limit_reads
+from app.api.deps import BoardReading, BoardReadingDep, PlayerPath, ReadingDep, limit_reads
 from app.api.patterns import GROUP_IDS_PATTERN
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
@@ -22,6 +22,7 @@ from app.api.schemas import (
     EntryOut,
     GroupEntryOut,
     GroupOut,
+    PeriodOut,
     PlayerEntryOut,
     PlayerRankOut,
     StandingsOut,
@@ -119,6 +120,7 @@ async def get_board(
     _say_read_at(response, page.read_at)
     return BoardPageOut(
         leaderboard_id=page.board_id,
+        period=_period(read),
         player_count=page.player_count,
         score_format=read.definition.score_format.value,
         entries=[EntryOut.of(ranked.entry, ranked.rank) for ranked in page.entries],
@@ -155,6 +157,7 @@ async def get_group(
     )
     return GroupOut(
         leaderboard_id=read.board.board_id,
+        period=_period(read),
         score_format=read.definition.score_format.value,
         entries=[
             GroupEntryOut(
@@ -191,6 +194,7 @@ async def get_player_rank(
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(
         leaderboard_id=read.board.board_id,
+        period=_period(read),
         score_format=read.definition.score_format.value,
         entry=PlayerEntryOut.of(
             found.entry,
@@ -228,6 +232,7 @@ async def get_around(
     ]
     return AroundOut(
         leaderboard_id=read.board.board_id,
+        period=_period(read),
         score_format=read.definition.score_format.value,
         rank_kind="exact" if isinstance(around.player.rank, ExactRank) else "estimated",
         entries=entries,
@@ -268,6 +273,10 @@ async def get_standings(
         ],
         next_cursor=page.next_cursor,
     )
+
+
+def _period(read: BoardReading) -> PeriodOut:
+    return PeriodOut.of(read.board.period, read.definition.calendar, read.now)
 
 
 def _say_read_at(response: Response, read_at: datetime | None) -> None:

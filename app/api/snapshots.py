@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from app.api.deps import BoardDep, LeaderboardDep, limit_reads
+from app.api.deps import BoardDep, LeaderboardDep, NowDep, limit_reads
 from app.api.patterns import SNAPSHOT_TIME_PATTERN
 from app.api.routing import StrictQueryRoute
-from app.api.schemas import SnapshotListOut, SnapshotOut, problem_responses
+from app.api.schemas import PeriodOut, SnapshotListOut, SnapshotOut, problem_responses
 
 router = APIRouter(
     route_class=StrictQueryRoute, tags=["reads"], dependencies=[Depends(limit_reads)]
@@ -30,11 +30,15 @@ SnapshotTime = Annotated[
     "/v1/leaderboards/{game}/{variant}/{period}/snapshots",
     operation_id="listSnapshots",
     response_model=SnapshotListOut,
-    responses=problem_responses(422, 429),
+    responses=problem_responses(404, 422, 429),
     summary="A board's snapshots, newest first",
 )
-async def get_snapshots(leaderboard: LeaderboardDep, board: BoardDep) -> SnapshotListOut:
-    return SnapshotListOut.of(await leaderboard.reads.snapshots(board))
+async def get_snapshots(
+    leaderboard: LeaderboardDep, board: BoardDep, now: NowDep
+) -> SnapshotListOut:
+    defined = await leaderboard.rules.definitions.of(board.game, board.variant)
+    period = PeriodOut.of(board.period, defined.definition.calendar, now)
+    return SnapshotListOut.of(period, await leaderboard.reads.snapshots(board))
 
 
 @router.get(

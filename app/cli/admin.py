@@ -177,6 +177,10 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
             fields["scoreMin"] = args.score_min
         if args.score_max is not None:
             fields["scoreMax"] = args.score_max
+        if args.time_zone is not None:
+            fields["timeZone"] = args.time_zone
+        if args.season:
+            fields["seasons"] = [_season(text) for text in args.season]
         try:
             wanted = BoardDefinitionIn.model_validate(fields)
         except ValidationError as exc:
@@ -209,6 +213,17 @@ def _scores(definition: BoardDefinition) -> str:
         return "any"
     low, high = definition.score_min, definition.score_max
     return f"{'' if low is None else low}..{'' if high is None else high}"
+
+
+def _season(text: str) -> dict[str, str]:
+    """``--season ID,START,END`` as the API's season (the times checked with the definition)."""
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 3:
+        raise InvalidInput(
+            f"--season {text!r} is not ID,START,END (s1,2027-01-01T00:00Z,2027-04-01T00:00Z)"
+        )
+    season_id, starts_at, ends_at = parts
+    return {"id": season_id, "startsAt": starts_at, "endsAt": ends_at}
 
 
 def _name(text: str, what: str) -> str:

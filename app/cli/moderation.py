@@ -15,10 +15,10 @@ from app.api.schemas.moderation import (
     VoidedOut,
 )
 from app.bootstrap import Runtime
+from app.cli.operations import named_board
 from app.cli.output import print_model
 from app.domain.keys import is_valid_id
 from app.domain.moderation import Action, Moderation, ModerationEvent
-from app.domain.periods import Board
 from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import InvalidInput
 from app.services.operations import LogPage, ModerateAsk, ModeratedPlayers
@@ -69,12 +69,8 @@ async def run_moderate(runtime: Runtime, args: argparse.Namespace) -> int:
 
 async def run_void(runtime: Runtime, args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
-    try:
-        board = Board.parse(args.board, now=now)
-    except ValueError as exc:
-        raise InvalidInput(str(exc)) from None
     leaderboard = runtime.leaderboard
-    definition = await leaderboard.rules.for_reading(board.game, board.variant)
+    board, definition = await named_board(args.board, leaderboard.rules.for_reading)
     ask = ModerateAsk(args.player, board.game, None, args.reason, args.by, now)
     print_model(
         VoidedOut.of(await leaderboard.operations.void(board, definition, ask)), one_line=args.json

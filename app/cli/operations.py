@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -49,20 +50,28 @@ def parse_seed_file(
     )
 
 
-def _board(text: str) -> Board:
+async def named_board(
+    text: str, definition_of: Callable[[str, str], Awaitable[BoardDefinition]]
+) -> tuple[Board, BoardDefinition]:
+    """The board an operator names, its current period (``day``) in its variant's calendar, and
+    its definition, read by ``definition_of`` (which says whether an undefined variant will do)."""
     try:
-        return Board.parse(text, now=datetime.now(UTC))
+        game, variant, period_text = Board.named(text)
+        definition = await definition_of(game, variant)
+        return Board(
+            game, variant, definition.calendar.parse(period_text, now=datetime.now(UTC))
+        ), (definition)
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
 
 
 async def run_seed(runtime: Runtime, args: argparse.Namespace) -> int:
-    board = _board(args.board)
+    board, definition = await named_board(args.board, runtime.leaderboard.rules.for_submitting)
     seed = parse_seed_file(
         Path(args.file),
         board=board,
         now=datetime.now(UTC),
-        definition=await runtime.leaderboard.rules.for_submitting(board.game, board.variant),
+        definition=definition,
         file_format=args.format,
     )
     options = SeedOptions(
@@ -96,9 +105,8 @@ async def run_reconcile(runtime: Runtime, args: argparse.Namespace) -> int:
         return await _reconcile_live(runtime, apply=args.apply)
     if args.board is None:
         raise InvalidInput("name a BOARD, or use --live")
-    board = _board(args.board)
     leaderboard = runtime.leaderboard
-    definition = await leaderboard.rules.for_reading(board.game, board.variant)
+    board, definition = await named_board(args.board, leaderboard.rules.for_reading)
     progress = ProgressReport(sys.stderr)
     async with progress.ticking():
         report = await leaderboard.operations.reconcile(
@@ -245,8 +253,7 @@ async def run_snapshot(runtime: Runtime, args: argparse.Namespace) -> int:
         return 1 if report.failed else 0
     if args.board is None:
         raise InvalidInput("name a BOARD, or use --closed-periods")
-    board = _board(args.board)
-    definition = await runtime.leaderboard.rules.for_reading(board.game, board.variant)
+    board, definition = await named_board(args.board, runtime.leaderboard.rules.for_reading)
     snapshot = await operations.snapshot(board, definition, now=now, top=args.top)
     print_model(SnapshotOut.of(snapshot), one_line=args.json)
     return 0

@@ -88,8 +88,8 @@ def _add_boards_commands(
     )
     define.add_argument(
         "--periods",
-        help="the boards a score fans out to, comma-separated, of alltime, day, week, month "
-        "(default: alltime,day,week)",
+        help="the boards a score fans out to, comma-separated, of alltime, day, week, month, "
+        "season (default: alltime,day,week, and season where --season is given)",
     )
     define.add_argument(
         "--retention-days",
@@ -124,6 +124,19 @@ def _add_boards_commands(
         type=int,
         help="the highest score a submission may carry, inclusive, at least --score-min "
         "(default: no bound but the score range's); for sum, it bounds each submission",
+    )
+    define.add_argument(
+        "--time-zone",
+        help="the IANA zone whose local midnight starts the day, week and month boards "
+        "(Europe/Paris; default: UTC); it cannot change while the boards hold entries",
+    )
+    define.add_argument(
+        "--season",
+        action="append",
+        metavar="ID,START,END",
+        help="a season: its id and ISO 8601 start and end (s1,2027-01-01T00:00Z,"
+        "2027-04-01T00:00Z); repeat for each. A definition is whole: name the seasons that "
+        "have ended too, as they were",
     )
     boards_list = boards_command("list", "every defined variant of a game")
     boards_list.add_argument("game", metavar="GAME", help="the game id")

@@ -12,8 +12,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from functools import cached_property
 from typing import assert_never
 
+from app.domain.calendar import UTC_NAME, Calendar, Season
+from app.domain.clock import iso_ms
 from app.domain.keys import SCORE_CEILING, Order, RankKey, check_score
 from app.domain.periods import PeriodKind
 from app.domain.shards import check_shards
@@ -109,9 +112,17 @@ class BoardDefinition:
     """The lowest score a submission may carry, inclusive (``None``: 0, the score range's)."""
     score_max: int | None = None
     """The highest, inclusive (``None``: the score range's, ``SCORE_CEILING - 1``)."""
+    time_zone: str = UTC_NAME
+    """The IANA zone whose local midnight starts its day, week and month boards."""
+    seasons: tuple[Season, ...] = ()
+    """Its fixed seasons, the spans of its ``season`` boards, in time order."""
 
     def __post_init__(self) -> None:
         check_shards(self.shards)
+        # Checks the zone and the seasons (ValueError), and orders the seasons.
+        object.__setattr__(self, "seasons", Calendar(self.time_zone, self.seasons).seasons)
+        if PeriodKind.SEASON in self.periods and not self.seasons:
+            raise ValueError("the season period needs seasons: list them in seasons")
         for name, bound in (("scoreMin", self.score_min), ("scoreMax", self.score_max)):
             if bound is not None and not _a_score(bound):
                 raise ValueError(f"{name} must be an integer in [0, {SCORE_CEILING}), got {bound}")
@@ -128,6 +139,11 @@ class BoardDefinition:
     @property
     def retention(self) -> timedelta:
         return timedelta(days=self.retention_days)
+
+    @cached_property
+    def calendar(self) -> Calendar:
+        """When its period boards begin and end."""
+        return Calendar(self.time_zone, self.seasons)
 
     @property
     def bounded(self) -> bool:
@@ -187,13 +203,41 @@ class BoardDefinition:
         """The fields, as the contract names them, in which this definition differs from
         ``other``'s and which boards holding entries cannot take: ``order`` and ``operator`` (they
         would reorder the boards' history) and ``shards`` (each entry would be left on a partition
-        the boards no longer read). Empty: the boards may take this definition as they are."""
+        the boards no longer read), and ``timeZone`` (a closed day would open again in a zone
+        further west). Empty: the boards may take this definition as they are."""
         fixed = (
             ("order", self.order is other.order),
             ("operator", self.operator is other.operator),
             ("shards", self.shards == other.shards),
+            ("timeZone", self.time_zone == other.time_zone),
         )
         return tuple(name for name, same in fixed if not same)
+
+
+def season_changes(current: BoardDefinition, wanted: BoardDefinition, *, now_ms: int) -> list[str]:
+    """What ``wanted`` would change of ``current``'s seasons that may no longer change, as a
+    person reads it: a season that has ended stays as it is; one running keeps its start and
+    may end no earlier than now; a new season may not lie wholly in the past."""
+    problems: list[str] = []
+    kept = {season.id: season for season in wanted.seasons}
+    for season in current.seasons:
+        after = kept.get(season.id)
+        if season.ends_at_ms <= now_ms and after != season:
+            problems.append(f"{season.words} has ended and cannot change")
+        elif season.starts_at_ms <= now_ms < season.ends_at_ms:
+            if after is None or after.starts_at_ms != season.starts_at_ms:
+                problems.append(f"{season.words} is running: it keeps its id and start")
+            elif after.ends_at_ms <= now_ms:
+                problems.append(
+                    f"{season.words} is running: it may end no earlier than now ({iso_ms(now_ms)})"
+                )
+    known = {season.id for season in current.seasons}
+    problems.extend(
+        f"{season.words} would be a new season already over"
+        for season in wanted.seasons
+        if season.id not in known and season.ends_at_ms <= now_ms
+    )
+    return problems
 
 
 def _a_score(value: int) -> bool:

@@ -1,8 +1,9 @@
-"""Boards and their periods: all-time, the UTC day, the ISO week, the UTC calendar month.
+"""Boards and their periods: all-time, the day, the ISO week, the calendar month (each local to
+the variant's time zone: ``app.domain.calendar``), and seasons.
 
 A board id is ``<game>#<variant>#<period>``: ``trivia#alltopics#alltime``,
 ``trivia#alltopics#day#2026-11-30``, ``trivia#alltopics#week#2026-W48``,
-``trivia#alltopics#month#2026-12``.
+``trivia#alltopics#month#2026-12``, ``trivia#alltopics#season#s1``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 from typing import assert_never
 
 from app.domain.keys import is_valid_id
@@ -21,11 +22,13 @@ class PeriodKind(enum.StrEnum):
     DAY = "day"
     WEEK = "week"
     MONTH = "month"
+    SEASON = "season"
 
 
 _DAY_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _WEEK_RE = re.compile(r"^(\d{4})-W(\d{2})$")
 _MONTH_RE = re.compile(r"^(\d{4})-(\d{2})$")
+_SEASON_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 FIRST_YEAR, LAST_YEAR = 1970, 9899
 """The years a dated period may fall in. Times are kept as milliseconds since 1970, so no score is
@@ -37,14 +40,17 @@ YEAR_PATTERN = r"(?:19[7-9]\d|[2-8]\d{3}|9[0-8]\d{2})"
 
 @dataclass(frozen=True)
 class Period:
-    """One period of a board: ``label`` is empty for all-time, a date or an ISO week otherwise."""
+    """One period of a board: ``label`` is empty for all-time, a local date, an ISO week, a month
+    or a season's id otherwise. When it starts and ends is its variant's calendar's to say
+    (``app.domain.calendar``): the same ``day:2026-03-08`` is a different span in each zone."""
 
     kind: PeriodKind
     label: str = ""
 
     @classmethod
     def containing(cls, kind: PeriodKind, moment: datetime) -> Period:
-        moment = moment.astimezone(UTC)
+        """The dated (or all-time) period holding ``moment`` by ``moment``'s own local date: pass
+        it in the variant's zone (``Calendar.containing`` does, and knows seasons)."""
         match kind:
             case PeriodKind.ALLTIME:
                 return cls(kind)
@@ -55,97 +61,89 @@ class Period:
                 return cls(kind, f"{year:04d}-W{week:02d}")
             case PeriodKind.MONTH:
                 return cls(kind, f"{moment.year:04d}-{moment.month:02d}")
+            case PeriodKind.SEASON:
+                raise ValueError("a season is its calendar's to find (Calendar.containing)")
             case unknown:
                 assert_never(unknown)
 
     @classmethod
-    def parse(cls, text: str, *, now: datetime) -> Period:
-        """Parse the URL form: ``alltime``, ``day``, ``week``, ``month`` (current) or
-        ``day:2026-11-30``, ``week:2026-W48``, ``month:2026-12``. Raises ``ValueError`` with a
-        reason the client can act on."""
+    def parse(cls, text: str) -> Period:
+        """Parse the URL form: ``alltime``, ``day``, ``week``, ``month``, ``season`` (the current
+        ones: no label, which the variant's calendar fills) or ``day:2026-11-30``,
+        ``week:2026-W48``, ``month:2026-12``, ``season:s1``. Raises ``ValueError`` with a reason
+        the client can act on."""
         kind_text, separator, label = text.partition(":")
         try:
             kind = PeriodKind(kind_text)
         except ValueError:
             raise ValueError(
-                f"unknown period {text!r}: use alltime, day, week, month, day:YYYY-MM-DD, "
-                "week:YYYY-Www or month:YYYY-MM"
+                f"unknown period {text!r}: use alltime, day, week, month, season, day:YYYY-MM-DD, "
+                "week:YYYY-Www, month:YYYY-MM or season:ID"
             ) from None
         if not label:
             if separator:
                 raise ValueError(f"period {text!r} has an empty label")
-            return cls.containing(kind, now)
+            return cls(kind)
         if kind is PeriodKind.ALLTIME:
             raise ValueError("the alltime period takes no label")
         period = cls(kind, label)
-        period.start()  # validates the label
+        period.check_label()
         return period
 
-    def start(self) -> datetime:
-        """The first instant of the period (UTC); ``datetime.min`` for all-time."""
+    def check_label(self) -> None:
+        """``ValueError`` unless the label is one of its kind's (a date the calendar has, of the
+        years a board can have; a season id)."""
+        if self.kind is PeriodKind.SEASON:
+            if not _SEASON_RE.fullmatch(self.label):
+                raise ValueError(
+                    f"season {self.label!r} is not a season id ([A-Za-z0-9_-]{{1,32}})"
+                )
+        elif self.kind is not PeriodKind.ALLTIME:
+            self.first_day()
+
+    def first_day(self) -> date:
+        """The first local date of a dated period (``ValueError`` for a bad label, and for
+        all-time and seasons, which have none)."""
         match self.kind:
-            case PeriodKind.ALLTIME:
-                return datetime.min.replace(tzinfo=UTC)
             case PeriodKind.DAY:
-                return self._day_start()
+                return self._day()
             case PeriodKind.WEEK:
-                return self._week_start()
+                return self._monday()
             case PeriodKind.MONTH:
-                return self._month_start()
+                return self._first_of_month()
+            case PeriodKind.ALLTIME | PeriodKind.SEASON:
+                raise ValueError(f"{self.display} has no first day")
             case unknown:
                 assert_never(unknown)
 
-    def _day_start(self) -> datetime:
+    def _day(self) -> date:
         match = _DAY_RE.fullmatch(self.label)
         if match is None:
             raise ValueError(f"day {self.label!r} is not YYYY-MM-DD")
         _check_year(int(match[1]), f"day {self.label!r}")
         try:
-            day = date(int(match[1]), int(match[2]), int(match[3]))
+            return date(int(match[1]), int(match[2]), int(match[3]))
         except ValueError as exc:
             raise ValueError(f"day {self.label!r} is not a date: {exc}") from None
-        return datetime(day.year, day.month, day.day, tzinfo=UTC)
 
-    def _month_start(self) -> datetime:
+    def _first_of_month(self) -> date:
         match = _MONTH_RE.fullmatch(self.label)
         if match is None:
             raise ValueError(f"month {self.label!r} is not YYYY-MM")
         _check_year(int(match[1]), f"month {self.label!r}")
         if not 1 <= int(match[2]) <= 12:
             raise ValueError(f"month {self.label!r} is not a month of the year")
-        return datetime(int(match[1]), int(match[2]), 1, tzinfo=UTC)
+        return date(int(match[1]), int(match[2]), 1)
 
-    def _week_start(self) -> datetime:
+    def _monday(self) -> date:
         match = _WEEK_RE.fullmatch(self.label)
         if match is None:
             raise ValueError(f"week {self.label!r} is not YYYY-Www")
         _check_year(int(match[1]), f"week {self.label!r}")
         try:
-            monday = date.fromisocalendar(int(match[1]), int(match[2]), 1)
+            return date.fromisocalendar(int(match[1]), int(match[2]), 1)
         except ValueError as exc:
             raise ValueError(f"week {self.label!r} is not an ISO week: {exc}") from None
-        return datetime(monday.year, monday.month, monday.day, tzinfo=UTC)
-
-    def end(self) -> datetime | None:
-        """The first instant after the period, or ``None`` for all-time."""
-        match self.kind:
-            case PeriodKind.ALLTIME:
-                return None
-            case PeriodKind.DAY:
-                return self.start() + timedelta(days=1)
-            case PeriodKind.WEEK:
-                return self.start() + timedelta(weeks=1)
-            case PeriodKind.MONTH:
-                start = self.start()
-                following = start.month % 12 + 1
-                return start.replace(year=start.year + (start.month == 12), month=following)
-            case unknown:
-                assert_never(unknown)
-
-    def expires_at(self, retention: timedelta) -> datetime | None:
-        """When the period's rows may be deleted: its end plus the retention; never for all-time."""
-        end = self.end()
-        return None if end is None else end + retention
 
     @property
     def suffix(self) -> str:
@@ -174,12 +172,14 @@ class Board:
     def board_id(self) -> str:
         return f"{self.game}#{self.variant}#{self.period.suffix}"
 
-    @classmethod
-    def parse(cls, text: str, *, now: datetime) -> Board:
-        """A board as an operator names it, in any of the forms the service shows: the board id
-        (``trivia#alltopics#day#2026-11-30``), the id with the API's period
-        (``trivia#alltopics#day:2026-11-30``, ``trivia#alltopics#day`` for the current day), or
-        the API's path (``trivia/alltopics/week:2026-W48``). ``ValueError`` says the forms."""
+    @staticmethod
+    def named(text: str) -> tuple[str, str, str]:
+        """A board as an operator names it, in any of the forms the service shows, cut into its
+        game, variant and period in the API's form (for its variant's calendar to resolve: the
+        current ``day`` is a local day): the board id (``trivia#alltopics#day#2026-11-30``), the
+        id with the API's period (``trivia#alltopics#day:2026-11-30``, ``trivia#alltopics#day``
+        for the current day), or the API's path (``trivia/alltopics/week:2026-W48``).
+        ``ValueError`` says the forms."""
         separator = "/" if "/" in text and "#" not in text else "#"
         game, _, rest = text.partition(separator)
         variant, _, period_text = rest.partition(separator)
@@ -188,11 +188,12 @@ class Board:
         if not (is_valid_id(game) and is_valid_id(variant) and period_text):
             raise ValueError(
                 f"{text!r} is not a board: use GAME#VARIANT#PERIOD, where PERIOD is alltime, day, "
-                "week or month (the current ones), day#YYYY-MM-DD, week#YYYY-Www or month#YYYY-MM "
-                "(trivia#alltopics#day#2026-11-30; the API's day:2026-11-30 and "
-                "trivia/alltopics/day:2026-11-30 work too)"
+                "week, month or season (the current ones), day#YYYY-MM-DD, week#YYYY-Www, "
+                "month#YYYY-MM or season#ID (trivia#alltopics#day#2026-11-30; the API's "
+                "day:2026-11-30 and trivia/alltopics/day:2026-11-30 work too)"
             )
-        return cls(game, variant, Period.parse(period_text, now=now))
+        Period.parse(period_text)
+        return game, variant, period_text
 
     @classmethod
     def from_id(cls, board_id: str) -> Board:
@@ -202,21 +203,7 @@ class Board:
             raise ValueError(f"not a board id: {board_id!r}")
         period = Period(PeriodKind(rest[0]), rest[1] if len(rest) == 2 else "")
         if period.kind is not PeriodKind.ALLTIME:
-            period.start()
+            period.check_label()
         elif period.label:
             raise ValueError(f"not a board id: {board_id!r}")
         return cls(game, variant, period)
-
-
-def board_expiry_s(board: Board, retention: timedelta) -> int | None:
-    """When a board's rows, counters and registry row expire (epoch seconds, as DynamoDB's TTL
-    reads them): a retention after its period ends; never for all-time."""
-    expires = board.period.expires_at(retention)
-    return None if expires is None else int(expires.timestamp())
-
-
-def board_is_expired(board: Board, *, now: datetime, retention: timedelta) -> bool:
-    """Day and week rows expire together, a retention after their period ends; DynamoDB deletes
-    them late (and the embedded backend never), so reads decide by the period, not by the rows."""
-    expires = board.period.expires_at(retention)
-    return expires is not None and expires <= now

@@ -20,7 +20,7 @@ from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition, Operator
 from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import SCORE_CEILING, Order, RankKey, is_valid_id
-from app.domain.periods import Board, PeriodKind
+from app.domain.periods import Board
 from app.errors import InvalidInput
 
 SeedFormat = Literal["csv", "jsonl"]
@@ -250,12 +250,11 @@ class _RowChecker:
         self._now_ms = now_ms
         self._skew_ms = skew_ms
         self._board = board
-        period = board.period
-        end = period.end()
+        span = definition.calendar.span(board.period)
         self._window = (
             None
-            if period.kind is PeriodKind.ALLTIME or end is None
-            else (to_ms(period.start()), to_ms(end))
+            if span.starts_at is None or span.ends_at is None
+            else (to_ms(span.starts_at), to_ms(span.ends_at))
         )
 
     def _bad(self, line: int, name: str, message: str) -> None:

@@ -8,13 +8,13 @@ board's rules, the crowded slot's grain and cuts) and returns the write and the 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import timedelta
 
 from app.domain.buckets import BucketLayout
+from app.domain.calendar import Lasting, board_expiry_s
 from app.domain.definitions import Move
 from app.domain.keys import RankKey
 from app.domain.models import BoardOutcome, CounterDelta, Entry, Standing, StandingWrite
-from app.domain.periods import Board, board_expiry_s
+from app.domain.periods import Board
 from app.domain.ties import SlotTies, TiePlace
 
 
@@ -66,7 +66,7 @@ def plan_board_write(
     submission: Submission,
     layout: BucketLayout,
     now_ms: int,
-    retention: timedelta,
+    definition: Lasting,
     partition: str | None = None,
 ) -> PlannedWrite:
     """What a submission writes on one board, and what it answers for it: the player's row (``standing``,
@@ -77,7 +77,7 @@ def plan_board_write(
     sub = submission
     row_id = board.board_id if partition is None else partition
     previous = None if standing is None else standing.entry.key
-    expires_s = board_expiry_s(board, retention)
+    expires_s = board_expiry_s(board, definition)
     counters: tuple[CounterDelta, ...] = ()
     tie_mark = None if standing is None else standing.tie_mark
     if moved.changed:

@@ -10,6 +10,7 @@ import random
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
+from app.domain.calendar import UTC_CALENDAR
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition, Operator, ScoreFormat, move
 from app.domain.keys import Order, RankKey
@@ -147,8 +148,8 @@ def demo_rounds(
     """Each player's rounds of one variant: a few older ones (the last ``HISTORY_DAYS`` days
     before this week), some earlier this week, some today; scores around their own skill."""
     now_ms = to_ms(now) - 1000  # a little in the past: never ahead of the clock
-    today = to_ms(Period.containing(PeriodKind.DAY, now).start())
-    week = to_ms(Period.containing(PeriodKind.WEEK, now).start())
+    today = _starts(PeriodKind.DAY, now)
+    week = _starts(PeriodKind.WEEK, now)
     older = to_ms(now - timedelta(days=HISTORY_DAYS))
     before_week, this_week, on_the_day = play.rounds
     rounds = []
@@ -168,6 +169,12 @@ def demo_rounds(
     return rounds
 
 
+def _starts(kind: PeriodKind, now: datetime) -> int:
+    """When the UTC period of ``kind`` holding ``now`` began (the demo's boards are UTC's)."""
+    span = UTC_CALENDAR.span(Period.containing(kind, now.astimezone(UTC)))
+    return to_ms(span.starts_at or now)
+
+
 def board_rows(rounds: list[Round], board: Board, definition: BoardDefinition) -> str:
     """CSV of each player's value on the board: what the board's rule makes of their rounds
     inside its period, taken in the order they were played (the best by the board's order, the
@@ -175,8 +182,9 @@ def board_rows(rounds: list[Round], board: Board, definition: BoardDefinition) -
     submissions. So the all-time board has players the week has not seen, a best over all time is
     at least as good as the week's, and a total over all time is at least the month's. A seed row
     sets the value."""
-    end = board.period.end()
-    window = None if end is None else (to_ms(board.period.start()), to_ms(end))
+    span = definition.calendar.span(board.period)
+    starts, ends = span.starts_at, span.ends_at
+    window = None if starts is None or ends is None else (to_ms(starts), to_ms(ends))
     held: dict[str, RankKey] = {}
     people: dict[str, DemoPlayer] = {}
     for played in sorted(rounds, key=lambda r: r.achieved_ms):
@@ -231,8 +239,10 @@ async def load_demo(leaderboard: Leaderboard, *, players: int = 60, seed: int = 
         for demo, found in zip(DEMO_VARIANTS, resolved, strict=True):
             definition = found.definition
             rounds = demo_rounds(rng, demo.plays(roster), now=now, play=demo.play)
-            for kind in definition.periods:
-                board = Board(demo.game, demo.variant, Period.containing(kind, now))
+            for period in (definition.calendar.containing(k, now) for k in definition.periods):
+                if period is None:
+                    continue
+                board = Board(demo.game, demo.variant, period)
                 rows = parse_seed_text(
                     board_rows(rounds, board, definition),
                     board=board,

@@ -8,21 +8,21 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from itertools import groupby
 
-from app.domain.periods import Board, board_expiry_s
+from app.domain.calendar import Lasting, board_expiry_s
+from app.domain.periods import Board
 from app.services.memory import Recent, SharedLoads
 from app.services.ports import BoardRegistrations, BoardRegistry, RegisteredBoard
 
 
 async def register_board(
-    *, registry: BoardRegistrations, board: Board, retention: timedelta
+    *, registry: BoardRegistrations, board: Board, definition: Lasting
 ) -> bool:
     """Make the board discoverable by ``snapshot_closed_periods``; cheap to repeat (one
     conditional put); ``True`` the first time."""
     return await registry.register_board(
-        board.board_id, expires_at=board_expiry_s(board, retention)
+        board.board_id, expires_at=board_expiry_s(board, definition)
     )
 
 
@@ -40,16 +40,16 @@ class BoardRegistrar:
         """Whether every one of the boards is registered by this process already."""
         return all(board.board_id in self._known for board in boards)
 
-    async def ensure(self, board: Board, *, retention: timedelta) -> None:
-        """``retention``: the board's (its definition's); the registry row goes with its rows."""
+    async def ensure(self, board: Board, *, definition: Lasting) -> None:
+        """``definition``: the board's; the registry row goes with its rows."""
         board_id = board.board_id
         if board_id in self._known:
             return
-        await register_board(registry=self._registry, board=board, retention=retention)
+        await register_board(registry=self._registry, board=board, definition=definition)
         self._known.put(board_id, None)
 
-    async def ensure_all(self, boards: Sequence[Board], *, retention: timedelta) -> None:
-        await asyncio.gather(*(self.ensure(board, retention=retention) for board in boards))
+    async def ensure_all(self, boards: Sequence[Board], *, definition: Lasting) -> None:
+        await asyncio.gather(*(self.ensure(board, definition=definition) for board in boards))
 
 
 # ---- what the registry holds, remembered ------------------------------------------------------

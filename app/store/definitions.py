@@ -1,7 +1,9 @@
 """Board definitions (the ``DefinitionStore`` port): ``definition#<game>`` / ``<variant>``, with
 ``order``, ``operator``, ``periods`` (a list), ``retentionDays``, ``scoreFormat``, ``shards``,
 ``scoreMin`` and ``scoreMax`` (each only where set: a definition stored before them has neither,
-and reads back unbounded) and ``definedAt``. Keyed by game, so a game's variants are one Query;
+and reads back unbounded), ``timeZone`` and ``seasons`` (a list of ``{id, startsAt, endsAt}``,
+epoch ms; each only where not UTC's and not empty: one stored before them reads back UTC, with
+no seasons) and ``definedAt``. Keyed by game, so a game's variants are one Query;
 the partition key holds ``#``, which no player id can."""
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from app.domain.calendar import UTC_NAME, Season
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition, Operator, ScoreFormat
 from app.domain.keys import Order
@@ -61,10 +64,25 @@ class DefinitionItems:
             item["scoreMin"] = n(definition.score_min)
         if definition.score_max is not None:
             item["scoreMax"] = n(definition.score_max)
+        if definition.time_zone != UTC_NAME:
+            item["timeZone"] = s(definition.time_zone)
+        if definition.seasons:
+            item["seasons"] = {"L": [{"M": _season_map(season)} for season in definition.seasons]}
         await self._dynamo.put_item(
             "storing the board definition", TableName=self._table, Item=item
         )
         return StoredDefinition(game, variant, definition, defined_at)
+
+
+def _season_map(season: Season) -> dict[str, AttributeValueTypeDef]:
+    return {"id": s(season.id), "startsAt": n(season.starts_at_ms), "endsAt": n(season.ends_at_ms)}
+
+
+def _seasons(item: Item) -> tuple[Season, ...]:
+    return tuple(
+        Season(get_s(m, "id") or "", get_n(m, "startsAt") or 0, get_n(m, "endsAt") or 0)
+        for m in (value["M"] for value in item.get("seasons", {}).get("L", []) if "M" in value)
+    )
 
 
 def _stored(game: str, item: Item) -> StoredDefinition:
@@ -82,6 +100,8 @@ def _stored(game: str, item: Item) -> StoredDefinition:
             # Not ``or``: a bound of 0 is a bound.
             score_min=get_n(item, "scoreMin"),
             score_max=get_n(item, "scoreMax"),
+            time_zone=get_s(item, "timeZone") or UTC_NAME,
+            seasons=_seasons(item),
         ),
         defined_at=get_s(item, "definedAt") or "",
     )

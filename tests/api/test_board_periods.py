@@ -10,6 +10,7 @@ from app.bootstrap import Runtime
 from app.domain.periods import Board, Period, PeriodKind
 from app.services.registry import register_board
 from tests.conftest import ADMIN_KEY, Service
+from tests.support import lasting
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 KART = "/v1/leaderboards/kart/time-trial"
@@ -46,5 +47,7 @@ async def test_a_period_kept_before_a_change_of_periods_stays_readable(
     )
     assert defined.status_code == 200, defined.text
     old_day = Board("kart", "time-trial", Period(PeriodKind.DAY, "2026-12-01"))
-    await register_board(registry=runtime.stores.registry, board=old_day, retention=timedelta(30))
+    await register_board(
+        registry=runtime.stores.registry, board=old_day, definition=lasting(timedelta(30))
+    )
     assert (await service.http.get(f"{KART}/day:2026-12-01")).status_code == 200

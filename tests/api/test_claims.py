@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 
 from app.bootstrap import claim_policy
+from app.domain.calendar import UTC_CALENDAR
 from app.domain.clock import to_ms
 from app.domain.periods import Board, Period, PeriodKind
 from app.services.seasons import ClaimAsk, Claims
@@ -27,8 +28,14 @@ BOARD = f"/v1/leaderboards/trivia/classic/{CLOSED.display}"
 SCORES = {"ann": 900, "bob": 800, "cat": 700, "dan": 600, "eve": 500}
 
 
+def _start(period: Period) -> datetime:
+    starts_at = UTC_CALENDAR.span(period).starts_at
+    assert starts_at is not None
+    return starts_at
+
+
 async def _seeded(http: httpx.AsyncClient, board: str = BOARD) -> None:
-    at = to_ms(CLOSED.start()) + 3_600_000
+    at = to_ms(_start(CLOSED)) + 3_600_000
     await seed_csv(http, board, [(p, s, at) for p, s in SCORES.items()])
 
 
@@ -144,7 +151,7 @@ async def test_the_rank_is_exact_on_a_sharded_board_where_a_rank_read_is_a_range
     assert defined.status_code == 200, defined.text
     board = f"/v1/leaderboards/trivia/sharded/{CLOSED.display}"
     scores = {f"p{i:02d}": 1_000 + 3 * (i % 5) for i in range(16)}
-    at = to_ms(CLOSED.start()) + 3_600_000
+    at = to_ms(_start(CLOSED)) + 3_600_000
     await seed_csv(http, board, [(p, s, at + i) for i, (p, s) in enumerate(scores.items())])
     runtime = service.runtime
     claims = Claims(

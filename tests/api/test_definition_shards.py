@@ -22,7 +22,7 @@ from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.item_locks import ItemLocks
 from tests.conftest import ADMIN_KEY, Service
-from tests.support import now_ms, put_row, submit
+from tests.support import lasting, now_ms, put_row, submit
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 VARIANT = "/v1/games/trivia/variants/classic"
@@ -118,7 +118,7 @@ async def test_shards_cannot_change_once_a_board_holds_an_entry(service: Service
 async def _register(runtime: Runtime) -> None:
     definition = (await runtime.definitions.of("trivia", "classic")).definition
     await register_board(
-        registry=runtime.stores.registry, board=ALLTIME, retention=definition.retention
+        registry=runtime.stores.registry, board=ALLTIME, definition=lasting(definition.retention)
     )
 
 

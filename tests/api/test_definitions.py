@@ -54,6 +54,8 @@ async def test_a_definition_is_put_read_and_listed(service: Service) -> None:
         "retentionDays": 30,
         "scoreFormat": "integer",
         "shards": 1,
+        "timeZone": "UTC",
+        "seasons": [],
         "scoreMin": None,
         "scoreMax": None,
         "defined": False,

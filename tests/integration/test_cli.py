@@ -28,7 +28,7 @@ from app.services.registry import register_board
 from app.store.client import open_client
 from app.store.tables import TTL_ATTRIBUTE, TableNames, table_specs
 from tests.commands import Ran, command_environment, leaderboard
-from tests.support import counter_total, put_wide_rows, scores_items
+from tests.support import counter_total, lasting, put_wide_rows, scores_items
 
 LAYOUT = BucketLayout()
 
@@ -214,7 +214,7 @@ async def test_a_snapshot_too_large_for_one_item_from_the_command_line(
     board = Board.from_id(f"trivia#classic#day#{day.isoformat()}")
     await put_wide_rows(runtime, board.board_id, 1000)
     await register_board(
-        registry=runtime.stores.registry, board=board, retention=timedelta(days=30)
+        registry=runtime.stores.registry, board=board, definition=lasting(timedelta(days=30))
     )
     refused = await _command(
         dynamo_endpoint, table_names, "snapshot", board.board_id, "--top", "1000"
@@ -446,6 +446,40 @@ async def test_boards_are_defined_listed_and_shown_from_the_command_line(
     assert crossed.returncode == 2
     assert "scoreMax: must be at least scoreMin (10), got 9" in crossed.stderr
     assert (await runtime.stores.definitions.get_definition("kart", "x")) is None
+
+
+async def test_a_variant_s_time_zone_and_seasons_are_defined_from_the_command_line(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    defined = await _command(
+        dynamo_endpoint,
+        table_names,
+        *("boards", "define", "kart", "league", "--time-zone", "America/New_York"),
+        *("--season", "s1,2030-01-01T00:00Z,2030-04-01T00:00Z"),
+        *("--season", "s2, 2030-04-01T00:00:00-04:00, 2030-07-01T00:00Z"),
+    )
+    assert defined.returncode == 0, defined.stderr
+    shown = json.loads(defined.stdout)
+    assert shown["timeZone"] == "America/New_York"
+    assert shown["periods"] == ["alltime", "day", "week", "season"]
+    assert shown["seasons"] == [
+        {"id": "s1", "startsAt": "2030-01-01T00:00:00.000Z", "endsAt": "2030-04-01T00:00:00.000Z"},
+        {"id": "s2", "startsAt": "2030-04-01T04:00:00.000Z", "endsAt": "2030-07-01T00:00:00.000Z"},
+    ]
+    stored = await runtime.stores.definitions.get_definition("kart", "league")
+    assert stored is not None
+    assert stored.definition.time_zone == "America/New_York"
+    for flags, words in (
+        (("--time-zone", "Mars/Olympus"), "unknown time zone"),
+        (("--season", "s1,2030-01-01T00:00Z"), "is not ID,START,END"),
+        (("--season", "s1,2030-02-01T00:00Z,2030-01-01T00:00Z"), "must end after it starts"),
+    ):
+        refused = await _command(
+            dynamo_endpoint, table_names, "boards", "define", "kart", "other", *flags
+        )
+        assert refused.returncode == 2, refused.stderr
+        assert words in refused.stderr
+    assert (await runtime.stores.definitions.get_definition("kart", "other")) is None
 
 
 def test_the_command_loads_no_web_framework() -> None:

@@ -27,7 +27,7 @@ from app.services.seasons import ClaimAsk
 from app.settings import Settings
 from app.store.outbox import DUE_PK
 from tests.faults import Faithful, Faults, InFlightItems, cancelled_at, fail_first, install
-from tests.integration.test_snapshots import KEPT, NOW, RETENTION, SETTLE, board, fill
+from tests.integration.test_snapshots import KEPT, NOW, SETTLE, board, fill
 from tests.support import operations, scores_items
 
 DAY = board("day:2026-11-27")
@@ -39,7 +39,7 @@ async def _due(runtime: Runtime) -> None:
     """A closed day board and an open one, both registered, three players on each."""
     for target in (DAY, OPEN):
         await fill(runtime, target, SCORES)
-        await register_board(registry=runtime.stores.registry, board=target, retention=RETENTION)
+        await register_board(registry=runtime.stores.registry, board=target, definition=KEPT)
 
 
 def _ops(runtime: Runtime) -> Operations:

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 
 from app.bootstrap import Runtime
+from app.domain.calendar import UTC_CALENDAR
 from app.domain.clock import iso_ms, to_ms
 from app.domain.periods import Period, PeriodKind
 from app.services.api_keys import digest_of
@@ -56,7 +57,9 @@ async def test_three_served_tasks_close_a_board_once(
             directory = tmp_path / f"task-{i}"
             directory.mkdir()
             bases.append(stack.enter_context(serve(directory, environment, ready_timeout_s=60)))
-        at = iso_ms(to_ms(YESTERDAY.start()) + 3_600_000)
+        starts_at = UTC_CALENDAR.span(YESTERDAY).starts_at
+        assert starts_at is not None
+        at = iso_ms(to_ms(starts_at) + 3_600_000)
         rows = "".join(f"p{i},{100 + i},{at}\n" for i in range(5))
         async with httpx.AsyncClient(base_url=bases[0], timeout=30, trust_env=False) as http:
             seeded = await http.post(

@@ -20,7 +20,7 @@ from app.store.tables import TableNames
 from tests.conftest import ADMIN_KEY, make_settings, serve
 from tests.faults import install
 from tests.integration.test_reconcile import add_to_counter
-from tests.support import now_ms, submit
+from tests.support import lasting, now_ms, submit
 
 VARIANT = "/v1/games/trivia/variants/classic"
 BOARD = "/v1/leaderboards/trivia/classic/alltime"
@@ -147,7 +147,9 @@ async def test_a_variant_with_boards_registered_is_still_held_for_its_grace(
 ) -> None:
     # A board a task has registered may have a submission in flight under the old definition.
     board = Board("trivia", "classic", Period(PeriodKind.ALLTIME))
-    await register_board(registry=runtime.stores.registry, board=board, retention=timedelta(30))
+    await register_board(
+        registry=runtime.stores.registry, board=board, definition=lasting(timedelta(30))
+    )
     settings = make_settings(
         dynamo_endpoint, table_names, periods=["alltime"], definition_change_grace_seconds=2
     )
@@ -164,7 +166,9 @@ async def test_a_board_past_its_retention_does_not_stop_a_change_of_order(
     dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
     old = Board("trivia", "classic", Period(PeriodKind.DAY, "2025-01-06"))
-    await register_board(registry=runtime.stores.registry, board=old, retention=timedelta(30))
+    await register_board(
+        registry=runtime.stores.registry, board=old, definition=lasting(timedelta(30))
+    )
     await add_to_counter(runtime, coarse_pk(old.board_id, 0), 3, 2)  # rows TTL has not taken yet
     settings = make_settings(dynamo_endpoint, table_names, periods=["alltime", "day"])
     async with serve(settings) as service:

@@ -23,7 +23,7 @@ from app.local.demo import (
     load_demo,
 )
 from app.settings import Settings
-from tests.support import counter_total
+from tests.support import counter_total, utc_start
 
 Scores = dict[str, int]
 
@@ -175,7 +175,7 @@ def test_a_sum_board_holds_the_total_of_its_own_period(now: datetime) -> None:
     totals: Scores = defaultdict(int)
     month_totals: Scores = defaultdict(int)
     last: dict[str, int] = {}
-    start = to_ms(month_board.period.start())
+    start = to_ms(utc_start(month_board))
     for played in sorted(rounds, key=lambda r: r.achieved_ms):
         player_id = played.player.player_id
         totals[player_id] += played.score

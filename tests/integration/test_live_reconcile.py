@@ -20,7 +20,7 @@ from app.store.tables import TableNames
 from tests.conftest import Service
 from tests.integration.test_cli import _command
 from tests.integration.test_reconcile import add_to_counter
-from tests.support import counter_total, operations, submit
+from tests.support import counter_total, lasting, operations, submit
 
 LAYOUT = BucketLayout()
 ALLTIME = "trivia#classic#alltime"
@@ -43,7 +43,9 @@ async def _drifted_board(service: Service, runtime: Runtime) -> None:
     for player, score in (("a", 30), ("b", 20), ("c", 10)):
         response = await submit(service.http, player=player, score=score)
         assert response.status_code == 200, response.text
-    await register_board(registry=runtime.stores.registry, board=CLOSED, retention=timedelta(3650))
+    await register_board(
+        registry=runtime.stores.registry, board=CLOSED, definition=lasting(timedelta(3650))
+    )
     bucket, _ = LAYOUT.slot_of(20)
     await add_to_counter(runtime, coarse_pk(ALLTIME, 0), bucket, 4)
     await add_to_counter(runtime, coarse_pk(CLOSED.board_id, 0), bucket, 2)

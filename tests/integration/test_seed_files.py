@@ -17,7 +17,7 @@ from app.domain.periods import Board
 from app.errors import InvalidInput
 from app.settings import Settings
 from tests.integration.test_seeding import BOARD, HEADER, csv_text, parse
-from tests.support import now_ms, scores_items
+from tests.support import now_ms, scores_items, utc_start
 
 
 def test_csv_and_json_lines_read_the_same_rows() -> None:
@@ -64,7 +64,7 @@ async def test_bad_rows_are_all_reported_with_their_lines_and_nothing_is_written
     runtime: Runtime, settings: Settings
 ) -> None:
     day = Board.from_id(f"trivia#classic#day#{(datetime.now(UTC) - timedelta(days=1)).date()}")
-    inside = day.period.start() + timedelta(hours=12)
+    inside = utc_start(day) + timedelta(hours=12)
     good = inside.isoformat().replace("+00:00", "Z")
     text = "\n".join(
         [

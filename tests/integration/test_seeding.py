@@ -16,6 +16,7 @@ import pytest
 
 from app.bootstrap import Runtime, build_policies
 from app.domain.buckets import BucketLayout
+from app.domain.calendar import board_expires_at
 from app.domain.clock import iso_ms, to_ms
 from app.domain.keys import RankKey
 from app.domain.periods import Board
@@ -29,7 +30,15 @@ from app.settings import Settings
 from app.store.leases import lease_key
 from app.store.tables import RANK_INDEX
 from tests.conftest import Service
-from tests.support import counter_total, now_ms, operations, scores_items, submit
+from tests.support import (
+    counter_total,
+    lasting,
+    now_ms,
+    operations,
+    scores_items,
+    submit,
+    utc_start,
+)
 
 BOARD = Board.from_id("trivia#classic#alltime")
 LAYOUT = BucketLayout()
@@ -323,12 +332,12 @@ async def test_seeding_a_day_board_sets_its_expiry_on_rows_and_counters(
     runtime: Runtime, settings: Settings
 ) -> None:
     day = Board.from_id(f"trivia#classic#day#{(datetime.now(UTC) - timedelta(days=1)).date()}")
-    noon = int((day.period.start() + timedelta(hours=12)).timestamp() * 1000)
+    noon = int((utc_start(day) + timedelta(hours=12)).timestamp() * 1000)
     report = await seeding(runtime, policy(settings)).seed(
         day, parse(csv_text(spread(12, noon)), board=day)
     )
     assert report.rows_written == 12
-    expires = day.period.expires_at(settings.retention)
+    expires = board_expires_at(day, lasting(settings.retention))
     assert expires is not None
     stamped = {
         int(item["expiresAt"]["N"])

@@ -17,7 +17,8 @@ import structlog
 from aiobotocore.awsrequest import AioAWSResponse
 
 from app.bootstrap import Runtime
-from app.domain.periods import Board, Period
+from app.domain.calendar import UTC_CALENDAR
+from app.domain.periods import Board
 from app.domain.storage_keys import MEMBERSHIP_PREFIX
 from app.services.operations import Operations
 from app.services.operations._snapshots import ShortenedSnapshot
@@ -27,7 +28,7 @@ from app.services.registry import register_board
 from app.store.item_sizes import ITEM_LIMIT_BYTES
 from tests.conftest import ADMIN_KEY, Service
 from tests.faults import install, rejected
-from tests.support import WIDEST_NAME, operations, put_wide_rows, wide_player
+from tests.support import WIDEST_NAME, lasting, operations, put_wide_rows, wide_player
 
 RETENTION = timedelta(days=30)
 SETTLE = timedelta(hours=1)
@@ -47,7 +48,7 @@ def ops(runtime: Runtime) -> Operations:
 
 
 def board(period: str, *, game: str = "trivia") -> Board:
-    return Board(game, "classic", Period.parse(period, now=NOW))
+    return Board(game, "classic", UTC_CALENDAR.parse(period, now=NOW))
 
 
 async def memberships(runtime: Runtime) -> list[str]:
@@ -109,7 +110,7 @@ async def test_a_closed_period_snapshot_keeps_the_longest_top_that_fits_and_says
 ) -> None:
     day = board("day:2026-11-29")
     await put_wide_rows(runtime, day.board_id, TOP)
-    await register_board(registry=archive.registry, board=day, retention=RETENTION)
+    await register_board(registry=archive.registry, board=day, definition=lasting(RETENTION))
 
     with structlog.testing.capture_logs() as logs:
         report = await ops(runtime).snapshot_closed_periods(now=NOW, top=TOP)
@@ -146,7 +147,7 @@ async def test_one_board_failing_does_not_stop_the_closed_periods_run(
     failing, fine = board("day:2026-11-29", game="chess"), board("day:2026-11-29")
     for target in (failing, fine):
         await put_wide_rows(runtime, target.board_id, 2)
-        await register_board(registry=archive.registry, board=target, retention=RETENTION)
+        await register_board(registry=archive.registry, board=target, definition=lasting(RETENTION))
 
     def refuse_the_failing_board(operation: str, body: dict[str, Any]) -> AioAWSResponse | None:
         puts = [a["Put"] for a in body.get("TransactItems", []) if "Put" in a]

@@ -11,9 +11,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.api.schemas import SnapshotListOut, SnapshotOut
+from app.api.schemas import PeriodOut, SnapshotListOut, SnapshotOut
 from app.bootstrap import Runtime
 from app.domain.buckets import BucketLayout
+from app.domain.calendar import UTC_CALENDAR, board_expires_at
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.keys import RankKey
@@ -27,7 +28,7 @@ from app.services.ports import BoardIndex, IndexedKey, RegisteredBoard, Snapshot
 from app.services.reads._snapshots import get_snapshot, list_snapshots
 from app.services.registry import BoardRegistrar, register_board
 from app.store.tables import RANK_INDEX
-from tests.support import operations, put_row, scores_items
+from tests.support import lasting, operations, put_row, scores_items
 
 RETENTION = timedelta(days=30)
 KEPT = BoardDefinition(retention_days=RETENTION.days)
@@ -48,14 +49,14 @@ def ops(runtime: Runtime) -> Operations:
 
 
 def board(period: str, *, game: str = "trivia", now: datetime = NOW) -> Board:
-    return Board(game, "classic", Period.parse(period, now=now))
+    return Board(game, "classic", UTC_CALENDAR.parse(period, now=now))
 
 
 async def put_player(runtime: Runtime, board: Board, player: str, score: int) -> None:
     """A new standing (named ``name of <player>``, from NZ) with its counters, through the
     adapter's own write."""
     key = RankKey(score, 1_700_000_000_000, player)
-    expires = board.period.expires_at(RETENTION)
+    expires = board_expires_at(board, lasting(RETENTION))
     expires_s = None if expires is None else int(expires.timestamp())
     await put_row(
         runtime,
@@ -130,7 +131,8 @@ async def test_snapshots_are_listed_newest_first(runtime: Runtime, archive: Stor
     for moment in times:
         await ops(runtime).snapshot(alltime, KEPT, now=moment, top=100)
     listed = await list_snapshots(snapshots=archive.snapshots, board=alltime)
-    assert SnapshotListOut.of(listed).model_dump(by_alias=True)["snapshots"] == [
+    period = PeriodOut.of(alltime.period, UTC_CALENDAR, NOW)
+    assert SnapshotListOut.of(period, listed).model_dump(by_alias=True)["snapshots"] == [
         {"snapshotTakenAt": iso_ms(to_ms(m)), "reason": "manual", "playerCount": 1}
         for m in sorted(times, reverse=True)
     ]
@@ -232,14 +234,23 @@ async def test_a_player_gone_from_the_table_is_left_out(runtime: Runtime, archiv
 
 async def test_a_board_is_registered_once(runtime: Runtime, archive: Stores) -> None:
     day, alltime = board("day:2026-11-29"), board("alltime")
-    assert await register_board(registry=archive.registry, board=day, retention=RETENTION) is True
-    assert await register_board(registry=archive.registry, board=day, retention=RETENTION) is False
     assert (
-        await register_board(registry=archive.registry, board=alltime, retention=RETENTION) is True
+        await register_board(registry=archive.registry, board=day, definition=lasting(RETENTION))
+        is True
+    )
+    assert (
+        await register_board(registry=archive.registry, board=day, definition=lasting(RETENTION))
+        is False
+    )
+    assert (
+        await register_board(
+            registry=archive.registry, board=alltime, definition=lasting(RETENTION)
+        )
+        is True
     )
     registered = {r.board_id: r for r in await runtime.stores.registry.registered_boards()}
     assert set(registered) == {day.board_id, alltime.board_id}
-    expires = day.period.expires_at(RETENTION)
+    expires = board_expires_at(day, lasting(RETENTION))
     assert expires is not None
     assert registered[day.board_id].expires_at == int(expires.timestamp())
     assert registered[alltime.board_id].expires_at is None
@@ -267,11 +278,11 @@ async def test_the_registrar_registers_each_board_once_per_process(
     registrar = BoardRegistrar(Counting(), max_remembered=2)
     day, week, alltime = board("day"), board("week"), board("alltime")
     for target in (day, week, alltime):
-        await registrar.ensure(target, retention=RETENTION)
-    await registrar.ensure_all([week, alltime], retention=RETENTION)
+        await registrar.ensure(target, definition=lasting(RETENTION))
+    await registrar.ensure_all([week, alltime], definition=lasting(RETENTION))
     assert sorted(calls) == sorted([day.board_id, week.board_id, alltime.board_id])
     await registrar.ensure(
-        day, retention=RETENTION
+        day, definition=lasting(RETENTION)
     )  # the oldest was forgotten past the bound: asked again
     assert calls.count(day.board_id) == 2
     assert {r.board_id for r in await runtime.stores.registry.registered_boards()} == set(calls)
@@ -285,7 +296,7 @@ async def test_closed_periods_are_snapshotted_once(runtime: Runtime, archive: St
     boards = [closed_day, closed_week, just_ended, open_day, open_week, alltime]
     for target in boards:
         await fill(runtime, target, {"ann": 10, "bob": 20})
-        await register_board(registry=archive.registry, board=target, retention=RETENTION)
+        await register_board(registry=archive.registry, board=target, definition=lasting(RETENTION))
 
     async def run() -> list[str]:
         report = await ops(runtime).snapshot_closed_periods(now=NOW, top=100)
@@ -322,7 +333,7 @@ async def test_a_period_is_closed_only_after_the_lateness_allowed(
 ) -> None:
     yesterday = board("day:2026-11-29")
     await fill(runtime, yesterday, {"ann": 10})
-    await register_board(registry=archive.registry, board=yesterday, retention=RETENTION)
+    await register_board(registry=archive.registry, board=yesterday, definition=lasting(RETENTION))
     half_hour_in = datetime(2026, 11, 30, 0, 30, tzinfo=UTC)
     early = await ops(runtime).snapshot_closed_periods(now=half_hour_in, top=100)
     assert early.taken == []
@@ -337,7 +348,7 @@ async def test_a_closed_board_past_its_retention_is_reported_not_snapshotted(
 ) -> None:
     old = board("day:2026-10-01")
     await fill(runtime, old, {"ann": 10})
-    await register_board(registry=archive.registry, board=old, retention=RETENTION)
+    await register_board(registry=archive.registry, board=old, definition=lasting(RETENTION))
     report = await ops(runtime).snapshot_closed_periods(now=NOW, top=100)
     assert (report.taken, report.expired) == ([], [old.board_id])
     assert await list_snapshots(snapshots=archive.snapshots, board=old) == []
@@ -350,6 +361,6 @@ async def test_a_board_seen_first_through_a_submission_is_closed_later(
     now = datetime.now(UTC)
     day = Board("trivia", "classic", Period.containing(PeriodKind.DAY, now - timedelta(days=2)))
     await fill(runtime, day, {"ann": 10})
-    await BoardRegistrar(archive.registry).ensure(day, retention=RETENTION)
+    await BoardRegistrar(archive.registry).ensure(day, definition=lasting(RETENTION))
     report = await ops(runtime).snapshot_closed_periods(now=now, top=100)
     assert [s.board_id for s in report.taken] == [day.board_id]

@@ -8,6 +8,7 @@ import contextlib
 import json
 from datetime import UTC, datetime
 
+from app.domain.calendar import UTC_CALENDAR, Calendar
 from app.domain.periods import Board, Period
 from app.errors import Unavailable
 from app.services.operations import CloseCounts
@@ -32,8 +33,8 @@ def _snapshot(entries: int) -> Snapshot:
 
 
 def test_the_event_tells_the_final_snapshot_and_its_period() -> None:
-    board = Board("trivia", "classic", Period.parse("week:2026-W49", now=NOW))
-    event = closed_event(board, _snapshot(150))
+    board = Board("trivia", "classic", Period.parse("week:2026-W49"))
+    event = closed_event(board, UTC_CALENDAR, _snapshot(150))
     body = json.loads(event.body)
     assert (event.game, event.type, body["id"]) == ("trivia", "board.closed", event.id)
     assert event.created_at_ms == 1_796_518_812_345
@@ -52,7 +53,14 @@ def test_the_event_tells_the_final_snapshot_and_its_period() -> None:
         "score": 9_999,
         "achievedAt": "2026-12-01T00:00:00.000Z",
     }
-    assert closed_event(board, _snapshot(1)).id != event.id
+    assert closed_event(board, UTC_CALENDAR, _snapshot(1)).id != event.id
+    # In the variant's time zone: the local week, from local midnight to local midnight.
+    auckland = closed_event(board, Calendar("Pacific/Auckland"), _snapshot(1))
+    assert json.loads(auckland.body)["period"] == {
+        "id": "week:2026-W49",
+        "startsAt": "2026-11-29T11:00:00.000Z",
+        "endsAt": "2026-12-06T11:00:00.000Z",
+    }
 
 
 async def test_the_closer_runs_again_after_a_run_that_failed() -> None:

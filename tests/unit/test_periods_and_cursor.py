@@ -9,9 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.domain.calendar import UTC_CALENDAR, board_expires_at
 from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
+from app.domain.definitions import BoardDefinition
 from app.domain.periods import LAST_YEAR, YEAR_PATTERN, Board, Period, PeriodKind
 from app.settings import Settings
+from tests.support import utc_board
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -42,7 +45,7 @@ def test_board_ids() -> None:
     ],
 )
 def test_parse(text: str, expected: Period) -> None:
-    assert Period.parse(text, now=NOW) == expected
+    assert UTC_CALENDAR.parse(text, now=NOW) == expected
 
 
 @pytest.mark.parametrize(
@@ -63,7 +66,7 @@ def test_parse(text: str, expected: Period) -> None:
 )
 def test_parse_refuses(text: str) -> None:
     with pytest.raises(ValueError, match=r"\S"):
-        Period.parse(text, now=NOW)
+        UTC_CALENDAR.parse(text, now=NOW)
 
 
 @given(st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)))  # noqa: DTZ001
@@ -71,10 +74,11 @@ def test_a_moment_lies_inside_its_day_and_week(moment: datetime) -> None:
     moment = moment.replace(tzinfo=UTC)
     for kind in (PeriodKind.DAY, PeriodKind.WEEK, PeriodKind.MONTH):
         period = Period.containing(kind, moment)
-        end = period.end()
-        assert end is not None
-        assert period.start() <= moment < end
-        assert Period.parse(period.display, now=NOW) == period
+        span = UTC_CALENDAR.span(period)
+        assert span.starts_at is not None
+        assert span.ends_at is not None
+        assert span.starts_at <= moment < span.ends_at
+        assert UTC_CALENDAR.parse(period.display, now=NOW) == period
 
 
 @pytest.mark.parametrize(
@@ -82,13 +86,15 @@ def test_a_moment_lies_inside_its_day_and_week(moment: datetime) -> None:
     [("2026-11", datetime(2026, 12, 1, tzinfo=UTC)), ("2026-12", datetime(2027, 1, 1, tzinfo=UTC))],
 )
 def test_a_month_ends_where_the_next_begins(label: str, end: datetime) -> None:
-    assert Period(PeriodKind.MONTH, label).end() == end
+    assert UTC_CALENDAR.end(Period(PeriodKind.MONTH, label)) == end
 
 
 def test_expiry_is_period_end_plus_retention() -> None:
-    day = Period(PeriodKind.DAY, "2026-11-30")
-    assert day.expires_at(timedelta(days=30)) == datetime(2026, 12, 31, tzinfo=UTC)
-    assert Period(PeriodKind.ALLTIME).expires_at(timedelta(days=30)) is None
+    day = Board("trivia", "classic", Period(PeriodKind.DAY, "2026-11-30"))
+    kept = BoardDefinition(retention_days=30)
+    assert board_expires_at(day, kept) == datetime(2026, 12, 31, tzinfo=UTC)
+    alltime = Board("trivia", "classic", Period(PeriodKind.ALLTIME))
+    assert board_expires_at(alltime, kept) is None
 
 
 def _most(setting: str) -> int:
@@ -107,7 +113,7 @@ LONGEST_WAIT = timedelta(days=_most("retention_days"), seconds=_most("max_latene
 )
 def test_periods_at_the_calendar_s_edges_are_refused(text: str) -> None:
     with pytest.raises(ValueError, match="outside the years 1970 to 9899"):
-        Period.parse(text, now=NOW)
+        UTC_CALENDAR.parse(text, now=NOW)
     with pytest.raises(ValueError, match="outside the years"):
         Board.from_id("trivia#classic#" + text.replace(":", "#"))
 
@@ -127,14 +133,14 @@ def test_every_period_that_parses_has_an_end_and_an_expiry_the_calendar_holds(
         f"month:{year:04d}-{month:02d}",
     ):
         try:
-            period = Period.parse(text, now=NOW)
+            period = UTC_CALENDAR.parse(text, now=NOW)
         except ValueError:
             continue
         assert 1970 <= year <= LAST_YEAR
-        end = period.end()
-        assert end is not None
-        assert end + LONGEST_WAIT > period.start()  # no OverflowError on the way
-        assert period.expires_at(LONGEST_WAIT) is not None
+        span = UTC_CALENDAR.span(period)
+        assert span.starts_at is not None
+        assert span.ends_at is not None
+        assert span.ends_at + LONGEST_WAIT > span.starts_at  # no OverflowError on the way
 
 
 @given(st.integers(min_value=0, max_value=9999))
@@ -174,7 +180,7 @@ def test_cursor_round_trip_and_refusals() -> None:
 def test_an_operator_may_name_a_board_in_every_form_the_service_shows(
     text: str, board_id: str
 ) -> None:
-    assert Board.parse(text, now=NOW).board_id == board_id
+    assert utc_board(text, now=NOW).board_id == board_id
 
 
 @pytest.mark.parametrize(
@@ -190,4 +196,4 @@ def test_an_operator_may_name_a_board_in_every_form_the_service_shows(
 )
 def test_a_board_not_in_any_form_is_refused_with_the_forms(text: str, says: str) -> None:
     with pytest.raises(ValueError, match=says):
-        Board.parse(text, now=NOW)
+        utc_board(text, now=NOW)

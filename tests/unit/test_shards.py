@@ -30,6 +30,7 @@ from app.services.ports import IndexedKey, SlotAddress, StoredTies
 from app.services.ranking.pages import merged_page, shard_page_limit
 from app.services.ranking.ranks import rank_many
 from tests.fakes import MemoryIndex
+from tests.support import utc_board
 
 LAYOUT = BucketLayout(coarse=8, fine=3)
 BOARD = "trivia#live#alltime"
@@ -266,4 +267,4 @@ async def test_a_sharded_board_s_first_page_is_one_round_trip_of_one_query_a_sha
 
 
 def test_the_fixtures_board_is_a_real_board_id() -> None:
-    assert Board.parse(BOARD, now=datetime(2026, 12, 3, tzinfo=UTC)).board_id == BOARD
+    assert utc_board(BOARD, now=datetime(2026, 12, 3, tzinfo=UTC)).board_id == BOARD

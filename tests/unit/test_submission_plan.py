@@ -3,8 +3,6 @@ enters (tie counters and cuts included), and the answer."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from app.domain.buckets import BucketLayout
 from app.domain.definitions import BoardDefinition, move
 from app.domain.models import Entry, Standing
@@ -37,7 +35,7 @@ def _plan(
         submission=submission,
         layout=LAYOUT,
         now_ms=NOW,
-        retention=timedelta(days=30),
+        definition=BoardDefinition(),
     )
 
 

@@ -13,7 +13,6 @@ import random
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import replace
-from datetime import timedelta
 from typing import Any, cast
 
 from hypothesis import given, settings
@@ -103,7 +102,7 @@ class MemoryBoard:
             submission=Submission(player, score, "trivia", "classic", at),
             layout=LAYOUT,
             now_ms=NOW,
-            retention=timedelta(days=30),
+            definition=BoardDefinition(),
         )
         for delta in planned.write.counters:
             self.fine[(delta.bucket, delta.slot)] += delta.delta

@@ -200,7 +200,7 @@ async def test_a_variant_with_registered_boards_is_held_for_its_grace_and_says_s
     await register_board(
         registry=service.fakes.registry,
         board=Board(GAME, "laps", Period(PeriodKind.ALLTIME)),
-        retention=timedelta(days=30),
+        definition=BoardDefinition(),
     )
     laps = BoardDefinition(order=Order.ASC, periods=(PeriodKind.ALLTIME,))
     told: list[tuple[str, int, int | None]] = []

@@ -11,6 +11,7 @@ from pydantic import (
 from app.api.schemas.common import (
     CamelModel,
 )
+from app.api.schemas.reads import PERIOD, PeriodOut
 from app.domain.counts import CounterCell, CounterDifference
 from app.services.operations import ErasureReport, ReconcileReport, SeedReport
 from app.services.ports import Snapshot, SnapshotReason, SnapshotSummary
@@ -66,17 +67,19 @@ class SnapshotSummaryOut(CamelModel):
 
 
 class SnapshotListOut(CamelModel):
+    period: PeriodOut = PERIOD
     snapshots: list[SnapshotSummaryOut]
 
     @classmethod
-    def of(cls, summaries: list[SnapshotSummary]) -> SnapshotListOut:
+    def of(cls, period: PeriodOut, summaries: list[SnapshotSummary]) -> SnapshotListOut:
         return cls(
+            period=period,
             snapshots=[
                 SnapshotSummaryOut(
                     snapshot_taken_at=s.taken_at, reason=s.reason, player_count=s.player_count
                 )
                 for s in summaries
-            ]
+            ],
         )
 
 

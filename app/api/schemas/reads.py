@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import ConfigDict, Field
@@ -12,8 +13,10 @@ from app.api.schemas.common import (
     CamelModel,
 )
 from app.api.schemas.variants import ScoreFormatName
-from app.domain.clock import iso_ms
+from app.domain.calendar import Calendar, Span
+from app.domain.clock import iso_ms, to_ms
 from app.domain.models import Entry
+from app.domain.periods import Period
 from app.domain.ranks import ExactRank, Rank
 from app.services.reads import BoardListing
 
@@ -47,8 +50,42 @@ class EntryOut(CamelModel):
 SCORE_FORMAT = Field(description="how the scores read (the variant's definition)")
 
 
+class PeriodOut(CamelModel):
+    """The board's period: when it started and ends, and when the next board of its kind begins
+    (each in UTC; a day, week or month begins at local midnight in the variant's time zone)."""
+
+    id: str = Field(description="the period in the URL's form: alltime, day:2026-11-30, season:s1")
+    starts_at: str | None = Field(description="its first instant; null for alltime")
+    ends_at: str | None = Field(description="the first instant after it; null for alltime")
+    next_reset_at: str | None = Field(
+        description="when the next board of its kind begins (for the current period, its end; "
+        "for seasons, the running one's end or the next one's start); null where none will"
+    )
+
+    @classmethod
+    def of(cls, period: Period, calendar: Calendar, now: datetime) -> PeriodOut:
+        try:
+            span = calendar.span(period)
+        except ValueError:  # a season no longer listed: its board is kept, its span unknown
+            span = Span(None, None)
+        return cls(
+            id=period.display,
+            starts_at=_at(span.starts_at),
+            ends_at=_at(span.ends_at),
+            next_reset_at=_at(calendar.next_reset(period.kind, now)),
+        )
+
+
+PERIOD = Field(description="the board's period, and when the next board of its kind begins")
+
+
+def _at(moment: datetime | None) -> str | None:
+    return None if moment is None else iso_ms(to_ms(moment))
+
+
 class BoardPageOut(CamelModel):
     leaderboard_id: str
+    period: PeriodOut = PERIOD
     player_count: int
     score_format: ScoreFormatName = SCORE_FORMAT
     entries: list[EntryOut]
@@ -74,7 +111,8 @@ class BoardListOut(CamelModel):
 
     games: list[GameBoardsOut]
     current_periods: list[str] = Field(
-        description="the dated periods the current ones (day, week) name now",
+        description="the dated periods the current ones (day, week, month) name now in UTC (a "
+        "variant with a time zone of its own says its current one in each board read's period)",
         examples=[["day:2026-12-01", "week:2026-W49"]],
     )
     next_cursor: str | None = Field(
@@ -146,6 +184,7 @@ class PlayerEntryOut(EntryOut):
 
 class PlayerRankOut(CamelModel):
     leaderboard_id: str
+    period: PeriodOut = PERIOD
     score_format: ScoreFormatName = SCORE_FORMAT
     entry: PlayerEntryOut
     rank: RankOut
@@ -157,6 +196,7 @@ class AroundEntryOut(EntryOut):
 
 class AroundOut(CamelModel):
     leaderboard_id: str
+    period: PeriodOut = PERIOD
     score_format: ScoreFormatName = SCORE_FORMAT
     rank_kind: Literal["exact", "estimated"]
     entries: list[AroundEntryOut]
@@ -172,6 +212,7 @@ class GroupEntryOut(CamelModel):
 
 class GroupOut(CamelModel):
     leaderboard_id: str
+    period: PeriodOut = PERIOD
     score_format: ScoreFormatName = SCORE_FORMAT
     entries: list[GroupEntryOut]
 

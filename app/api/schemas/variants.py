@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AwareDatetime,
     BeforeValidator,
     ConfigDict,
     Field,
     StrictInt,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
@@ -20,6 +22,8 @@ from app.api.schemas.common import (
     Score,
     _integral,
 )
+from app.domain.calendar import MAX_SEASONS, SEASON_ID_PATTERN, UTC_NAME, Season, time_zone
+from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import (
     MAX_RETENTION_DAYS,
     BoardDefinition,
@@ -30,7 +34,7 @@ from app.domain.keys import Order
 from app.domain.periods import PeriodKind
 from app.domain.shards import SHARD_COUNTS
 
-PeriodName = Literal["alltime", "day", "week", "month"]
+PeriodName = Literal["alltime", "day", "week", "month", "season"]
 OrderName = Literal["desc", "asc"]
 OperatorName = Literal["best", "latest", "sum"]
 ScoreFormatName = Literal["integer", "duration_ms"]
@@ -82,6 +86,44 @@ def _default_periods() -> list[PeriodName]:
     return ["alltime", "day", "week"]
 
 
+TIME_ZONE_MEANING = (
+    "the IANA time zone (Europe/Paris, America/New_York) whose local midnight starts the "
+    "variant's day, week (Monday) and month boards: a day lasts 23 or 25 hours across a "
+    "daylight-saving change, and a period's id is its local date. It cannot change while the "
+    "variant's boards hold entries"
+)
+SEASONS_MEANING = (
+    f"fixed, non-overlapping seasons (at most {MAX_SEASONS}): a score goes to the season holding "
+    "its achievedAt, or to none. Listing seasons adds season to periods where periods is left "
+    "out. A season that has ended cannot change; the one running keeps its start"
+)
+
+
+class SeasonIn(CamelModel):
+    """One season: from ``startsAt`` (inclusive) to ``endsAt`` (exclusive)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
+
+    id: str = Field(pattern=SEASON_ID_PATTERN, examples=["s1"])
+    starts_at: AwareDatetime = Field(description="ISO 8601 with an offset, like 2027-01-01T00:00Z")
+    ends_at: AwareDatetime = Field(description="after startsAt")
+
+    def season(self) -> Season:
+        return Season(self.id, to_ms(self.starts_at), to_ms(self.ends_at))
+
+
+class SeasonOut(CamelModel):
+    id: str
+    starts_at: str
+    ends_at: str
+
+    @classmethod
+    def of(cls, season: Season) -> SeasonOut:
+        return cls(
+            id=season.id, starts_at=iso_ms(season.starts_at_ms), ends_at=iso_ms(season.ends_at_ms)
+        )
+
+
 class BoardDefinitionIn(CamelModel):
     """How a variant's boards rank. A field left out takes its default (not the stored value: a
     PUT says the whole definition). Unknown fields are refused (422)."""
@@ -99,7 +141,7 @@ class BoardDefinitionIn(CamelModel):
     periods: list[PeriodName] = Field(
         default_factory=_default_periods,
         min_length=1,
-        max_length=4,
+        max_length=5,
         description="the boards a score fans out to, each named once",
         json_schema_extra={"uniqueItems": True},
     )
@@ -115,6 +157,37 @@ class BoardDefinitionIn(CamelModel):
     shards: Shards = Field(default=1, description=SHARDS_MEANING)
     score_min: Score | None = Field(default=None, description=SCORE_MIN_MEANING)
     score_max: Score | None = Field(default=None, description=SCORE_MAX_MEANING)
+    time_zone: str = Field(
+        default=UTC_NAME, max_length=64, description=TIME_ZONE_MEANING, examples=["Europe/Paris"]
+    )
+    seasons: list[SeasonIn] = Field(
+        default_factory=list, max_length=MAX_SEASONS, description=SEASONS_MEANING
+    )
+
+    @field_validator("time_zone")
+    @classmethod
+    def _a_zone(cls, name: str) -> str:
+        time_zone(name)
+        return name
+
+    @model_validator(mode="after")
+    def _seasons_kept(self) -> BoardDefinitionIn:
+        if self.seasons and "season" not in self.periods:
+            if "periods" in self.model_fields_set:
+                raise ValueError("seasons are listed: name season in periods too")
+            self.periods = [*self.periods, "season"]
+        if "season" in self.periods and not self.seasons:
+            raise ValueError("the season period needs seasons: list them in seasons")
+        self._calendar_checked()
+        return self
+
+    def _calendar_checked(self) -> None:
+        """The seasons together: distinct ids, none overlapping (``ValueError`` says which)."""
+        BoardDefinition(
+            periods=tuple(PeriodKind(p) for p in self.periods),
+            time_zone=self.time_zone,
+            seasons=tuple(s.season() for s in self.seasons),
+        )
 
     @field_validator("periods")
     @classmethod
@@ -142,6 +215,8 @@ class BoardDefinitionIn(CamelModel):
             shards=self.shards,
             score_min=self.score_min,
             score_max=self.score_max,
+            time_zone=self.time_zone,
+            seasons=tuple(s.season() for s in self.seasons),
         )
 
 
@@ -156,6 +231,8 @@ class BoardDefinitionOut(CamelModel):
     shards: ShardCount = Field(description=SHARDS_MEANING)
     score_min: int | None = Field(description=SCORE_MIN_MEANING)
     score_max: int | None = Field(description=SCORE_MAX_MEANING)
+    time_zone: str = Field(description=TIME_ZONE_MEANING)
+    seasons: list[SeasonOut] = Field(description=SEASONS_MEANING)
     defined: bool = Field(description="false: the variant has none and follows the default")
     defined_at: str | None = Field(default=None, description="when it was last put")
 
@@ -174,6 +251,8 @@ class BoardDefinitionOut(CamelModel):
             shards=definition.shards,
             score_min=definition.score_min,
             score_max=definition.score_max,
+            time_zone=definition.time_zone,
+            seasons=[SeasonOut.of(s) for s in definition.seasons],
             defined=defined_at is not None,
             defined_at=defined_at,
         )
@@ -188,6 +267,7 @@ class DefaultDefinitionOut(CamelModel):
     shards: ShardCount = Field(description=SHARDS_MEANING)
     score_min: int | None = Field(description=SCORE_MIN_MEANING)
     score_max: int | None = Field(description=SCORE_MAX_MEANING)
+    time_zone: str = Field(description=TIME_ZONE_MEANING)
 
     @classmethod
     def of(cls, definition: BoardDefinition) -> DefaultDefinitionOut:
@@ -200,6 +280,7 @@ class DefaultDefinitionOut(CamelModel):
             shards=definition.shards,
             score_min=definition.score_min,
             score_max=definition.score_max,
+            time_zone=definition.time_zone,
         )
 
 

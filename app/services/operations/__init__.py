@@ -49,7 +49,6 @@ from app.services.operations._seeding import (
 from app.services.operations._snapshots import (
     DEFAULT_TOP_N,
     ClosedPeriodsReport,
-    period_closes_at,
     snapshot_closed_periods,
     take_snapshot,
 )
@@ -220,5 +219,4 @@ __all__ = [
     "Restored",
     "SeedOptions",
     "SeedReport",
-    "period_closes_at",
 ]

@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from app import telemetry
+from app.domain.calendar import Calendar
 from app.domain.clock import iso_ms, parse_iso_ms, to_ms
 from app.domain.events import BOARD_CLOSED, Event
 from app.domain.periods import Board
@@ -29,15 +30,16 @@ EVENT_TOP = 100
 """Entries of the final snapshot a ``board.closed`` event carries."""
 
 
-def closed_event(board: Board, snapshot: Snapshot) -> Event:
-    """The board's ``board.closed`` event, as its final snapshot ``snapshot`` tells it."""
-    start, end = board.period.start(), board.period.end()
+def closed_event(board: Board, calendar: Calendar, snapshot: Snapshot) -> Event:
+    """The board's ``board.closed`` event, as its final snapshot ``snapshot`` tells it; its
+    period's span is its variant's ``calendar``'s."""
+    span = calendar.span(board.period)
     fields: dict[str, Any] = {
         "leaderboardId": board.board_id,
         "period": {
             "id": board.period.display,
-            "startsAt": iso_ms(to_ms(start)),
-            "endsAt": None if end is None else iso_ms(to_ms(end)),
+            "startsAt": None if span.starts_at is None else iso_ms(to_ms(span.starts_at)),
+            "endsAt": None if span.ends_at is None else iso_ms(to_ms(span.ends_at)),
         },
         "closedAt": snapshot.taken_at,
         "playerCount": snapshot.player_count,

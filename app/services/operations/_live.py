@@ -17,11 +17,11 @@ from datetime import datetime, timedelta
 
 import structlog
 
+from app.domain.calendar import Lasting, board_is_expired, period_closes_at
 from app.domain.definitions import BoardDefinition
-from app.domain.periods import Board, board_is_expired
+from app.domain.periods import Board
 from app.errors import BoardBeingSeeded, LeaderboardError
 from app.services.operations._reconcile import ReconcileReport, recount_board
-from app.services.operations._snapshots import period_closes_at
 from app.services.policies import CountPolicy
 from app.services.ports import BoardRegistry, Stores
 from app.services.rules.held import Definitions
@@ -60,11 +60,11 @@ class LiveReconcileReport:
         return sum(r.left for r in self.boards)
 
 
-def is_live(board: Board, *, now: datetime, settle: timedelta, retention: timedelta) -> bool:
+def is_live(board: Board, *, now: datetime, settle: timedelta, definition: Lasting) -> bool:
     """Still taking submissions: all-time, or a period not closed (``settle`` after its end)."""
-    closes = period_closes_at(board, settle=settle)
+    closes = period_closes_at(board, definition, settle=settle)
     return (closes is None or closes > now) and not board_is_expired(
-        board, now=now, retention=retention
+        board, now=now, definition=definition
     )
 
 
@@ -93,7 +93,7 @@ async def find_live_boards(
         except LeaderboardError as exc:
             live.failed[registered.board_id] = exc.detail
             continue
-        if is_live(board, now=now, settle=settle, retention=definition.retention):
+        if is_live(board, now=now, settle=settle, definition=definition):
             live.boards.append((board, definition))
     return live
 

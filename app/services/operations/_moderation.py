@@ -15,6 +15,7 @@ import structlog
 
 from app import telemetry
 from app.domain.buckets import BucketLayout
+from app.domain.calendar import board_is_expired
 from app.domain.clock import to_ms
 from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.definitions import BoardDefinition
@@ -26,7 +27,7 @@ from app.domain.moderation import (
     Moderation,
     ModerationEvent,
 )
-from app.domain.periods import Board, board_is_expired
+from app.domain.periods import Board
 from app.domain.shards import player_partition
 from app.domain.storage_keys import moderation_listing_pk, moderation_log_pk
 from app.domain.ties import TiePlace
@@ -207,7 +208,7 @@ async def void_entry(stores: Stores, policy: ModerationPolicy, ask: VoidAsk) -> 
     asked, board = ask.moderation, ask.board
     _checked(asked)
     row_id = player_partition(board.board_id, asked.player_id, ask.definition.shards)
-    expired = board_is_expired(board, now=asked.now, retention=ask.definition.retention)
+    expired = board_is_expired(board, now=asked.now, definition=ask.definition)
     voided: Standing | None = None
     for attempt in range(_VOID_ATTEMPTS):
         await wait_before(attempt, base_s=0.02, cap_s=1.0)

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field, replace
 
 import structlog
 
+from app.domain.calendar import board_expiry_s
 from app.domain.counts import CounterCell, CounterDifference, compare_counts
 from app.domain.definitions import BoardDefinition
-from app.domain.periods import Board, board_expiry_s
+from app.domain.periods import Board
 from app.domain.shards import partition_ids
 from app.errors import BoardBeingSeeded
 from app.services.operations._counters import bounded, read_counters, repair_counter
@@ -167,7 +168,7 @@ async def recount_board(
                 unsettled=unsettled,
             )
         )
-    expires_at = board_expiry_s(board, definition.retention)
+    expires_at = board_expiry_s(board, definition)
     if apply and any(part.differences for part in parts):
         # The counters are known wrong: no rank is answered from them until they are repaired.
         await each_partition(

@@ -20,6 +20,7 @@ from typing import Any, Literal, NoReturn, TypeVar
 
 import structlog
 
+from app.domain.calendar import board_expires_at
 from app.domain.clock import iso_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
@@ -139,7 +140,7 @@ async def seed_board(
     if seed.board_id != board_id:
         raise InvalidInput(f"the seed file was checked for board {seed.board_id}, not {board_id}")
     definition = seed.definition
-    expires = board.period.expires_at(definition.retention)
+    expires = board_expires_at(board, definition)
     if expires is not None and expires.timestamp() <= time.time():
         raise InvalidInput(f"board {board_id} is past its retention; its rows would never show")
     keeper = _LeaseKeeper(stores.leases, board_id, policy)
@@ -206,7 +207,7 @@ async def _fill(
     counters = stores.counters
     partitions = partition_ids(board.board_id, definition.shards)
     # First, so that even rows a failed seed leaves behind are on a board the snapshot job finds.
-    await register_board(registry=stores.registry, board=board, retention=definition.retention)
+    await register_board(registry=stores.registry, board=board, definition=definition)
     # Before any row: from here until every counter is written, no rank of the board is known
     # (``CountsIncomplete``), rather than one counted from rows whose counters are not there yet.
     # Each partition's counters carry their own mark, read with them.

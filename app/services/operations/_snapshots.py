@@ -15,10 +15,11 @@ from datetime import datetime, timedelta
 
 import structlog
 
+from app.domain.calendar import board_is_expired, period_closes_at
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.models import Entry
-from app.domain.periods import Board, board_is_expired
+from app.domain.periods import Board
 from app.errors import (
     ConditionFailed,
     Conflict,
@@ -88,14 +89,6 @@ class ClosedPeriodsReport:
 # ---- taking snapshots -------------------------------------------------------------------------
 
 
-def period_closes_at(board: Board, *, settle: timedelta) -> datetime | None:
-    """When a board's period is over for good: its end plus ``settle`` (the submission lateness
-    allowed, since a score achieved just before the end may arrive after it); ``None`` for
-    all-time, which never closes."""
-    end = board.period.end()
-    return None if end is None else end + settle
-
-
 async def take_snapshot(
     stores: Stores,
     board: Board,
@@ -114,17 +107,16 @@ async def take_snapshot(
     retention (its rows are, or are being, deleted); ``InvalidInput`` for a manual snapshot whose
     top does not fit in one item (nothing written)."""
     _check_top_n(top_n)
-    retention, shards = definition.retention, definition.shards
-    if board_is_expired(board, now=now, retention=retention):
+    if board_is_expired(board, now=now, definition=definition):
         raise NotFound(f"board {board.board_id} is past its retention; its rows are not kept")
     if settle is None:
-        snapshot, _ = await _take(stores, board, shards, now=now, top_n=top_n, closing=False)
+        snapshot, _ = await _take(stores, board, definition, now=now, top_n=top_n, closing=False)
         return snapshot
-    closes = period_closes_at(board, settle=settle)
+    closes = period_closes_at(board, definition, settle=settle)
     if closes is None or closes > now:
         raise InvalidInput(f"the period of board {board.board_id} has not closed yet")
-    await register_board(registry=stores.registry, board=board, retention=retention)
-    taken = await _take_closing(stores, board, now=now, top_n=top_n, shards=shards)
+    await register_board(registry=stores.registry, board=board, definition=definition)
+    taken = await _take_closing(stores, board, definition, now=now, top_n=top_n)
     if taken is None:
         existing = await _closed_snapshot_at(stores.registry, board.board_id)
         raise Conflict(
@@ -153,10 +145,10 @@ _Taken = tuple[Snapshot, ShortenedSnapshot | None]
 
 
 async def _take_closing(
-    stores: Stores, board: Board, *, now: datetime, top_n: int, shards: int
+    stores: Stores, board: Board, definition: BoardDefinition, *, now: datetime, top_n: int
 ) -> _Taken | None:
     try:
-        return await _take(stores, board, shards, now=now, top_n=top_n, closing=True)
+        return await _take(stores, board, definition, now=now, top_n=top_n, closing=True)
     except _AlreadyClosed:
         return None
 
@@ -166,10 +158,16 @@ class _AlreadyClosed(Exception):
 
 
 async def _take(
-    stores: Stores, board: Board, shards: int, *, now: datetime, top_n: int, closing: bool
+    stores: Stores,
+    board: Board,
+    definition: BoardDefinition,
+    *,
+    now: datetime,
+    top_n: int,
+    closing: bool,
 ) -> _Taken:
-    """A snapshot written: the board's period-closed one (``closing``), or a manual one."""
-    board_id = board.board_id
+    """A snapshot written: the board's final one, of its close (``closing``), or a manual one."""
+    board_id, shards = board.board_id, definition.shards
     reason: SnapshotReason = "closed" if closing else "manual"
     entries, players = await asyncio.gather(
         _top(stores.index, board_id, top_n, shards),
@@ -200,7 +198,7 @@ async def _take(
         try:
             if closing:
                 # One event for every try of this snapshot: its id marks the close as this one's.
-                event = closed_event(board, snapshot)
+                event = closed_event(board, definition.calendar, snapshot)
                 closing_put = functools.partial(archive.put_closing_snapshot, snapshot, event)
                 if not await persist(closing_put):
                     await unwritten()
@@ -364,38 +362,38 @@ async def snapshot_closed_periods(
     """
     _check_top_n(top_n)
     report = ClosedPeriodsReport()
-    due: list[tuple[Board, int]] = []
+    due: list[tuple[Board, BoardDefinition]] = []
     for registered in await stores.registry.registered_boards():
         try:
             board = Board.from_id(registered.board_id)
         except ValueError:
             log.warning("registry_row_not_a_board", board=registered.board_id)
             continue
-        closes = period_closes_at(board, settle=settle)
-        if closes is None or closes > now:
-            continue
-        if registered.closed_snapshot_at is not None:
-            report.already_taken.append(board.board_id)
-            continue
         try:
             definition = (await definitions.of(board.game, board.variant)).definition
         except LeaderboardError as exc:
             _failed(report, board, exc)
             continue
-        if board_is_expired(board, now=now, retention=definition.retention):
+        closes = period_closes_at(board, definition, settle=settle)
+        if closes is None or closes > now:
+            continue
+        if registered.closed_snapshot_at is not None:
+            report.already_taken.append(board.board_id)
+            continue
+        if board_is_expired(board, now=now, definition=definition):
             report.expired.append(board.board_id)
         else:
-            due.append((board, definition.shards))
+            due.append((board, definition))
     gate = asyncio.Semaphore(_CLOSING_CONCURRENCY)
     done = 0
     if progress is not None:
         progress("snapshotting boards", 0, len(due))
 
-    async def close(board: Board, shards: int) -> None:
+    async def close(board: Board, definition: BoardDefinition) -> None:
         nonlocal done
         async with gate:
             try:
-                taken = await _take_closing(stores, board, now=now, top_n=top_n, shards=shards)
+                taken = await _take_closing(stores, board, definition, now=now, top_n=top_n)
             except LeaderboardError as exc:
                 _failed(report, board, exc)
                 return
@@ -412,7 +410,7 @@ async def snapshot_closed_periods(
         if shortened is not None:
             report.shortened.append(shortened)
 
-    await asyncio.gather(*(close(board, shards) for board, shards in due))
+    await asyncio.gather(*(close(board, definition) for board, definition in due))
     if report.expired:
         log.warning("closed_periods_missed", boards=report.expired)
     return report

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from datetime import UTC
 from itertools import groupby
 
+from app.domain.calendar import board_is_expired
 from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
-from app.domain.periods import Board, Period, PeriodKind, board_is_expired
+from app.domain.periods import Board, Period, PeriodKind
 from app.domain.storage_keys import REGISTRY_PK
 from app.errors import InvalidCursor
 from app.services.policies import ReadPolicy
@@ -86,9 +88,9 @@ async def live_boards(
     found = await asyncio.gather(*(definitions.of(v.game, v.variant) for v in read.variants))
     games: list[GameBoards] = []
     for rows, resolved in zip(read.variants, found, strict=True):
-        retention = resolved.definition.retention
+        definition = resolved.definition
         live = sorted(
-            (b for b in rows.boards if not board_is_expired(b, now=now, retention=retention)),
+            (b for b in rows.boards if not board_is_expired(b, now=now, definition=definition)),
             key=_board_order,
         )
         if not live:
@@ -99,9 +101,8 @@ async def live_boards(
         if not games or games[-1].game != rows.game:
             games.append(GameBoards(rows.game, []))
         games[-1].variants.append(VariantBoards(rows.variant, periods))
-    current = [
-        Period.containing(kind, now) for kind in PeriodKind if kind is not PeriodKind.ALLTIME
-    ]
+    dated = (PeriodKind.DAY, PeriodKind.WEEK, PeriodKind.MONTH)
+    current = [Period.containing(kind, now.astimezone(UTC)) for kind in dated]
     next_cursor = None
     if read.more and read.variants:
         last = read.variants[-1]

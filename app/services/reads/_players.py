@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from app.domain.calendar import board_expiry_s, board_is_expired
 from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.definitions import BoardDefinition
 from app.domain.models import Entry, Standing
-from app.domain.periods import Board, board_expiry_s, board_is_expired
+from app.domain.periods import Board
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery
 from app.domain.shards import board_of_partition, partition_ids, player_partition
 from app.errors import InvalidCursor, InvalidInput, NotFound
@@ -75,7 +76,7 @@ def _build_if_crowded(
 ) -> None:
     """A range: have the task build (or repair) the slot's tie counters where the player's row is
     (the player's partition of a sharded board)."""
-    expires_at = board_expiry_s(asked.board, asked.definition.retention)
+    expires_at = board_expiry_s(asked.board, asked.definition)
     ranking.build_if_crowded(standing.board_id, query, rank, expires_at=expires_at)
 
 
@@ -93,7 +94,7 @@ def _query(board: Board, definition: BoardDefinition, standing: Standing) -> Ran
 async def _standing(standings: StandingStore, asked: BoardAsk, player_id: str) -> Standing:
     board, definition = asked.board, asked.definition
     standing = None
-    if not board_is_expired(board, now=asked.now, retention=definition.retention):
+    if not board_is_expired(board, now=asked.now, definition=definition):
         row_id = player_partition(board.board_id, player_id, definition.shards)
         standing = await standings.read_standing(row_id, player_id)
     if standing is None:
@@ -206,7 +207,7 @@ async def player_standings(
         (board, row)
         for board, row in boards
         if not board_is_expired(
-            board, now=now, retention=definition_of[(board.game, board.variant)].retention
+            board, now=now, definition=definition_of[(board.game, board.variant)]
         )
         and (row.expires_at is None or row.expires_at > now.timestamp())
     ]
@@ -274,7 +275,7 @@ async def group_board(
         )
     player_ids = list(dict.fromkeys(player_ids))
     board, definition, now = asked.board, asked.definition, asked.now
-    if board_is_expired(board, now=now, retention=definition.retention):
+    if board_is_expired(board, now=now, definition=definition):
         return []
     rows = await stores.standings.standings_on_board(
         board.board_id, player_ids, shards=definition.shards

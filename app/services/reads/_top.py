@@ -6,9 +6,9 @@ import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
+from app.domain.calendar import board_is_expired
 from app.domain.cursor import Cursor, CursorError, decode_cursor, encode_cursor
 from app.domain.models import Entry
-from app.domain.periods import board_is_expired
 from app.errors import InvalidCursor
 from app.services.policies import ReadPolicy
 from app.services.ports import Stores
@@ -53,7 +53,7 @@ async def read_page(
         except CursorError as exc:
             raise InvalidCursor(str(exc)) from None
         start, first_rank = (decoded.rank_key, decoded.player_id), decoded.next_rank
-    if board_is_expired(board, now=page.now, retention=asked.definition.retention):
+    if board_is_expired(board, now=page.now, definition=asked.definition):
         return BoardPage(board_id, 0, [], None)
     counted = ranking.player_count(board_id, shards)
     read_at = None

@@ -53,12 +53,18 @@ class BoardRules:
         are refused, and for a period the variant does not keep, unless a board of that kind is
         registered (one kept before a change of its periods stays readable)."""
         definition = await self.definitions.for_reading(board.game, board.variant)
+        await self.check_kept(board, definition)
+        return definition
+
+    async def check_kept(self, board: Board, definition: BoardDefinition) -> None:
+        """``NotFound`` for a board of a period ``definition`` does not keep, unless a board of
+        that kind is registered (one kept before a change of its periods stays readable)."""
         kind = board.period.kind
         if kind in definition.periods:
-            return definition
+            return
         prefix = f"{board.game}#{board.variant}#{kind.value}"
         if await self._stores.registry.registered_boards(prefix=prefix):
-            return definition
+            return
         kept = ", ".join(p.value for p in definition.periods)
         raise NotFound(
             f"variant {board.game}/{board.variant} has no {kind.value} boards: its periods are "

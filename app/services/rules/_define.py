@@ -14,8 +14,10 @@ from datetime import datetime, timedelta
 
 import structlog
 
-from app.domain.definitions import BoardDefinition
-from app.domain.periods import Board, Period, board_is_expired
+from app.domain.calendar import board_is_expired
+from app.domain.clock import to_ms
+from app.domain.definitions import BoardDefinition, season_changes
+from app.domain.periods import Board, Period, PeriodKind
 from app.domain.shards import partition_ids
 from app.errors import BoardBeingSeeded, Conflict, LeaderboardError
 from app.services.policies import RedefinePolicy, ranking_change_holder
@@ -49,12 +51,21 @@ class Change:
 async def define_variant(
     stores: Stores, policy: RedefinePolicy | None, change: Change, progress: Progress | None
 ) -> StoredDefinition:
-    """Put the definition. Changing the order, operator or shards of a variant whose boards hold
-    entries is a ``Conflict``. Such a change, with a ``policy``, first takes a seeding lease on
+    """Put the definition. Changing the order, operator, shards or time zone of a variant whose
+    boards hold entries is a ``Conflict``, and so is changing a season that has ended or begun
+    (``season_changes``). Such a change, with a ``policy``, first takes a seeding lease on
     every board a submission could reach; waits out ``policy.grace_s`` (told to ``progress``)
     unless no board of the variant is registered (a task registers a board before it first reads
     its lease: none can be writing); checks the boards strongly; puts the definition; and keeps
     the leases ``policy.after_s``, letting a submission under the new definition through."""
+    fixed_seasons = season_changes(
+        change.current.definition, change.wanted, now_ms=to_ms(change.now)
+    )
+    if fixed_seasons:
+        raise Conflict(
+            f"the seasons of {change.game}/{change.variant} cannot change so: "
+            + "; ".join(fixed_seasons)
+        )
     if change.fixed:
         await _refuse_if_holding(stores, change, consistent=False)
     if not change.fixed or policy is None:
@@ -128,7 +139,7 @@ async def _refuse_if_holding(
         partitions = [
             (b, partition)
             for b in boards
-            if not board_is_expired(Board.from_id(b), now=change.now, retention=current.retention)
+            if not board_is_expired(Board.from_id(b), now=change.now, definition=current)
             for partition in partition_ids(b, current.shards)
         ]
         counted = await asyncio.gather(
@@ -162,20 +173,29 @@ def _listed(names: Sequence[str]) -> str:
 async def _reachable(stores: Stores, change: Change, policy: RedefinePolicy) -> list[str]:
     """Every board a submission could write to while the change holds: the variant's registered
     boards, and for each period of either definition, those from ``policy.reach`` back to past
-    the hold (days are the shortest periods: a moment a day apart finds each)."""
+    the hold (found every half day, and every season overlapping that span)."""
     game, variant = change.game, change.variant
     registered = await stores.registry.registered_boards(prefix=f"{game}#{variant}#")
     boards = {r.board_id for r in registered}
     first = change.now - policy.reach
     hold_s = policy.grace_s + policy.after_s + HOLD_MARGIN_S
     last = change.now + timedelta(seconds=hold_s) + policy.reach
-    for kind in {*change.current.definition.periods, *change.wanted.periods}:
+    definitions = (change.current.definition, change.wanted)
+    for kind, calendar in {(k, d.calendar) for d in definitions for k in d.periods}:
         moment = first
-        while True:
-            boards.add(Board(game, variant, Period.containing(kind, moment)).board_id)
+        while True:  # half a day apart: a local day is 23 hours at the shortest
+            period = calendar.containing(kind, moment)
+            if period is not None:
+                boards.add(Board(game, variant, period).board_id)
             if moment >= last:
                 break
-            moment = min(last, moment + timedelta(days=1))
+            moment = min(last, moment + timedelta(hours=12))
+        if kind is PeriodKind.SEASON:
+            boards.update(
+                Board(game, variant, Period(kind, season.id)).board_id
+                for season in calendar.seasons
+                if season.starts_at_ms <= to_ms(last) and season.ends_at_ms > to_ms(first)
+            )
     return sorted(boards)
 
 
@@ -223,7 +243,7 @@ async def boards_with_entries(stores: Stores, change: Change) -> list[str]:
     live = [
         board
         for board in (Board.from_id(r.board_id) for r in registered)
-        if not board_is_expired(board, now=change.now, retention=current.retention)
+        if not board_is_expired(board, now=change.now, definition=current)
     ]
     partitions = [
         (b.board_id, partition)

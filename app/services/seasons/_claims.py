@@ -12,15 +12,15 @@ from datetime import datetime, timedelta
 
 from app import telemetry
 from app.domain.buckets import BucketLayout
+from app.domain.calendar import board_is_expired, period_closes_at
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition
 from app.domain.keys import key_just_below
 from app.domain.models import Standing
-from app.domain.periods import Board, board_is_expired
+from app.domain.periods import Board
 from app.domain.ranks import ExactRank, RankQuery
 from app.domain.shards import partition_ids, player_partition
 from app.errors import NotFound, PeriodOpen
-from app.services.operations import period_closes_at
 from app.services.ports import Stores
 from app.services.ports.claims import Claim, ClaimLedger
 from app.services.ranking.pages import player_count
@@ -68,7 +68,7 @@ async def claim_reward(
     ``PeriodOpen`` before the close; ``NotFound`` for a player not on the board (or hidden), and
     for a board past its retention."""
     board, definition, player = ask.board, ask.definition, ask.player_id
-    closes = period_closes_at(board, settle=policy.settle)
+    closes = period_closes_at(board, definition, settle=policy.settle)
     if closes is None or closes > ask.now:
         telemetry.claim_answered("open")
         wait = _LONGEST_WAIT_S if closes is None else (closes - ask.now).total_seconds() + 1
@@ -78,7 +78,7 @@ async def claim_reward(
             retry_after=int(min(wait, _LONGEST_WAIT_S)),
         )
     standing, recorded = None, None
-    if not board_is_expired(board, now=ask.now, retention=definition.retention):
+    if not board_is_expired(board, now=ask.now, definition=definition):
         row_id = player_partition(board.board_id, player, definition.shards)
         standing, recorded = await asyncio.gather(
             stores.standings.read_standing(row_id, player),

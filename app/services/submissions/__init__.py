@@ -133,7 +133,7 @@ class Submissions:
                 confirmed, confirm = await confirm(), None
                 if confirmed != ask.definition:
                     raise GuessedWrong(confirmed)
-            await self._registrar.ensure_all(boards, retention=ask.definition.retention)
+            await self._registrar.ensure_all(boards, definition=ask.definition)
         board_ids = [board.board_id for board in boards]
         async with self._admission.admitted(board_ids, shards=ask.definition.shards):
             return await write_submission(

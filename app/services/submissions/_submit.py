@@ -16,6 +16,7 @@ from typing import Any
 import structlog
 
 from app import telemetry
+from app.domain.calendar import board_expiry_s
 from app.domain.clock import from_ms
 from app.domain.definitions import BoardDefinition, Move, TotalTooLarge, move
 from app.domain.keys import RankKey
@@ -24,7 +25,7 @@ from app.domain.models import (
     SubmitOutcome,
 )
 from app.domain.moderation import Action
-from app.domain.periods import Board, Period, board_expiry_s
+from app.domain.periods import Board
 from app.domain.shards import player_partition
 from app.domain.submission import PlannedWrite, Submission, moderated_write, plan_board_write
 from app.domain.ties import SlotTies
@@ -95,10 +96,9 @@ class SubmitAsk:
         """The boards of the definition's periods that hold the moment it was achieved."""
         moment = from_ms(self.achieved_ms)
         game, variant = self.submission.game, self.submission.variant
-        return [
-            Board(game, variant, Period.containing(kind, moment))
-            for kind in self.definition.periods
-        ]
+        calendar = self.definition.calendar
+        periods = (calendar.containing(kind, moment) for kind in self.definition.periods)
+        return [Board(game, variant, period) for period in periods if period is not None]
 
 
 async def write_submission(
@@ -379,7 +379,7 @@ class _Writer:
         builds = self._ranking.builds
         for board, m in moves:
             partition = self._rows[board.board_id]
-            expires_at = board_expiry_s(board, self._definition.retention)
+            expires_at = board_expiry_s(board, self._definition)
             if board.board_id in ranges:
                 builds.wanted(partition, m.key, expires_at=expires_at)
             elif m.changed and self._slot(board, m.key) not in grains and not self._within(m):
@@ -404,5 +404,5 @@ class _Writer:
             submission=self._submission,
             layout=self._policy.layout,
             now_ms=self._now_ms,
-            retention=self._definition.retention,
+            definition=self._definition,
         )

@@ -21,13 +21,6 @@ class AroundEntryOut(TypedDict):
     score: int
 
 
-class AroundOut(TypedDict):
-    entries: list[AroundEntryOut]
-    leaderboardId: str
-    rankKind: Literal["exact", "estimated"]
-    scoreFormat: Literal["integer", "duration_ms"]
-
-
 class BatchSubmission(TypedDict):
     """
     One submission of a batch: the body `POST /v1/scores` takes, with its Idempotency-Key
@@ -45,37 +38,6 @@ class BatchSubmission(TypedDict):
     playerId: str
     rankDelta: NotRequired[bool]
     score: int
-    variant: str
-
-
-class BoardDefinitionIn(TypedDict):
-    """
-    How a variant's boards rank. A field left out takes its default (not the stored value: a
-    PUT says the whole definition). Unknown fields are refused (422).
-    """
-
-    operator: NotRequired[Literal["best", "latest", "sum"]]
-    order: NotRequired[Literal["desc", "asc"]]
-    periods: NotRequired[list[Literal["alltime", "day", "week", "month"]]]
-    retentionDays: NotRequired[int | None]
-    scoreFormat: NotRequired[Literal["integer", "duration_ms"]]
-    scoreMax: NotRequired[int | None]
-    scoreMin: NotRequired[int | None]
-    shards: NotRequired[Literal[1, 2, 4, 8, 16, 32, 64]]
-
-
-class BoardDefinitionOut(TypedDict):
-    defined: bool
-    definedAt: NotRequired[str | None]
-    game: str
-    operator: Literal["best", "latest", "sum"]
-    order: Literal["desc", "asc"]
-    periods: list[Literal["alltime", "day", "week", "month"]]
-    retentionDays: int
-    scoreFormat: Literal["integer", "duration_ms"]
-    scoreMax: int | None
-    scoreMin: int | None
-    shards: Literal[1, 2, 4, 8, 16, 32, 64]
     variant: str
 
 
@@ -103,12 +65,13 @@ class CounterDifferenceOut(TypedDict):
 class DefaultDefinitionOut(TypedDict):
     operator: Literal["best", "latest", "sum"]
     order: Literal["desc", "asc"]
-    periods: list[Literal["alltime", "day", "week", "month"]]
+    periods: list[Literal["alltime", "day", "week", "month", "season"]]
     retentionDays: int
     scoreFormat: Literal["integer", "duration_ms"]
     scoreMax: int | None
     scoreMin: int | None
     shards: Literal[1, 2, 4, 8, 16, 32, 64]
+    timeZone: str
 
 
 class EntryOut(TypedDict):
@@ -143,12 +106,6 @@ class GroupEntryOut(TypedDict):
     entry: EntryOut
     groupRank: int
     rank: NotRequired[ExactRankOut | EstimatedRankOut | None]
-
-
-class GroupOut(TypedDict):
-    entries: list[GroupEntryOut]
-    leaderboardId: str
-    scoreFormat: Literal["integer", "duration_ms"]
 
 
 class Health(TypedDict):
@@ -194,6 +151,18 @@ class ModerationOut(TypedDict):
     since: str
 
 
+class PeriodOut(TypedDict):
+    """
+    The board's period: when it started and ends, and when the next board of its kind begins
+    (each in UTC; a day, week or month begins at local midnight in the variant's time zone).
+    """
+
+    endsAt: str | None
+    id: str
+    nextResetAt: str | None
+    startsAt: str | None
+
+
 class PlayerEntryOut(TypedDict):
     achievedAt: str
     context: dict[str, Any] | None
@@ -208,6 +177,7 @@ class PlayerEntryOut(TypedDict):
 class PlayerRankOut(TypedDict):
     entry: PlayerEntryOut
     leaderboardId: str
+    period: PeriodOut
     rank: ExactRankOut | EstimatedRankOut
     scoreFormat: Literal["integer", "duration_ms"]
 
@@ -274,6 +244,22 @@ class ScoreSubmission(TypedDict):
     rankDelta: NotRequired[bool]
     score: int
     variant: str
+
+
+class SeasonIn(TypedDict):
+    """
+    One season: from ``startsAt`` (inclusive) to ``endsAt`` (exclusive).
+    """
+
+    endsAt: str
+    id: str
+    startsAt: str
+
+
+class SeasonOut(TypedDict):
+    endsAt: str
+    id: str
+    startsAt: str
 
 
 class SeedReportOut(TypedDict):
@@ -349,14 +335,16 @@ class VariantBoardsOut(TypedDict):
     variant: str
 
 
-class VariantsOut(TypedDict):
-    default: DefaultDefinitionOut | None
-    game: str
-    variants: list[BoardDefinitionOut]
-
-
 class VoidedOut(TypedDict):
     voided: EntryOut
+
+
+class AroundOut(TypedDict):
+    entries: list[AroundEntryOut]
+    leaderboardId: str
+    period: PeriodOut
+    rankKind: Literal["exact", "estimated"]
+    scoreFormat: Literal["integer", "duration_ms"]
 
 
 class BatchResultOut(TypedDict):
@@ -371,10 +359,46 @@ class BatchResultOut(TypedDict):
     status: int
 
 
+class BoardDefinitionIn(TypedDict):
+    """
+    How a variant's boards rank. A field left out takes its default (not the stored value: a
+    PUT says the whole definition). Unknown fields are refused (422).
+    """
+
+    operator: NotRequired[Literal["best", "latest", "sum"]]
+    order: NotRequired[Literal["desc", "asc"]]
+    periods: NotRequired[list[Literal["alltime", "day", "week", "month", "season"]]]
+    retentionDays: NotRequired[int | None]
+    scoreFormat: NotRequired[Literal["integer", "duration_ms"]]
+    scoreMax: NotRequired[int | None]
+    scoreMin: NotRequired[int | None]
+    seasons: NotRequired[list[SeasonIn]]
+    shards: NotRequired[Literal[1, 2, 4, 8, 16, 32, 64]]
+    timeZone: NotRequired[str]
+
+
+class BoardDefinitionOut(TypedDict):
+    defined: bool
+    definedAt: NotRequired[str | None]
+    game: str
+    operator: Literal["best", "latest", "sum"]
+    order: Literal["desc", "asc"]
+    periods: list[Literal["alltime", "day", "week", "month", "season"]]
+    retentionDays: int
+    scoreFormat: Literal["integer", "duration_ms"]
+    scoreMax: int | None
+    scoreMin: int | None
+    seasons: list[SeasonOut]
+    shards: Literal[1, 2, 4, 8, 16, 32, 64]
+    timeZone: str
+    variant: str
+
+
 class BoardPageOut(TypedDict):
     entries: list[EntryOut]
     leaderboardId: str
     nextCursor: str | None
+    period: PeriodOut
     playerCount: int
     scoreFormat: Literal["integer", "duration_ms"]
 
@@ -396,6 +420,13 @@ class GameBoardsOut(TypedDict):
     variants: list[VariantBoardsOut]
 
 
+class GroupOut(TypedDict):
+    entries: list[GroupEntryOut]
+    leaderboardId: str
+    period: PeriodOut
+    scoreFormat: Literal["integer", "duration_ms"]
+
+
 class ReconcileReportOut(TypedDict):
     applied: bool
     boardId: str
@@ -411,6 +442,7 @@ class ReconcileReportOut(TypedDict):
 
 
 class SnapshotListOut(TypedDict):
+    period: PeriodOut
     snapshots: list[SnapshotSummaryOut]
 
 
@@ -418,6 +450,12 @@ class StandingsOut(TypedDict):
     boards: list[BoardStandingOut]
     nextCursor: str | None
     playerId: str
+
+
+class VariantsOut(TypedDict):
+    default: DefaultDefinitionOut | None
+    game: str
+    variants: list[BoardDefinitionOut]
 
 
 class BatchResponse(TypedDict):

@@ -399,6 +399,8 @@ export interface components {
         AroundOut: {
             entries: components["schemas"]["AroundEntryOut"][];
             leaderboardId: string;
+            /** @description the board's period, and when the next board of its kind begins */
+            period: components["schemas"]["PeriodOut"];
             /** @enum {string} */
             rankKind: "exact" | "estimated";
             /**
@@ -507,7 +509,7 @@ export interface components {
              */
             order?: "desc" | "asc";
             /** @description the boards a score fans out to, each named once */
-            periods?: ("alltime" | "day" | "week" | "month")[];
+            periods?: ("alltime" | "day" | "week" | "month" | "season")[];
             /**
              * @description days period boards live after they close (default: the service's)
              * @default null
@@ -529,12 +531,20 @@ export interface components {
              * @default null
              */
             scoreMin?: number | null;
+            /** @description fixed, non-overlapping seasons (at most 100): a score goes to the season holding its achievedAt, or to none. Listing seasons adds season to periods where periods is left out. A season that has ended cannot change; the one running keeps its start */
+            seasons?: components["schemas"]["SeasonIn"][];
             /**
              * @description how many index partitions each period board of the variant is spread over, by a stable hash of playerId (a board that must take more than one partition's writes); every read keeps its shape. It cannot change while the variant's boards hold entries
              * @default 1
              * @enum {integer}
              */
             shards?: 1 | 2 | 4 | 8 | 16 | 32 | 64;
+            /**
+             * @description the IANA time zone (Europe/Paris, America/New_York) whose local midnight starts the variant's day, week (Monday) and month boards: a day lasts 23 or 25 hours across a daylight-saving change, and a period's id is its local date. It cannot change while the variant's boards hold entries
+             * @default UTC
+             * @example Europe/Paris
+             */
+            timeZone?: string;
         };
         /** BoardDefinitionOut */
         BoardDefinitionOut: {
@@ -547,7 +557,7 @@ export interface components {
             operator: "best" | "latest" | "sum";
             /** @enum {string} */
             order: "desc" | "asc";
-            periods: ("alltime" | "day" | "week" | "month")[];
+            periods: ("alltime" | "day" | "week" | "month" | "season")[];
             retentionDays: number;
             /** @enum {string} */
             scoreFormat: "integer" | "duration_ms";
@@ -555,11 +565,15 @@ export interface components {
             scoreMax: number | null;
             /** @description the lowest score a submission may carry, inclusive (null: no bound but the score range's); a submission below it is a 422 score-out-of-bounds that stores nothing. It may change at any time: entries already on the boards stay */
             scoreMin: number | null;
+            /** @description fixed, non-overlapping seasons (at most 100): a score goes to the season holding its achievedAt, or to none. Listing seasons adds season to periods where periods is left out. A season that has ended cannot change; the one running keeps its start */
+            seasons: components["schemas"]["SeasonOut"][];
             /**
              * @description how many index partitions each period board of the variant is spread over, by a stable hash of playerId (a board that must take more than one partition's writes); every read keeps its shape. It cannot change while the variant's boards hold entries
              * @enum {integer}
              */
             shards: 1 | 2 | 4 | 8 | 16 | 32 | 64;
+            /** @description the IANA time zone (Europe/Paris, America/New_York) whose local midnight starts the variant's day, week (Monday) and month boards: a day lasts 23 or 25 hours across a daylight-saving change, and a period's id is its local date. It cannot change while the variant's boards hold entries */
+            timeZone: string;
             variant: string;
         };
         /**
@@ -568,7 +582,7 @@ export interface components {
          */
         BoardListOut: {
             /**
-             * @description the dated periods the current ones (day, week) name now
+             * @description the dated periods the current ones (day, week, month) name now in UTC (a variant with a time zone of its own says its current one in each board read's period)
              * @example [
              *       "day:2026-12-01",
              *       "week:2026-W49"
@@ -597,6 +611,8 @@ export interface components {
             entries: components["schemas"]["EntryOut"][];
             leaderboardId: string;
             nextCursor: string | null;
+            /** @description the board's period, and when the next board of its kind begins */
+            period: components["schemas"]["PeriodOut"];
             playerCount: number;
             /**
              * @description how the scores read (the variant's definition)
@@ -628,7 +644,7 @@ export interface components {
             operator: "best" | "latest" | "sum";
             /** @enum {string} */
             order: "desc" | "asc";
-            periods: ("alltime" | "day" | "week" | "month")[];
+            periods: ("alltime" | "day" | "week" | "month" | "season")[];
             retentionDays: number;
             /** @enum {string} */
             scoreFormat: "integer" | "duration_ms";
@@ -641,6 +657,8 @@ export interface components {
              * @enum {integer}
              */
             shards: 1 | 2 | 4 | 8 | 16 | 32 | 64;
+            /** @description the IANA time zone (Europe/Paris, America/New_York) whose local midnight starts the variant's day, week (Monday) and month boards: a day lasts 23 or 25 hours across a daylight-saving change, and a period's id is its local date. It cannot change while the variant's boards hold entries */
+            timeZone: string;
         };
         /** EntryOut */
         EntryOut: {
@@ -708,6 +726,8 @@ export interface components {
         GroupOut: {
             entries: components["schemas"]["GroupEntryOut"][];
             leaderboardId: string;
+            /** @description the board's period, and when the next board of its kind begins */
+            period: components["schemas"]["PeriodOut"];
             /**
              * @description how the scores read (the variant's definition)
              * @enum {string}
@@ -769,6 +789,21 @@ export interface components {
             /** @description when the player was first moderated (of the actions in force) */
             since: string;
         };
+        /**
+         * PeriodOut
+         * @description The board's period: when it started and ends, and when the next board of its kind begins
+         *     (each in UTC; a day, week or month begins at local midnight in the variant's time zone).
+         */
+        PeriodOut: {
+            /** @description the first instant after it; null for alltime */
+            endsAt: string | null;
+            /** @description the period in the URL's form: alltime, day:2026-11-30, season:s1 */
+            id: string;
+            /** @description when the next board of its kind begins (for the current period, its end; for seasons, the running one's end or the next one's start); null where none will */
+            nextResetAt: string | null;
+            /** @description its first instant; null for alltime */
+            startsAt: string | null;
+        };
         /** PlayerEntryOut */
         PlayerEntryOut: {
             achievedAt: string;
@@ -790,6 +825,8 @@ export interface components {
         PlayerRankOut: {
             entry: components["schemas"]["PlayerEntryOut"];
             leaderboardId: string;
+            /** @description the board's period, and when the next board of its kind begins */
+            period: components["schemas"]["PeriodOut"];
             rank: components["schemas"]["ExactRankOut"] | components["schemas"]["EstimatedRankOut"];
             /**
              * @description how the scores read (the variant's definition)
@@ -918,6 +955,30 @@ export interface components {
             /** @example classic */
             variant: string;
         };
+        /**
+         * SeasonIn
+         * @description One season: from ``startsAt`` (inclusive) to ``endsAt`` (exclusive).
+         */
+        SeasonIn: {
+            /**
+             * Format: date-time
+             * @description after startsAt
+             */
+            endsAt: string;
+            /** @example s1 */
+            id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 with an offset, like 2027-01-01T00:00Z
+             */
+            startsAt: string;
+        };
+        /** SeasonOut */
+        SeasonOut: {
+            endsAt: string;
+            id: string;
+            startsAt: string;
+        };
         /** SeedReportOut */
         SeedReportOut: {
             boardId: string;
@@ -952,6 +1013,8 @@ export interface components {
         };
         /** SnapshotListOut */
         SnapshotListOut: {
+            /** @description the board's period, and when the next board of its kind begins */
+            period: components["schemas"]["PeriodOut"];
             snapshots: components["schemas"]["SnapshotSummaryOut"][];
         };
         /** SnapshotOut */
@@ -1711,7 +1774,7 @@ export interface operations {
                 game: string;
                 /** @description the game's variant (mode) */
                 variant: string;
-                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
                 period: string;
             };
             cookie?: never;
@@ -1781,7 +1844,7 @@ export interface operations {
                 game: string;
                 /** @description the game's variant (mode) */
                 variant: string;
-                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
                 period: string;
             };
             cookie?: never;
@@ -1846,7 +1909,7 @@ export interface operations {
                 game: string;
                 /** @description the game's variant (mode) */
                 variant: string;
-                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
                 period: string;
             };
             cookie?: never;
@@ -1907,7 +1970,7 @@ export interface operations {
                 game: string;
                 /** @description the game's variant (mode) */
                 variant: string;
-                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
                 period: string;
             };
             cookie?: never;
@@ -1993,7 +2056,7 @@ export interface operations {
                 game: string;
                 /** @description the game's variant (mode) */
                 variant: string;
-                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
                 period: string;
             };
             cookie?: never;
@@ -2052,7 +2115,7 @@ export interface operations {
                 game: string;
                 /** @description the game's variant (mode) */
                 variant: string;
-                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
                 period: string;
             };
             cookie?: never;
@@ -2118,7 +2181,7 @@ export interface operations {
                 game: string;
                 /** @description the game's variant (mode) */
                 variant: string;
-                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
                 period: string;
             };
             cookie?: never;
@@ -2213,7 +2276,7 @@ export interface operations {
                 game: string;
                 /** @description the game's variant (mode) */
                 variant: string;
-                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
                 period: string;
             };
             cookie?: never;
@@ -2227,6 +2290,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SnapshotListOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Unprocessable Entity */
@@ -2261,7 +2333,7 @@ export interface operations {
                 game: string;
                 /** @description the game's variant (mode) */
                 variant: string;
-                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
                 period: string;
             };
             cookie?: never;
@@ -2335,7 +2407,7 @@ export interface operations {
                 game: string;
                 /** @description the game's variant (mode) */
                 variant: string;
-                /** @description alltime, day, week (the current one) or day:YYYY-MM-DD, week:YYYY-Www (a date the calendar has, of the years 1970 to 9899, or 422) */
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
                 period: string;
             };
             cookie?: never;
