@@ -39,10 +39,12 @@ from app.services.reads import BoardReads
 from app.services.registry import RegisteredBoards
 from app.services.rules import BoardRules
 from app.services.rules.held import Definitions
+from app.services.seasons import ClaimPolicy, Claims
 from app.services.submissions import Submissions
 from app.services.webhooks import WebhookPolicy, Webhooks
 from app.settings import Settings
 from app.store.api_keys import ApiKeyItems
+from app.store.claims import ClaimItems
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
 from app.store.definitions import DefinitionItems
@@ -113,6 +115,7 @@ def build_policies(settings: Settings) -> Policies:
         settle=timedelta(seconds=settings.max_lateness_seconds),
         redefine=redefine_policy(settings),
         sweep_again_s=settings.request_deadline_seconds + 1,
+        close_interval_s=settings.close_interval_seconds,
     )
 
 
@@ -172,6 +175,7 @@ def build_stores(dynamo: Dynamo, settings: Settings, *, probe: Dynamo | None = N
         moderation=ModerationItems(dynamo, table=names.scores, counters=counters),
         webhooks=WebhookItems(dynamo, table=names.scores),
         outbox=OutboxItems(dynamo, table=names.scores),
+        claims=ClaimItems(dynamo, table=names.scores),
     )
 
 
@@ -302,6 +306,7 @@ def build_leaderboard(settings: Settings, stores: Stores, policies: Policies) ->
         readiness=stores.tables,
         ranking=ranking,
         webhooks=Webhooks(stores, webhook_policy(settings)),
+        claims=Claims(stores, stores.claims, claim_policy(policies)),
     )
 
 
@@ -311,3 +316,8 @@ def webhook_policy(settings: Settings) -> WebhookPolicy:
         cursor_secret=settings.cursor_key(),
         poll_s=settings.webhook_poll_seconds,
     )
+
+
+def claim_policy(policies: Policies) -> ClaimPolicy:
+    """Claims rank as reads do, on boards closed as the closer closes them."""
+    return ClaimPolicy(layout=policies.layout, cap=policies.reads.cap, settle=policies.settle)

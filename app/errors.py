@@ -14,7 +14,8 @@
     ├── Conflict (409, with Retry-After)
     │   ├── RequestInFlight           the same Idempotency-Key is still being processed
     │   ├── BoardBeingSeeded          a seeding lease holds the board
-    │   └── PlayerBeingErased         an erasure of the player is running
+    │   ├── PlayerBeingErased         an erasure of the player is running
+    │   └── PeriodOpen                a claim on a period that has not closed yet
     ├── PayloadTooLarge (413)
     ├── UnsupportedMediaType (415)
     ├── InvalidInput (422)            a field out of range, unknown, or malformed
@@ -179,6 +180,13 @@ class BoardBeingSeeded(Conflict):
 
 class PlayerBeingErased(Conflict):
     title, slug = "Player is being erased", "player-being-erased"
+
+
+class PeriodOpen(Conflict):
+    """A reward claimed on a board whose period has not closed (its end plus the accepted
+    lateness has not passed; all-time never closes)."""
+
+    title, slug = "Period open", "period-open"
 
 
 class PayloadTooLarge(LeaderboardError):

@@ -18,6 +18,7 @@ from app import __version__, telemetry
 from app.api import (
     admin,
     batches,
+    claims,
     health,
     moderation,
     reads,
@@ -135,6 +136,9 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
             )
             # Every task delivers the outbox's events; their leases keep two from sending one.
             deliverer = asyncio.create_task(runtime.leaderboard.webhooks.deliver_forever())
+            # Every task closes the periods that are due; the close happens once whatever
+            # their number (app.services.operations._close).
+            closer_task = asyncio.create_task(runtime.leaderboard.operations.keep_closing())
             demo_task = None
             if demo and settings.uses_embedded_backend:
                 state.startup.begin(DEMO_JOB)  # /readyz is 503 until it is done
@@ -144,7 +148,8 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
                 demo_task.cancel()
             definitions_task.cancel()
             deliverer.cancel()
-            await asyncio.gather(deliverer, return_exceptions=True)
+            closer_task.cancel()
+            await asyncio.gather(deliverer, closer_task, return_exceptions=True)
 
     app = FastAPI(
         title="Leaderboard",
@@ -191,6 +196,7 @@ def create_app(settings: Settings | None = None, *, demo: bool = False) -> FastA
         for module in (
             scores,
             batches,
+            claims,
             health,
             reads,
             variants,

@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 import secrets
 from datetime import timedelta
 from pathlib import Path
@@ -20,9 +18,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from app.domain.definitions import Operator
 from app.domain.keys import Order
 from app.domain.periods import PeriodKind
-
-_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?")
-"""A browser origin as CORS compares it: scheme, host and port, no path."""
+from app.settings_text import ORIGIN, json_list
 
 
 class ApiKeyEntry(BaseModel):
@@ -117,6 +113,13 @@ class Settings(BaseSettings):
         le=30 * 86400,
         description="`achievedAt` older than this is a 422 (seeding is exempt); also how long "
         "after its end a period counts as closed for its snapshot",
+    )
+    close_interval_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="how often each task looks for closed periods to close (with jitter): a "
+        "period is closed within about twice this after its end plus the lateness",
     )
     future_skew_seconds: int = Field(
         default=5,
@@ -350,7 +353,7 @@ class Settings(BaseSettings):
         if not isinstance(value, str):
             return value
         if value.lstrip().startswith("["):
-            return _json(value)
+            return json_list(value)
         return [part.strip() for part in value.split(",") if part.strip()]
 
     @field_validator("api_keys", mode="before")
@@ -359,7 +362,7 @@ class Settings(BaseSettings):
         # JSON only: each key is an object, which no comma-separated form would spell.
         if not isinstance(value, str):
             return value
-        return _json(value, expected='a JSON list of {"name", "sha256", "scopes"} objects')
+        return json_list(value, expected='a JSON list of {"name", "sha256", "scopes"} objects')
 
     @field_validator("cors_origins")
     @classmethod
@@ -367,7 +370,7 @@ class Settings(BaseSettings):
         if value is None:
             return None
         for origin in value:
-            if origin != "*" and not _ORIGIN.fullmatch(origin):
+            if origin != "*" and not ORIGIN.fullmatch(origin):
                 raise ValueError(
                     f"{origin!r} is not an origin: scheme://host[:port], no path, or *"
                 )
@@ -438,14 +441,3 @@ class Settings(BaseSettings):
 
 
 _PROCESS_CURSOR_KEY = secrets.token_bytes(32)
-
-
-def _json(text: str, *, expected: str = "a JSON list") -> object:
-    """``text`` decoded, or a ``ValueError`` that says where it stops being JSON and never quotes
-    it (the value may be a secret)."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"not valid JSON ({exc.msg} at character {exc.pos}): give {expected}"
-        ) from None

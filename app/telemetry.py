@@ -169,6 +169,23 @@ MODERATED_ROWS = Counter(
     registry=REGISTRY,
 )
 MODERATED_ROW_CHANGES = ("hidden", "shown", "voided", "written_hidden")
+CLOSES = Counter(
+    "leaderboard_period_closes",
+    "Boards whose period closed, by what a closer did: closed (wrote its final snapshot and "
+    "board.closed event), raced (another task or run closed it first), failed (left for the "
+    "next run).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+CLOSE_OUTCOMES = ("closed", "raced", "failed")
+CLAIMS = Counter(
+    "leaderboard_reward_claims",
+    "Reward claims answered, by outcome: first (201: grant the reward), repeat (200), open "
+    "(409: the period has not closed), absent (404).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+CLAIM_OUTCOMES = ("first", "repeat", "open", "absent")
 BATCH_ITEMS = Counter(
     "leaderboard_batch_items",
     "Items of POST /v1/scores:batch answered, by the status each was answered with (what POST "
@@ -275,6 +292,8 @@ KNOWN_LABELS: dict[Counter, tuple[tuple[str, ...], ...]] = {
     SUBMISSIONS: tuple((outcome,) for outcome in SUBMISSION_OUTCOMES),
     MODERATION_ACTIONS: tuple((action,) for action in MODERATION_ACTION_NAMES),
     MODERATED_ROWS: tuple((change,) for change in MODERATED_ROW_CHANGES),
+    CLOSES: tuple((outcome,) for outcome in CLOSE_OUTCOMES),
+    CLAIMS: tuple((outcome,) for outcome in CLAIM_OUTCOMES),
     BOARD_ADMISSIONS: (("waited",), ("refused",)),
     SHED: (("read",), ("write",)),
     MIRROR_REFRESHES: (("ok",), ("failed",)),
@@ -355,6 +374,15 @@ def dynamodb_failed(kind: Literal["throttled", "busy", "unavailable", "rejected"
 
 def moderation_action(action: Literal["hide", "ban", "restore", "void"]) -> None:
     MODERATION_ACTIONS.labels(action).inc()
+
+
+def periods_closed(outcome: Literal["closed", "raced", "failed"], n: int) -> None:
+    if n:
+        CLOSES.labels(outcome).inc(n)
+
+
+def claim_answered(outcome: Literal["first", "repeat", "open", "absent"]) -> None:
+    CLAIMS.labels(outcome).inc()
 
 
 def rows_moderated(

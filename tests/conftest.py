@@ -132,6 +132,8 @@ def make_settings(endpoint: str, tables: TableNames, **overrides: object) -> Set
         "definition_change_grace_seconds": 0,
         # No deliverer polling the outbox under every test: the webhook tests run theirs.
         "webhook_poll_seconds": 0,
+        # No closer at work behind a test's back: the close gets its own tests.
+        "close_interval_seconds": 3600,
         "api_keys": [
             ApiKeyEntry(
                 name="trivia-server", sha256=digest_of(SUBMIT_KEY), scopes=["submit:trivia"]

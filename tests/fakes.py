@@ -16,6 +16,7 @@ from typing import TypeVar
 from app.domain.buckets import BucketLayout
 from app.domain.clock import iso_ms, parse_iso_ms, to_ms
 from app.domain.definitions import BoardDefinition, Operator
+from app.domain.events import Event
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing
 from app.domain.seed_file import SeedRow
@@ -33,6 +34,7 @@ from app.errors import (
 )
 from app.services.ports import (
     COMPLETED,
+    Claim,
     CoarseItem,
     CounterItem,
     FineItem,
@@ -249,6 +251,8 @@ class MemoryBoards:
         self.memberships: dict[tuple[str, str, str], int | None] = {}
         """``(player, board, taken at)`` to the membership row's ``createdAt``."""
         self.strays: set[tuple[str, str]] = set()
+        self.claims: dict[tuple[str, str], Claim] = {}
+        """The claims ledger: by player and board."""
         """``(player, sort key)`` of rows of no known kind in a player's partition."""
         self.coarse: dict[tuple[str, int, int], int] = {}
         self.versions: dict[tuple[str, int, int], int] = {}
@@ -269,6 +273,7 @@ class MemoryBoards:
         self.standings = MemoryStandings(self)
         self.requests = MemoryRequests(self)
         self.erasures = MemoryErasures(self)
+        self.claim_ledger = MemoryClaims(self)
         self.index = MemoryBoardIndex(self)
         self.counters = MemoryCounters(self)
         self.ranks = MemoryRanks(self)
@@ -535,7 +540,8 @@ class MemoryStandings:
             if player == player_id
         ]
         unknown = sum(1 for player, _ in t.strays if player == player_id)
-        return PlayerRows(standings, memberships, records, unknown)
+        claims = sorted(board for player, board in t.claims if player == player_id)
+        return PlayerRows(standings, memberships, records, unknown, claims=claims)
 
     async def delete_standing(
         self, standing: Standing, *, counters: Sequence[CounterDelta], now_s: int
@@ -674,6 +680,33 @@ class MemoryRequests:
     async def erase_record(self, player_id: str, record_id: str) -> None:
         self._t.called("erase_record")
         self._t.records.pop((player_id, record_id), None)
+
+
+class MemoryClaims:
+    """``ClaimItems``: ``lose_next`` loses that many answers of ``record_claim`` after it was
+    applied, and resends it, as botocore does."""
+
+    def __init__(self, table: MemoryBoards) -> None:
+        self._t = table
+        self.lose_next = 0
+
+    async def get_claim(self, player_id: str, board_id: str) -> Claim | None:
+        self._t.called("get_claim")
+        return self._t.claims.get((player_id, board_id))
+
+    async def record_claim(self, claim: Claim) -> Claim:
+        self._t.called("record_claim")
+        at = (claim.player_id, claim.board_id)
+        if at not in self._t.claims:
+            self._t.claims[at] = claim
+            if self.lose_next <= 0:
+                return claim
+            self.lose_next -= 1  # applied, its answer lost: the resend finds it
+        return self._t.claims[at]
+
+    async def erase_claim(self, player_id: str, board_id: str) -> None:
+        self._t.called("erase_claim")
+        self._t.claims.pop((player_id, board_id), None)
 
 
 class MemoryErasures:
@@ -1098,6 +1131,8 @@ class MemorySnapshots:
         self._registry = registry
         self.snapshots: dict[tuple[str, str], Snapshot] = {}
         self.memberships = table.memberships
+        self.events: list[Event] = []
+        """The events written with the closes, oldest first."""
 
     async def add_memberships(
         self, board_id: str, taken_at: str, player_ids: Sequence[str]
@@ -1124,11 +1159,12 @@ class MemorySnapshots:
             raise ConditionFailed("writing the snapshot")
         self.snapshots[at] = snapshot
 
-    async def put_closing_snapshot(self, snapshot: Snapshot) -> bool:
+    async def put_closing_snapshot(self, snapshot: Snapshot, event: Event) -> bool:
         row = self._registry.boards.get(snapshot.board_id)
         if row is None or row.closed_snapshot_at is not None:
             return False
         await self.put_snapshot(snapshot)
+        self.events.append(event)
         self._registry.boards[snapshot.board_id] = replace(
             row, closed_snapshot_at=snapshot.taken_at
         )
@@ -1220,4 +1256,5 @@ class MemoryStores:
             moderation=self.moderation,
             webhooks=self.webhooks,
             outbox=self.outbox,
+            claims=t.claim_ledger,
         )

@@ -34,6 +34,9 @@ MEANING: dict[str, str] = {
     "board-being-seeded": "The board is being bulk-loaded, or its definition changed: retry "
     "after Retry-After with the same Idempotency-Key.",
     "player-being-erased": "The player is being erased: retry after Retry-After.",
+    "period-open": "The board's period has not closed yet (its end plus the lateness the "
+    "service accepts; an all-time board never closes): claim its reward after the close. "
+    "Retry-After says when, at the earliest.",
     "payload-too-large": "The body is over the size limit. Send less.",
     "unsupported-media-type": "Send the body with the Content-Type the endpoint takes "
     "(application/json, or text/csv and JSON lines for a seed).",

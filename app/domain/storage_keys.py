@@ -17,6 +17,14 @@ ERASING_SORT_KEY = "erasing"
 this: board ids hold ``#``)."""
 
 
+CLAIM_PREFIX = "claim#"
+"""``<player>`` / ``claim#<board>``: the player claimed their reward of that closed board."""
+
+
+def claim_sk(board_id: str) -> str:
+    return f"{CLAIM_PREFIX}{board_id}"
+
+
 MODERATION_PREFIX = "mod#"
 """``<player>`` / ``mod#<game>``: the player is moderated in that game (hidden or banned)."""
 
@@ -117,6 +125,7 @@ RESERVED_GAMES = frozenset(
     for prefix in (
         RECORD_PREFIX,
         MEMBERSHIP_PREFIX,
+        CLAIM_PREFIX,
         HISTOGRAM_PREFIX,
         LEASE_PREFIX,
         REGISTRY_PK,

@@ -12,6 +12,7 @@ from app.services.ports import Readiness
 from app.services.ranking import Ranking
 from app.services.reads import BoardReads
 from app.services.rules import BoardRules
+from app.services.seasons import Claims
 from app.services.submissions import Submissions
 from app.services.webhooks import Webhooks
 
@@ -34,6 +35,8 @@ class Leaderboard:
     """The task's ranks, which submissions and reads share (its tie builds close with it)."""
     webhooks: Webhooks
     """A game's webhook, its deliveries, and the deliverer the service's tasks run."""
+    claims: Claims
+    """Players' rewards on closed boards, claimed exactly once."""
 
     async def ping(self) -> None:
         """``Unavailable`` unless both tables answer."""

@@ -186,3 +186,5 @@ class Policies:
     sweep_again_s: float = 11.0
     """How long after a moderation its later pass over the player's rows is due (a request
     deadline and a second: decision 0036)."""
+    close_interval_s: float = 30.0
+    """How often a task's closer looks for periods to close (``app.services.operations``)."""

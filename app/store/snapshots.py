@@ -17,12 +17,20 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from app.domain.clock import to_ms
+from app.domain.events import Event
 from app.domain.storage_keys import membership_sk
 from app.errors import ConditionFailed
-from app.services.ports import Snapshot, SnapshotEntry, SnapshotFit, SnapshotSummary
+from app.services.ports import (
+    Snapshot,
+    SnapshotEntry,
+    SnapshotFit,
+    SnapshotReason,
+    SnapshotSummary,
+)
 from app.store.client import ConditionFailedWithItem, Dynamo, TransactionItemsCancelled
 from app.store.item_sizes import ITEM_LIMIT_BYTES, item_size, list_element_size
 from app.store.items import Item, get_n, get_s, key, n, n_or_null, s, s_or_null
+from app.store.outbox import event_puts
 from app.store.registry import registry_key
 from app.store.tables import TableNames
 
@@ -111,31 +119,48 @@ class SnapshotItems:
                 raise
             # This very snapshot, resent after its answer was lost: it was written.
 
-    async def put_closing_snapshot(self, snapshot: Snapshot) -> bool:
+    async def put_closing_snapshot(self, snapshot: Snapshot, event: Event) -> bool:
+        write_id = _write_id()
         mark = {
             "Update": {
                 "TableName": self._tables.scores,
                 "Key": registry_key(snapshot.board_id),
-                "UpdateExpression": "SET closedSnapshotAt = :t",
+                "UpdateExpression": "SET closedSnapshotAt = :t, closedBy = :w",
                 "ConditionExpression": (
                     "attribute_exists(playerId) AND attribute_not_exists(closedSnapshotAt)"
                 ),
-                "ExpressionAttributeValues": {":t": s(snapshot.taken_at)},
+                "ExpressionAttributeValues": {":t": s(snapshot.taken_at), ":w": s(write_id)},
             }
         }
+        what = "writing the closed period's snapshot and event"
+        items = [
+            {"Put": self._put(snapshot, write_id=write_id)},
+            mark,
+            *event_puts(self._tables.scores, event),
+        ]
         try:
-            await self._dynamo.transact(
-                "writing the period-closed snapshot",
-                [{"Put": self._put(snapshot, write_id=_write_id())}, mark],
-            )
+            # The token makes DynamoDB answer botocore's resend of this very call as applied.
+            await self._dynamo.transact(what, items, token=write_id)
         except TransactionItemsCancelled as cancelled:
+            # The reasons come in the items' order: the snapshot, the mark, the event's two.
             snapshot_reason, mark_reason = (*cancelled.item_reasons, None, None)[:2]
             if mark_reason == "ConditionalCheckFailed":
-                return False
+                # Marked: by another close, or by this very call, resent after its answer was
+                # lost where the token was not honoured (the mark names the write that made it).
+                return await self._closed_by(snapshot.board_id) == write_id
             if snapshot_reason == "ConditionalCheckFailed":
-                raise ConditionFailed("writing the period-closed snapshot: time taken") from None
+                raise ConditionFailed(f"{what}: time taken") from None
             raise
         return True
+
+    async def _closed_by(self, board_id: str) -> str | None:
+        row = await self._dynamo.get_item(
+            "reading the board's close mark",
+            table=self._tables.scores,
+            key=registry_key(board_id),
+            projection="closedBy",
+        )
+        return None if row is None else get_s(row, "closedBy")
 
     async def list_snapshots(self, board_id: str, *, limit: int) -> list[SnapshotSummary]:
         summaries: list[SnapshotSummary] = []
@@ -156,7 +181,7 @@ class SnapshotItems:
             summaries.extend(
                 SnapshotSummary(
                     taken_at=get_s(item, "snapshotTakenAt") or "",
-                    reason=get_s(item, "reason") or "",
+                    reason=_reason_of(item),
                     player_count=get_n(item, "playerCount") or 0,
                 )
                 for item in page.get("Items", [])
@@ -174,7 +199,7 @@ class SnapshotItems:
         return Snapshot(
             board_id=board_id,
             taken_at=taken_at,
-            reason=get_s(item, "reason") or "",
+            reason=_reason_of(item),
             player_count=get_n(item, "playerCount") or 0,
             top_n=get_n(item, "topN") or 0,
             entries=tuple(_entry_of(value.get("M", {})) for value in item["entries"].get("L", [])),
@@ -192,6 +217,12 @@ class SnapshotItems:
             ConditionExpression=f"entries[{int(index)}].playerId = :p",
             ExpressionAttributeValues={":e": {"M": _entry_map(entry)}, ":p": s(player_id)},
         )
+
+
+def _reason_of(item: Item) -> SnapshotReason:
+    """``closed`` or ``manual``: a close's snapshot stored before the contract named it
+    ``closed`` says ``period-closed``."""
+    return "manual" if get_s(item, "reason") == "manual" else "closed"
 
 
 def _write_id() -> str:

@@ -16,6 +16,7 @@ from app.domain.models import CounterDelta, Standing, StandingWrite
 from app.domain.seed_file import SeedRow
 from app.domain.shards import player_partition
 from app.domain.storage_keys import (
+    CLAIM_PREFIX,
     ERASING_SORT_KEY,
     MEMBERSHIP_PREFIX,
     MODERATION_PREFIX,
@@ -152,6 +153,8 @@ class StandingItems:
                 rows.memberships.append(Membership(board_id, taken_at, get_n(item, "createdAt")))
             elif sort_key.startswith(RECORD_PREFIX):
                 rows.records.append(PlayerRecord(sort_key, record_of(item)))
+            elif sort_key.startswith(CLAIM_PREFIX):
+                rows.claims.append(sort_key.removeprefix(CLAIM_PREFIX))
             else:
                 unknown += 1
         return replace(rows, unknown=unknown)

@@ -131,7 +131,7 @@ async def test_a_closed_period_snapshot_keeps_the_longest_top_that_fits_and_says
     assert shortened.item_bytes > ITEM_LIMIT_BYTES
     stored = await get_snapshot(stores=archive, board=day, taken_at=taken.taken_at)
     assert stored == taken
-    assert (stored.reason, stored.top_n) == ("period-closed", TOP)
+    assert (stored.reason, stored.top_n) == ("closed", TOP)
     assert [(e.rank, e.player_id) for e in stored.entries] == [
         (i + 1, wide_player(i)) for i in range(kept)
     ]

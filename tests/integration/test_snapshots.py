@@ -313,7 +313,7 @@ async def test_closed_periods_are_snapshotted_once(runtime: Runtime, archive: St
     for target in boards:
         listed = await list_snapshots(snapshots=archive.snapshots, board=target)
         if target.board_id in closed:
-            assert [(s.reason, s.player_count) for s in listed] == [("period-closed", 2)]
+            assert [(s.reason, s.player_count) for s in listed] == [("closed", 2)]
             snapshot = await get_snapshot(stores=archive, board=target, taken_at=listed[0].taken_at)
             assert [e.player_id for e in snapshot.entries] == ["bob", "ann"]
         else:

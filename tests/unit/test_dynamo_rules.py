@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from app.domain.definitions import BoardDefinition, Operator
+from app.domain.events import Event
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Standing, StandingWrite
 from app.domain.seed_file import SeedRow
@@ -981,12 +982,14 @@ async def every_request_the_adapter_makes(client: RecordingClient) -> None:
         SnapshotEntry(1, "player-1", "Ada", "GB", 1200, "2024-05-01T08:00:00.000Z"),
         SnapshotEntry(2, None, None, None, 5, None),
     )
-    snapshot = Snapshot(BOARD, "2024-05-02T00:00:00.000Z", "period-closed", 2, 100, entries)
+    snapshot = Snapshot(BOARD, "2024-05-02T00:00:00.000Z", "closed", 2, 100, entries)
     await snapshots.add_memberships(BOARD, snapshot.taken_at, [f"player-{n}" for n in range(30)])
     await snapshots.remove_memberships(BOARD, snapshot.taken_at, ["player-1", "player-2"])
     await snapshots.delete_membership("player-1", BOARD, snapshot.taken_at)
     await snapshots.put_snapshot(snapshot)
-    await snapshots.put_closing_snapshot(snapshot)
+    await snapshots.put_closing_snapshot(
+        snapshot, Event.of("trivia", "board.closed", {}, created_at_ms=1_714_608_000_000)
+    )
     await snapshots.list_snapshots(BOARD, limit=20)
     await snapshots.get_snapshot(BOARD, snapshot.taken_at)
     await snapshots.replace_snapshot_entry(

@@ -3,6 +3,7 @@ from them. Every body is named here, where the routes import them from."""
 
 from __future__ import annotations
 
+from app.api.schemas.claims import ClaimOut
 from app.api.schemas.common import (
     Country,
     DisplayName,
@@ -80,6 +81,7 @@ __all__ = [
     "BoardOutcomeOut",
     "BoardPageOut",
     "BoardStandingOut",
+    "ClaimOut",
     "CounterCellOut",
     "CounterDifferenceOut",
     "Country",

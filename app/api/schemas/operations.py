@@ -14,7 +14,7 @@ from app.api.schemas.common import (
 from app.api.schemas.reads import PERIOD, PeriodOut
 from app.domain.counts import CounterCell, CounterDifference
 from app.services.operations import ErasureReport, ReconcileReport, SeedReport
-from app.services.ports import Snapshot, SnapshotSummary
+from app.services.ports import Snapshot, SnapshotReason, SnapshotSummary
 from app.services.ranking.ties import TieReport
 
 
@@ -30,7 +30,10 @@ class SnapshotEntryOut(CamelModel):
 class SnapshotOut(CamelModel):
     leaderboard_id: str
     snapshot_taken_at: str
-    reason: str
+    reason: SnapshotReason = Field(
+        description="`closed`: the board's final snapshot, taken once when its period closed; "
+        "`manual`: taken on demand"
+    )
     player_count: int
     top_n: int
     entries: list[SnapshotEntryOut]
@@ -59,7 +62,7 @@ class SnapshotOut(CamelModel):
 
 class SnapshotSummaryOut(CamelModel):
     snapshot_taken_at: str
-    reason: str
+    reason: SnapshotReason
     player_count: int
 
 
@@ -83,7 +86,10 @@ class SnapshotListOut(CamelModel):
 class RemovedOut(CamelModel):
     boards: int
     snapshots: int
-    idempotency_records: int
+    idempotency_records: int = Field(
+        description="the stored answers of the player's requests: their submissions' "
+        "idempotency records and their reward claims (each the record of a claim answered)"
+    )
 
 
 class ErasureOut(CamelModel):
@@ -97,7 +103,9 @@ class ErasureOut(CamelModel):
             removed=RemovedOut(
                 boards=report.boards,
                 snapshots=report.snapshots,
-                idempotency_records=report.idempotency_records,
+                # A claim is the record of a request answered once (docs/operations.md): the
+                # contract's fields stay as they are.
+                idempotency_records=report.idempotency_records + report.claims,
             ),
         )
 

@@ -1,7 +1,7 @@
 """The operators' use cases as the service holds them: seeding, rekeying and reconciling a board,
-reconciling every live board, snapshots, and erasing a player. The ``leaderboard`` command and
-the admin endpoints call the same methods; each use case takes the stores, its policy and the
-request's values."""
+reconciling every live board, snapshots and the close of periods, and erasing a player. The
+``leaderboard`` command and the admin endpoints call the same methods; each use case takes the
+stores, its policy and the request's values."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from app.domain.moderation import Moderation
 from app.domain.periods import Board
 from app.domain.seed_file import SeedFile
 from app.errors import LeaderboardError
+from app.services.operations._close import CloseCounts, keep_closing
 from app.services.operations._erasure import ErasureReport, erase_player
 from app.services.operations._live import (
     LiveReconcileReport,
@@ -46,6 +47,7 @@ from app.services.operations._seeding import (
     seed_board,
 )
 from app.services.operations._snapshots import (
+    DEFAULT_TOP_N,
     ClosedPeriodsReport,
     snapshot_closed_periods,
     take_snapshot,
@@ -135,6 +137,17 @@ class Operations:
             progress=progress,
         )
 
+    async def close_periods(self, now: datetime) -> CloseCounts:
+        """Close every board whose period has closed and that is not closed yet: its final
+        snapshot and its ``board.closed`` event, once (``app.services.operations._close``)."""
+        report = await self.snapshot_closed_periods(now=now, top=DEFAULT_TOP_N)
+        return CloseCounts(len(report.taken), len(report.raced), len(report.failed))
+
+    async def keep_closing(self) -> None:
+        """``close_periods`` every ``close_interval_s`` (jittered), until cancelled: what every
+        task of the service runs, so that a period closes with no operator command."""
+        await keep_closing(self.close_periods, interval_s=self._policies.close_interval_s)
+
     async def create_tables(self, *, deletion_protection: bool = False) -> TablesReport:
         """Both tables where missing (an operator's setup, never a request's)."""
         return await self._stores.tables.create_tables(deletion_protection=deletion_protection)
@@ -193,6 +206,7 @@ log = structlog.get_logger(__name__)
 
 __all__ = [
     "FRESH_TABLES_SEED",
+    "CloseCounts",
     "ClosedPeriodsReport",
     "ErasureReport",
     "LiveReconcileReport",

@@ -58,6 +58,9 @@ class ErasureReport:
     pending_snapshots: int = 0
     """Memberships whose snapshot was still being written: run the erasure again in a few
     minutes to scrub those (the rest is done)."""
+    claims: int = 0
+    """Rewards the player had claimed (the ledger's records of the claims answered: the API
+    counts them with the idempotency records)."""
 
     @property
     def complete(self) -> bool:
@@ -102,6 +105,7 @@ async def erase_player(
         boards=report.boards,
         snapshots=report.snapshots,
         idempotency_records=report.idempotency_records,
+        claims=report.claims,
         pending_snapshots=report.pending_snapshots,
     )
     return report
@@ -123,12 +127,17 @@ class _Eraser:
         self._attempts = _MAX_ATTEMPTS
         self._grace_s = SNAPSHOT_GRACE.total_seconds()
         self._gate = asyncio.Semaphore(_CONCURRENCY)
-        self._boards = self._snapshots = self._records = 0
+        self._boards = self._snapshots = self._records = self._claims = 0
         self._pending: set[tuple[str, str]] = set()
 
     def report(self) -> ErasureReport:
         return ErasureReport(
-            self._player, self._boards, self._snapshots, self._records, len(self._pending)
+            self._player,
+            self._boards,
+            self._snapshots,
+            self._records,
+            len(self._pending),
+            self._claims,
         )
 
     async def run_pass(self) -> bool:
@@ -138,19 +147,24 @@ class _Eraser:
         if rows.unknown:
             log.warning("erasure_unknown_rows", player=self._player, rows=rows.unknown)
         records = rows.records
-        if not (rows.standings or rows.hidden or memberships or records or rows.moderated_games):
+        if (
+            not (rows.standings or rows.hidden or memberships or records or rows.moderated_games)
+            and not rows.claims
+        ):
             return False
         # Standings first: from here on, no new snapshot can include the player. Rows hidden by
         # moderation go too (they hold no counts), and then the moderation records.
         erased = await self._each([*rows.standings, *rows.hidden], self._erase_standing)
         self._boards += sum(erased)
         await self._each(rows.moderated_games, self._erase_moderation)
-        scrubbed, erased_records = await all_or_none(
+        scrubbed, erased_records, erased_claims = await all_or_none(
             self._each(memberships, self._erase_membership),
             self._each(records, self._erase_record),
+            self._each(rows.claims, self._erase_claim),
         )
         self._snapshots += sum(scrubbed)
         self._records += sum(erased_records)
+        self._claims += sum(erased_claims)
         return True
 
     async def _each(self, items: Sequence[T], work: Callable[[T], Awaitable[bool]]) -> list[bool]:
@@ -265,4 +279,8 @@ class _Eraser:
 
     async def _erase_record(self, found: PlayerRecord) -> bool:
         await persist(lambda: self._stores.requests.erase_record(self._player, found.record_id))
+        return True
+
+    async def _erase_claim(self, board_id: str) -> bool:
+        await persist(lambda: self._stores.claims.erase_claim(self._player, board_id))
         return True

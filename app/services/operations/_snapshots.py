@@ -29,6 +29,7 @@ from app.errors import (
     TransactionCancelled,
     Unavailable,
 )
+from app.services.operations._close import closed_event
 from app.services.ports import (
     BoardIndex,
     BoardRegistry,
@@ -57,7 +58,7 @@ _CLOSING_CONCURRENCY = 4
 
 @dataclass(frozen=True)
 class ShortenedSnapshot:
-    """A period-closed snapshot that holds only the first ``kept`` of its top ``top_n``: all of
+    """A final (closed) snapshot that holds only the first ``kept`` of its top ``top_n``: all of
     them would have taken ``item_bytes``, over the store's ``limit_bytes`` for one item."""
 
     board_id: str
@@ -77,6 +78,8 @@ class ClosedPeriodsReport:
     """Those of ``taken`` whose whole top did not fit in one item: they keep what fits."""
     already_taken: list[str] = field(default_factory=list)
     """Closed boards that had their snapshot already (or that another run took meanwhile)."""
+    raced: list[str] = field(default_factory=list)
+    """Those of ``already_taken`` that another task or run closed while this one tried."""
     expired: list[str] = field(default_factory=list)
     """Closed boards past their retention with no snapshot: their rows may be gone, so none is
     taken. Anything here means the job did not run for longer than the retention."""
@@ -97,28 +100,27 @@ async def take_snapshot(
 ) -> Snapshot:
     """Snapshot the board's top ``top_n`` (1..1000) and player count now.
 
-    With ``settle``, the board's period-closed snapshot, for a day or week board whose period has
+    With ``settle``, the board's final (closed) snapshot, for a day or week board whose period has
     closed (``settle`` after its end): taken at most once per board (``Conflict`` names the
     existing one), keeping the longest part of its top that fits in one item, since a scheduled
     archive that fails every run is worse than a shorter one. ``NotFound`` for a board past its
     retention (its rows are, or are being, deleted); ``InvalidInput`` for a manual snapshot whose
     top does not fit in one item (nothing written)."""
     _check_top_n(top_n)
-    shards = definition.shards
     if board_is_expired(board, now=now, definition=definition):
         raise NotFound(f"board {board.board_id} is past its retention; its rows are not kept")
     if settle is None:
-        snapshot, _ = await _take(stores, board, shards, now=now, top_n=top_n, closing=False)
+        snapshot, _ = await _take(stores, board, definition, now=now, top_n=top_n, closing=False)
         return snapshot
     closes = period_closes_at(board, definition, settle=settle)
     if closes is None or closes > now:
         raise InvalidInput(f"the period of board {board.board_id} has not closed yet")
     await register_board(registry=stores.registry, board=board, definition=definition)
-    taken = await _take_closing(stores, board, now=now, top_n=top_n, shards=shards)
+    taken = await _take_closing(stores, board, definition, now=now, top_n=top_n)
     if taken is None:
         existing = await _closed_snapshot_at(stores.registry, board.board_id)
         raise Conflict(
-            f"board {board.board_id} already has its period-closed snapshot"
+            f"board {board.board_id} already has its final (closed) snapshot"
             + (f" ({existing})" if existing else "")
         )
     return taken[0]
@@ -143,24 +145,30 @@ _Taken = tuple[Snapshot, ShortenedSnapshot | None]
 
 
 async def _take_closing(
-    stores: Stores, board: Board, *, now: datetime, top_n: int, shards: int
+    stores: Stores, board: Board, definition: BoardDefinition, *, now: datetime, top_n: int
 ) -> _Taken | None:
     try:
-        return await _take(stores, board, shards, now=now, top_n=top_n, closing=True)
+        return await _take(stores, board, definition, now=now, top_n=top_n, closing=True)
     except _AlreadyClosed:
         return None
 
 
 class _AlreadyClosed(Exception):
-    """Another run wrote the board's period-closed snapshot first."""
+    """Another run wrote the board's final (closed) snapshot first."""
 
 
 async def _take(
-    stores: Stores, board: Board, shards: int, *, now: datetime, top_n: int, closing: bool
+    stores: Stores,
+    board: Board,
+    definition: BoardDefinition,
+    *,
+    now: datetime,
+    top_n: int,
+    closing: bool,
 ) -> _Taken:
-    """A snapshot written: the board's period-closed one (``closing``), or a manual one."""
-    board_id = board.board_id
-    reason: SnapshotReason = "period-closed" if closing else "manual"
+    """A snapshot written: the board's final one, of its close (``closing``), or a manual one."""
+    board_id, shards = board.board_id, definition.shards
+    reason: SnapshotReason = "closed" if closing else "manual"
     entries, players = await asyncio.gather(
         _top(stores.index, board_id, top_n, shards),
         player_count(stores.counters, board_id, shards),
@@ -186,22 +194,25 @@ async def _take(
             stores, replace(fitting, taken_at=iso_ms(taken_ms)), shards
         )
         members = _members(snapshot)
-        unwritten = functools.partial(archive.remove_memberships, board_id, snapshot.taken_at)
+        unwritten = functools.partial(_unwrite_memberships, stores, snapshot, members)
         try:
             if closing:
-                if not await persist(functools.partial(archive.put_closing_snapshot, snapshot)):
-                    await persist(functools.partial(unwritten, members))
+                # One event for every try of this snapshot: its id marks the close as this one's.
+                event = closed_event(board, definition.calendar, snapshot)
+                closing_put = functools.partial(archive.put_closing_snapshot, snapshot, event)
+                if not await persist(closing_put):
+                    await unwritten()
                     raise _AlreadyClosed
             else:
                 await persist(functools.partial(archive.put_snapshot, snapshot))
         except ConditionFailed:
             # Another snapshot of this board in this very millisecond: the next one is free.
-            await persist(functools.partial(unwritten, members))
+            await unwritten()
             taken_ms += 1
             continue
         except TransactionCancelled:
             # A conflict with a run closing the same board: the next attempt sees its mark.
-            await persist(functools.partial(unwritten, members))
+            await unwritten()
             await asyncio.sleep(random.uniform(0, 0.2))
             taken_ms += 1
             continue
@@ -215,6 +226,23 @@ async def _take(
         )
         return snapshot, None if fit.fits else _shortened(snapshot, fit)
     raise Unavailable(f"could not find a free snapshot time for board {board_id}", retry_after=1)
+
+
+async def _unwrite_memberships(stores: Stores, snapshot: Snapshot, members: list[str]) -> None:
+    """Remove the memberships of a snapshot that was not written, but those of the snapshot
+    that was, at the same board and time (another run's, which took the same millisecond):
+    they are the same rows, and erasure finds its players through them."""
+    stored = await persist(
+        functools.partial(stores.snapshots.get_snapshot, snapshot.board_id, snapshot.taken_at)
+    )
+    kept = set() if stored is None else {e.player_id for e in stored.entries}
+    gone = [player for player in members if player not in kept]
+    if gone:
+        await persist(
+            functools.partial(
+                stores.snapshots.remove_memberships, snapshot.board_id, snapshot.taken_at, gone
+            )
+        )
 
 
 def _too_large(snapshot: Snapshot, fit: SnapshotFit) -> InvalidInput:
@@ -321,19 +349,20 @@ async def snapshot_closed_periods(
     top_n: int = DEFAULT_TOP_N,
     progress: Progress | None = None,
 ) -> ClosedPeriodsReport:
-    """Take the period-closed snapshot of every registered day and week board whose period has
-    closed (``settle`` after its end: pass the allowed submission lateness) and has none yet.
+    """Close every registered period board whose period has closed (``settle`` after its end:
+    pass the allowed submission lateness) and that is not closed yet: its final snapshot and its
+    ``board.closed`` event (``app.services.operations._close``).
 
     Each board's retention is its variant's definition's.
 
-    Safe to run on a schedule and to run twice at once: each board gets one period-closed snapshot
-    (written together with a mark on its registry row). A board whose whole top does not fit in
+    Safe to run on a schedule and to run twice at once: each board is closed once (its snapshot
+    and event written together with a mark on its registry row). A board whose whole top does not fit in
     one item keeps the longest part that does (``shortened``). A board that fails, whatever the
     error, is reported in ``failed`` and left for the next run; the others go on.
     """
     _check_top_n(top_n)
     report = ClosedPeriodsReport()
-    due: list[tuple[Board, int]] = []
+    due: list[tuple[Board, BoardDefinition]] = []
     for registered in await stores.registry.registered_boards():
         try:
             board = Board.from_id(registered.board_id)
@@ -354,17 +383,17 @@ async def snapshot_closed_periods(
         if board_is_expired(board, now=now, definition=definition):
             report.expired.append(board.board_id)
         else:
-            due.append((board, definition.shards))
+            due.append((board, definition))
     gate = asyncio.Semaphore(_CLOSING_CONCURRENCY)
     done = 0
     if progress is not None:
         progress("snapshotting boards", 0, len(due))
 
-    async def close(board: Board, shards: int) -> None:
+    async def close(board: Board, definition: BoardDefinition) -> None:
         nonlocal done
         async with gate:
             try:
-                taken = await _take_closing(stores, board, now=now, top_n=top_n, shards=shards)
+                taken = await _take_closing(stores, board, definition, now=now, top_n=top_n)
             except LeaderboardError as exc:
                 _failed(report, board, exc)
                 return
@@ -374,13 +403,14 @@ async def snapshot_closed_periods(
                     progress("snapshotting boards", done, len(due))
         if taken is None:
             report.already_taken.append(board.board_id)
+            report.raced.append(board.board_id)
             return
         snapshot, shortened = taken
         report.taken.append(snapshot)
         if shortened is not None:
             report.shortened.append(shortened)
 
-    await asyncio.gather(*(close(board, shards) for board, shards in due))
+    await asyncio.gather(*(close(board, definition) for board, definition in due))
     if report.expired:
         log.warning("closed_periods_missed", boards=report.expired)
     return report

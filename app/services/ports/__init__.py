@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from app.services.ports.claims import Claim, ClaimLedger
 from app.services.ports.moderation import ModerationStore
 from app.services.ports.operations import (
     API_KEY_ID_LENGTH,
@@ -115,6 +116,7 @@ class Stores:
     moderation: ModerationStore
     webhooks: WebhookStore
     outbox: OutboxStore
+    claims: ClaimLedger
 
 
 __all__ = [
@@ -125,6 +127,8 @@ __all__ = [
     "BoardIndex",
     "BoardRegistrations",
     "BoardRegistry",
+    "Claim",
+    "ClaimLedger",
     "CoarseItem",
     "CounterItem",
     "CounterStore",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from app.domain.definitions import BoardDefinition
+from app.domain.events import Event
 from app.domain.principal import Principal
 
 # ---- seeding leases -----------------------------------------------------------------------------
@@ -44,7 +45,8 @@ class LeaseStore(Protocol):
 
 # ---- snapshots and the board registry -----------------------------------------------------------
 
-SnapshotReason = Literal["period-closed", "manual"]
+SnapshotReason = Literal["closed", "manual"]
+"""Why a snapshot was taken: its period closed (the board's final snapshot), or on demand."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class Snapshot:
     board_id: str
     taken_at: str
     """ISO 8601 UTC with milliseconds and ``Z``: the sort key, and the snapshot's name."""
-    reason: str
+    reason: SnapshotReason
     player_count: int
     top_n: int
     entries: tuple[SnapshotEntry, ...]
@@ -77,7 +79,7 @@ class Snapshot:
 @dataclass(frozen=True)
 class SnapshotSummary:
     taken_at: str
-    reason: str
+    reason: SnapshotReason
     player_count: int
 
 
@@ -117,9 +119,11 @@ class SnapshotStore(Protocol):
     async def put_snapshot(self, snapshot: Snapshot) -> None:
         """Write a new snapshot; ``ConditionFailed`` if one exists with that board and time."""
 
-    async def put_closing_snapshot(self, snapshot: Snapshot) -> bool:
-        """Write the board's period-closed snapshot and mark its registry row, together; ``False``
-        (nothing written) if the row is marked already, or is missing."""
+    async def put_closing_snapshot(self, snapshot: Snapshot, event: Event) -> bool:
+        """Write the board's final snapshot, mark its registry row and put ``event`` (its
+        ``board.closed``) in the outbox, all together; ``False`` (nothing written) if the row is
+        marked already by another close, or is missing. A call resent after its answer was lost
+        is told by its own mark: ``True``."""
 
     async def list_snapshots(self, board_id: str, *, limit: int) -> list[SnapshotSummary]:
         """Newest first."""

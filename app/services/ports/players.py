@@ -151,6 +151,8 @@ class PlayerRows:
     """Rows hidden by moderation (decision 0036): no counts to take back."""
     moderated_games: list[str] = field(default_factory=list)
     """The games whose moderation record the player has (``<player>`` / ``mod#<game>``)."""
+    claims: list[str] = field(default_factory=list)
+    """The boards whose reward the player claimed (``<player>`` / ``claim#<board>``)."""
 
 
 @dataclass(frozen=True)
