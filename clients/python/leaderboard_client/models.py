@@ -21,6 +21,14 @@ class AroundEntryOut(TypedDict):
     score: int
 
 
+class AttemptOut(TypedDict):
+    at: str
+    durationMs: int
+    error: NotRequired[str | None]
+    outcome: Literal["delivered", "failed", "error", "refused", "no-webhook"]
+    status: NotRequired[int | None]
+
+
 class BatchSubmission(TypedDict):
     """
     One submission of a batch: the body `POST /v1/scores` takes, with its Idempotency-Key
@@ -51,6 +59,14 @@ class BoardOutcomeOut(TypedDict):
     rankBefore: NotRequired[int | None]
 
 
+class ClaimOut(TypedDict):
+    claimedAt: str
+    leaderboardId: str
+    playerCount: int
+    playerId: str
+    rank: int
+
+
 class CounterCellOut(TypedDict):
     bucket: int
     slot: int | None
@@ -72,6 +88,15 @@ class DefaultDefinitionOut(TypedDict):
     scoreMin: int | None
     shards: Literal[1, 2, 4, 8, 16, 32, 64]
     timeZone: str
+
+
+class DeliveryOut(TypedDict):
+    attempts: list[AttemptOut]
+    createdAt: str
+    id: str
+    nextAttemptAt: NotRequired[str | None]
+    status: Literal["pending", "delivered", "failed"]
+    type: str
 
 
 class EntryOut(TypedDict):
@@ -292,14 +317,14 @@ class SnapshotOut(TypedDict):
     entries: list[SnapshotEntryOut]
     leaderboardId: str
     playerCount: int
-    reason: str
+    reason: Literal["closed", "manual"]
     snapshotTakenAt: str
     topN: int
 
 
 class SnapshotSummaryOut(TypedDict):
     playerCount: int
-    reason: str
+    reason: Literal["closed", "manual"]
     snapshotTakenAt: str
 
 
@@ -337,6 +362,17 @@ class VariantBoardsOut(TypedDict):
 
 class VoidedOut(TypedDict):
     voided: EntryOut
+
+
+class WebhookIn(TypedDict):
+    secret: str
+    url: str
+
+
+class WebhookOut(TypedDict):
+    secretSet: Literal[True]
+    updatedAt: str
+    url: str
 
 
 class AroundOut(TypedDict):
@@ -408,6 +444,11 @@ class BoardStandingOut(TypedDict):
     leaderboardId: str
     period: str
     rank: ExactRankOut | EstimatedRankOut
+
+
+class DeliveriesOut(TypedDict):
+    deliveries: list[DeliveryOut]
+    nextCursor: str | None
 
 
 class ErasureOut(TypedDict):

@@ -162,6 +162,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/{game}/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The game's webhook, without its secret (admin scope) */
+        get: operations["getWebhook"];
+        /** Set the game's webhook: its URL and the secret events are signed with (admin scope) */
+        put: operations["setWebhook"];
+        post?: never;
+        /** Remove the game's webhook; events wait on, recorded as not sent (admin scope) */
+        delete: operations["removeWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/{game}/webhook/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The game's events, newest first, each with its delivery attempts (admin scope) */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/leaderboards/{game}/{variant}/{period}": {
         parameters: {
             query?: never;
@@ -173,6 +209,23 @@ export interface paths {
         get: operations["getTopOfBoard"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/{variant}/{period}/claims/{player_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Claim a player's reward on a closed board: 201 the first time, 200 after */
+        post: operations["claimReward"];
         delete?: never;
         options?: never;
         head?: never;
@@ -409,6 +462,20 @@ export interface components {
              */
             scoreFormat: "integer" | "duration_ms";
         };
+        /** AttemptOut */
+        AttemptOut: {
+            at: string;
+            durationMs: number;
+            /** @description why there was no answer */
+            error?: string | null;
+            /**
+             * @description delivered: a 2xx; failed: another status; error: no answer (a timeout, a refused connection); refused: the URL's host is or resolves to an address a webhook may not reach; no-webhook: the game had none set
+             * @enum {string}
+             */
+            outcome: "delivered" | "failed" | "error" | "refused" | "no-webhook";
+            /** @description the receiver's HTTP status */
+            status?: number | null;
+        };
         /** BatchResponse */
         BatchResponse: {
             /** @description one per submission, in the request's order */
@@ -627,6 +694,16 @@ export interface components {
             period: string;
             rank: components["schemas"]["ExactRankOut"] | components["schemas"]["EstimatedRankOut"];
         };
+        /** ClaimOut */
+        ClaimOut: {
+            /** @description when the first claim was answered (ISO 8601 UTC) */
+            claimedAt: string;
+            leaderboardId: string;
+            playerCount: number;
+            playerId: string;
+            /** @description the player's exact final rank on the closed board */
+            rank: number;
+        };
         /** CounterCellOut */
         CounterCellOut: {
             bucket: number;
@@ -659,6 +736,27 @@ export interface components {
             shards: 1 | 2 | 4 | 8 | 16 | 32 | 64;
             /** @description the IANA time zone (Europe/Paris, America/New_York) whose local midnight starts the variant's day, week (Monday) and month boards: a day lasts 23 or 25 hours across a daylight-saving change, and a period's id is its local date. It cannot change while the variant's boards hold entries */
             timeZone: string;
+        };
+        /** DeliveriesOut */
+        DeliveriesOut: {
+            /** @description the game's events, newest first */
+            deliveries: components["schemas"]["DeliveryOut"][];
+            nextCursor: string | null;
+        };
+        /** DeliveryOut */
+        DeliveryOut: {
+            /** @description the latest 20 at most, oldest first */
+            attempts: components["schemas"]["AttemptOut"][];
+            createdAt: string;
+            id: string;
+            /** @description while pending */
+            nextAttemptAt?: string | null;
+            /**
+             * @description pending: not delivered yet, tried again at nextAttemptAt; failed: given up 24 hours after the event was made
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            type: string;
         };
         /** EntryOut */
         EntryOut: {
@@ -848,7 +946,7 @@ export interface components {
             instance?: string | null;
             status: number;
             title: string;
-            /** @description what went wrong, as a URI reference that resolves to a page saying what it means and what to do: `/problems/bad-request` (400), `/problems/board-being-seeded` (409), `/problems/board-busy` (503), `/problems/busy` (503), `/problems/conflict` (409), `/problems/cors-refused` (400), `/problems/counts-incomplete` (503), `/problems/forbidden` (403), `/problems/idempotency-key-missing` (400), `/problems/idempotency-key-reused` (422), `/problems/internal` (500), `/problems/invalid-cursor` (400), `/problems/invalid-input` (422), `/problems/malformed-json` (400), `/problems/nested-too-deeply` (422), `/problems/not-found` (404), `/problems/overloaded` (503), `/problems/payload-too-large` (413), `/problems/player-banned` (403), `/problems/player-being-erased` (409), `/problems/rate-limited` (429), `/problems/request-in-flight` (409), `/problems/score-out-of-bounds` (422), `/problems/throttled` (503), `/problems/unauthorized` (401), `/problems/unavailable` (503), `/problems/unsupported-media-type` (415); or `about:blank` where the status says it all */
+            /** @description what went wrong, as a URI reference that resolves to a page saying what it means and what to do: `/problems/bad-request` (400), `/problems/board-being-seeded` (409), `/problems/board-busy` (503), `/problems/busy` (503), `/problems/conflict` (409), `/problems/cors-refused` (400), `/problems/counts-incomplete` (503), `/problems/forbidden` (403), `/problems/idempotency-key-missing` (400), `/problems/idempotency-key-reused` (422), `/problems/internal` (500), `/problems/invalid-cursor` (400), `/problems/invalid-input` (422), `/problems/malformed-json` (400), `/problems/nested-too-deeply` (422), `/problems/not-found` (404), `/problems/overloaded` (503), `/problems/payload-too-large` (413), `/problems/period-open` (409), `/problems/player-banned` (403), `/problems/player-being-erased` (409), `/problems/rate-limited` (429), `/problems/request-in-flight` (409), `/problems/score-out-of-bounds` (422), `/problems/throttled` (503), `/problems/unauthorized` (401), `/problems/unavailable` (503), `/problems/unsupported-media-type` (415); or `about:blank` where the status says it all */
             type: string;
         };
         /** ReconcileReportOut */
@@ -890,6 +988,7 @@ export interface components {
         /** RemovedOut */
         RemovedOut: {
             boards: number;
+            /** @description the stored answers of the player's requests: their submissions' idempotency records and their reward claims (each the record of a claim answered) */
             idempotencyRecords: number;
             snapshots: number;
         };
@@ -1022,14 +1121,19 @@ export interface components {
             entries: components["schemas"]["SnapshotEntryOut"][];
             leaderboardId: string;
             playerCount: number;
-            reason: string;
+            /**
+             * @description `closed`: the board's final snapshot, taken once when its period closed; `manual`: taken on demand
+             * @enum {string}
+             */
+            reason: "closed" | "manual";
             snapshotTakenAt: string;
             topN: number;
         };
         /** SnapshotSummaryOut */
         SnapshotSummaryOut: {
             playerCount: number;
-            reason: string;
+            /** @enum {string} */
+            reason: "closed" | "manual";
             snapshotTakenAt: string;
         };
         /** StandingsOut */
@@ -1098,6 +1202,23 @@ export interface components {
         VoidedOut: {
             /** @description the entry as it was (rank null: it is on no board now) */
             voided: components["schemas"]["EntryOut"];
+        };
+        /** WebhookIn */
+        WebhookIn: {
+            /** @description 16 to 256 characters: the key the events are signed with (never shown again) */
+            secret: string;
+            /** @description http(s), at most 2048 characters; https only in production, and never a host that is or resolves to a private, loopback, link-local, multicast, reserved or unspecified address */
+            url: string;
+        };
+        /** WebhookOut */
+        WebhookOut: {
+            /**
+             * @description a secret is set (it is never shown)
+             * @constant
+             */
+            secretSet: true;
+            updatedAt: string;
+            url: string;
         };
     };
     responses: never;
@@ -1761,6 +1882,303 @@ export interface operations {
             };
         };
     };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the game */
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the game */
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the game */
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description most events on the page */
+                limit?: number;
+                /** @description nextCursor from the previous page, as issued (400 otherwise) */
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description the game */
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveriesOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getTopOfBoard: {
         parameters: {
             query?: {
@@ -1821,6 +2239,110 @@ export interface operations {
             };
             /** @description Too Many Requests */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    claimReward: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description optional, 1..255 visible ASCII characters: a retry with the same key after an answer that never came answers as the first did (201 if it was the first claim) */
+                "Idempotency-Key"?: string | null;
+            };
+            path: {
+                /** @description the player's id */
+                player_id: string;
+                /** @description the game */
+                game: string;
+                /** @description the game's variant (mode) */
+                variant: string;
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description claimed before: the same body; grant nothing */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClaimOut"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClaimOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
