@@ -23,6 +23,7 @@ import pytest
 # Imported by its path in the repository, not installed: what is tested is the folder's code.
 from clients.python.leaderboard_client import (
     AsyncLeaderboardClient,
+    Claim,
     EstimatedRank,
     ExactRank,
     LeaderboardClient,
@@ -198,6 +199,78 @@ async def test_the_async_client_retries_and_walks() -> None:
     await http.aclose()
     assert (done.attempts, waits) == (2, [3.0])
     assert walked == ["a", "b"]
+
+
+CLAIMED: dict[str, Any] = {
+    "playerId": "p1",
+    "leaderboardId": "trivia#classic#day:2026-12-01",
+    "rank": 3,
+    "playerCount": 120,
+    "claimedAt": "2026-12-02T00:05:00Z",
+}
+
+
+def _claim(client: LeaderboardClient, key: str | None = None) -> Claim:
+    return client.claim_reward("trivia", "classic", "day:2026-12-01", "p1", idempotency_key=key)
+
+
+def test_a_first_claim_is_first_and_a_repeat_is_not_with_the_same_body() -> None:
+    client, seen, _ = _mocked(
+        [httpx.Response(201, json=CLAIMED), httpx.Response(200, json=CLAIMED)]
+    )
+    first = _claim(client)
+    again = _claim(client, "mine")
+    assert (first.first, again.first) == (True, False)
+    assert first.claim == again.claim == CLAIMED
+    assert (first.rank, first.player_count, first.leaderboard_id) == (
+        3,
+        120,
+        CLAIMED["leaderboardId"],
+    )
+    assert seen[0].method == "POST"
+    assert seen[0].url.path == "/v1/leaderboards/trivia/classic/day:2026-12-01/claims/p1"
+    assert len(first.idempotency_key) == 36  # a uuid4, made once per call
+    assert [r.headers["Idempotency-Key"] for r in seen] == [first.idempotency_key, "mine"]
+
+
+def test_a_claim_retried_after_a_lost_answer_keeps_its_key_and_its_201() -> None:
+    client, seen, waits = _mocked(
+        [
+            httpx.ReadTimeout("the 201 never came"),
+            _problem(503, "unavailable", "1"),
+            httpx.Response(201, json=CLAIMED),
+        ]
+    )
+    claim = _claim(client)
+    assert (claim.first, claim.attempts) == (True, 3)
+    assert {r.headers["Idempotency-Key"] for r in seen} == {claim.idempotency_key}
+    assert waits == [0.2, 1.0]
+
+
+def test_a_claim_before_the_close_raises_period_open_at_once() -> None:
+    client, seen, waits = _mocked([_problem(409, "period-open", "3600"), httpx.Response(201)])
+    with pytest.raises(LeaderboardError) as raised:
+        _claim(client)
+    assert (raised.value.status, raised.value.type) == (409, "/problems/period-open")
+    assert raised.value.retry_after == 3600.0
+    assert (len(seen), waits) == (1, [])
+
+
+async def test_the_async_client_claims_first_then_repeat() -> None:
+    answers = iter([httpx.Response(201, json=CLAIMED), httpx.Response(200, json=CLAIMED)])
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return next(answers)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    async with AsyncLeaderboardClient(BASE, "k", http=http) as client:
+        first = await client.claim_reward("trivia", "classic", "day:2026-12-01", "p1")
+        again = await client.claim_reward("trivia", "classic", "day:2026-12-01", "p1")
+    await http.aclose()
+    assert (first.first, again.first, first.claim == again.claim) == (True, False, True)
+    assert seen[0].headers["Idempotency-Key"] != seen[1].headers["Idempotency-Key"]
 
 
 def _item_result(key: str, status: int, slug: str = "", retry_after: int | None = None) -> Any:
@@ -432,6 +505,23 @@ def test_player_rank_is_exact_with_the_right_rank(
     with pytest.raises(LeaderboardError) as raised:
         client.player_rank("pyclient", "rank", "alltime", "nobody-here")
     assert raised.value.status == 404
+
+
+def test_a_claim_on_an_open_board_is_period_open_and_reads_carry_the_period(
+    connect: Callable[[str], LeaderboardClient],
+) -> None:
+    client = connect(KEY)
+    client.submit_score("claimer", 40, "pyclient", "claim")
+    with pytest.raises(LeaderboardError) as raised:
+        client.claim_reward("pyclient", "claim", "day", "claimer")
+    assert (raised.value.status, raised.value.type) == (409, "/problems/period-open")
+    assert raised.value.retry_after is not None
+    assert raised.value.attempts == 1
+    ranked = client.player_rank("pyclient", "claim", "day", "claimer")
+    page = client.top("pyclient", "claim", "day")
+    assert ranked.period is not None
+    assert ranked.period == page["period"]
+    assert ranked.period["endsAt"] is not None
 
 
 def test_a_cheater_is_hidden_banned_voided_and_restored_through_the_client(

@@ -24,10 +24,12 @@ from .models import (
     BoardListOut,
     BoardOutcomeOut,
     BoardPageOut,
+    ClaimOut,
     EntryOut,
     ModeratedPlayersOut,
     ModerationLogOut,
     ModerationOut,
+    PeriodOut,
     PlayerRankOut,
     Problem,
     RestoredOut,
@@ -38,15 +40,17 @@ from .models import (
 )
 
 RETRYABLE_CONFLICTS = frozenset({"request-in-flight", "board-being-seeded", "player-being-erased"})
-"""The 409s that pass on their own (the last segment of the problem's ``type``): worth a retry."""
+"""The 409s that pass on their own (the last segment of the problem's ``type``): worth a retry.
+Not ``period-open``: a claim before the close is raised at once, its ``retry_after`` saying when
+the period closes (hours away, as often as not), for the caller to claim again then."""
 RETRYABLE_STATUSES = frozenset({429, 503})
 DEFAULT_TIMEOUT = httpx.Timeout(10.0)
 BACKOFF_BASE_S = 0.2
 """The first wait where the answer gave no Retry-After (or none came): doubled each attempt."""
 
 Period = str
-"""``alltime``, ``day``, ``week``, ``month``, or a dated one: ``day:2026-11-30``, ``week:2026-W48``,
-``month:2026-12``."""
+"""``alltime``, ``day``, ``week``, ``month``, ``season`` (the running one), or a dated one:
+``day:2026-11-30``, ``week:2026-W48``, ``month:2026-12``, ``season:<id>``."""
 
 
 class LeaderboardError(Exception):
@@ -132,12 +136,47 @@ Rank = ExactRank | EstimatedRank
 
 @dataclass(frozen=True)
 class PlayerRank:
-    """A player's entry on a board and their rank there, exact or a range."""
+    """A player's entry on a board and their rank there, exact or a range, and the board's
+    ``period`` (``{id, startsAt, endsAt, nextResetAt}``; None from a service that predates it)."""
 
     leaderboard_id: str
     score_format: Literal["integer", "duration_ms"]
     entry: EntryOut
     rank: Rank
+    period: PeriodOut | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A reward claim's answer: ``claim`` is the service's body (``playerId``, ``leaderboardId``,
+    ``rank``, ``playerCount``, ``claimedAt``), the same on every claim of the player on the board;
+    ``first`` is True only where the service answered 201, this request making the claim: grant
+    the reward then, and never when ``first`` is False (it was granted already)."""
+
+    claim: ClaimOut
+    first: bool
+    idempotency_key: str
+    attempts: int
+
+    @property
+    def player_id(self) -> str:
+        return self.claim["playerId"]
+
+    @property
+    def leaderboard_id(self) -> str:
+        return self.claim["leaderboardId"]
+
+    @property
+    def rank(self) -> int:
+        return self.claim["rank"]
+
+    @property
+    def player_count(self) -> int:
+        return self.claim["playerCount"]
+
+    @property
+    def claimed_at(self) -> str:
+        return self.claim["claimedAt"]
 
 
 @dataclass(frozen=True)
@@ -264,6 +303,7 @@ def _read_rank(body: PlayerRankOut) -> PlayerRank:
         score_format=body["scoreFormat"],
         entry=body["entry"],
         rank=rank,
+        period=body.get("period"),
     )
 
 
@@ -318,6 +358,25 @@ class _Core:
     ) -> _Request:
         path = f"{_board_path(game, variant, period)}/players/{_segment(player_id)}"
         return self.request("DELETE", path, params={"reason": reason})
+
+    def claim(
+        self, game: str, variant: str, period: Period, player_id: str, idempotency_key: str | None
+    ) -> _Request:
+        path = f"{_board_path(game, variant, period)}/claims/{_segment(player_id)}"
+        # One key per claim, made here once, as for a submission: a retry after an answer that
+        # never came (a transport error, a 503) sends the same one, and the service answers it as
+        # the first would have (201 if that one made the claim), so the first claim is not lost.
+        key = idempotency_key if idempotency_key is not None else str(uuid.uuid4())
+        return self.request("POST", path, headers={"Idempotency-Key": key})
+
+    @staticmethod
+    def claimed(request: _Request, response: httpx.Response, attempts: int) -> Claim:
+        return Claim(
+            claim=cast("ClaimOut", response.json()),
+            first=response.status_code == 201,
+            idempotency_key=request.headers["Idempotency-Key"],
+            attempts=attempts,
+        )
 
     def settle(self, response: httpx.Response, attempt: int) -> float | None:
         """What an answer means for the loop: the wait before trying again, ``None`` where it is
@@ -544,6 +603,26 @@ class LeaderboardClient:
             attempt += 1
         return [last[item["idempotencyKey"]] for item in keyed]
 
+    def claim_reward(
+        self,
+        game: str,
+        variant: str,
+        period: Period,
+        player_id: str,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Claim:
+        """Claim the player's reward on a closed board (the game server's key). ``Claim.first`` is
+        True only on the service's 201, the first claim: grant the reward on that alone; a later
+        claim is ``first=False`` with the same body. One Idempotency-Key (yours, or a uuid4 made
+        once) goes with every retry (transport errors, 429, 503), so a retry after a lost 201 is
+        answered 201. Before the close: ``LeaderboardError`` 409 ``/problems/period-open`` at
+        once, never retried, its ``retry_after`` the seconds until it closes at the earliest; a
+        player not on the board: 404."""
+        request = self._core.claim(game, variant, period, player_id, idempotency_key)
+        response, attempts = self._send(request)
+        return _Core.claimed(request, response, attempts)
+
     def top(
         self,
         game: str,
@@ -731,6 +810,20 @@ class AsyncLeaderboardClient:
                 await self._sleep(wait)
             attempt += 1
         return [last[item["idempotencyKey"]] for item in keyed]
+
+    async def claim_reward(
+        self,
+        game: str,
+        variant: str,
+        period: Period,
+        player_id: str,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Claim:
+        """See ``LeaderboardClient.claim_reward``."""
+        request = self._core.claim(game, variant, period, player_id, idempotency_key)
+        response, attempts = await self._send(request)
+        return _Core.claimed(request, response, attempts)
 
     async def top(
         self,

@@ -26,6 +26,16 @@ export type Rank = PlayerRank["rank"];
 export type ExactRank = Extract<Rank, { kind: "exact" }>;
 export type EstimatedRank = Extract<Rank, { kind: "estimated" }>;
 export type Problem = Schemas["Problem"];
+/** A board's period: `{ id, startsAt, endsAt, nextResetAt }`, on every board read. */
+export type Period = Schemas["PeriodOut"];
+/** A reward claim's body, the same on every claim of a player on a board. */
+export type ClaimOut = Schemas["ClaimOut"];
+/** A claim's answer: `first` is true only on the service's 201 (grant the reward then alone). */
+export interface Claim {
+  claim: ClaimOut;
+  first: boolean;
+  idempotencyKey: string;
+}
 /** One submission of a batch; its Idempotency-Key is made (a UUID) unless given. */
 export type BatchItem = Submission & { idempotencyKey?: string };
 type ResultOut = Schemas["BatchResultOut"];
@@ -81,8 +91,15 @@ export interface ClientOptions {
 
 /** The answers worth trying again, with the same Idempotency-Key: the service says when. */
 const RETRIED = new Set([409, 429, 503]);
-/** 409s that end: these are answers, not "try later". */
-const FINAL_CONFLICTS = new Set(["/problems/conflict", "/problems/idempotency-key-reused"]);
+/**
+ * 409s that end: these are answers, not "try later". A claim's `period-open` says when the period
+ * closes (Retry-After), often hours away: thrown at once, for the caller to claim again then.
+ */
+const FINAL_CONFLICTS = new Set([
+  "/problems/conflict",
+  "/problems/idempotency-key-reused",
+  "/problems/period-open",
+]);
 
 interface Answer<T> {
   data?: T;
@@ -159,6 +176,33 @@ export class LeaderboardClient {
       await this.sleep(Math.min(this.maxWaitMs, waitS > 0 ? waitS * 1000 : 500 * 2 ** (attempt - 1)));
     }
     return { results: keyed.map((item) => last.get(item.idempotencyKey) as BatchResult) };
+  }
+
+  /**
+   * Claim a player's reward on a closed board (the game server's key). `first` is true only on
+   * the service's 201, the first claim: grant the reward on that alone; a later claim answers 200
+   * with the same `claim` and `first: false`. One Idempotency-Key (a new UUID unless given) goes
+   * with every retry (no answer, 429, 503), so a retry after a lost 201 is answered 201. Before the
+   * close a `LeaderboardError` 409 `/problems/period-open` is thrown at once, never retried; a
+   * player not on the board is a 404.
+   */
+  async claimReward(
+    game: string,
+    variant: string,
+    period: string,
+    playerId: string,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<Claim> {
+    const idempotencyKey = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+    const { data, response } = await this.retried(() =>
+      this.api.POST("/v1/leaderboards/{game}/{variant}/{period}/claims/{player_id}", {
+        params: {
+          path: { game, variant, period, player_id: playerId },
+          header: { "Idempotency-Key": idempotencyKey },
+        },
+      }),
+    );
+    return { claim: data, first: response.status === 201, idempotencyKey };
   }
 
   /** One page of a board, best first. */

@@ -175,3 +175,68 @@ test("a batch refused whole is sent again as it was, and a batch's problem is th
     (error: unknown) => error instanceof LeaderboardError && error.status === 422,
   );
 });
+
+const claimed = {
+  playerId: "ada",
+  leaderboardId: "trivia#classic#day:2026-12-01",
+  rank: 3,
+  playerCount: 120,
+  claimedAt: "2026-12-02T00:05:00Z",
+};
+
+function claimAnswer(status: number): Response {
+  return new Response(JSON.stringify(claimed), { status, headers: { "Content-Type": "application/json" } });
+}
+
+test("a first claim is first, a repeat is not, with the same body", async () => {
+  const keys: string[] = [];
+  const client = new LeaderboardClient({
+    baseUrl: "http://service",
+    apiKey: "k",
+    fetch: fake([claimAnswer(201), claimAnswer(200)], keys),
+    sleep: async () => {},
+  });
+  const first = await client.claimReward("trivia", "classic", "day:2026-12-01", "ada");
+  const again = await client.claimReward("trivia", "classic", "day:2026-12-01", "ada", { idempotencyKey: "mine" });
+  assert.equal(first.first, true);
+  assert.equal(again.first, false);
+  assert.deepEqual(first.claim, claimed);
+  assert.deepEqual(again.claim, first.claim);
+  assert.deepEqual(keys, [first.idempotencyKey, "mine"]);
+  assert.ok(first.idempotencyKey.length > 0);
+});
+
+test("a claim retried after no answer and a 503 keeps its key and its 201", async () => {
+  const keys: string[] = [];
+  const answers = [problem(503, "/problems/unavailable", 1), claimAnswer(201)];
+  let calls = 0;
+  const flaky = (async (input: unknown): Promise<Response> => {
+    keys.push((input as Request).headers.get("Idempotency-Key") ?? "");
+    calls += 1;
+    if (calls === 1) throw new TypeError("fetch failed");
+    return answers.shift() as Response;
+  }) as typeof fetch;
+  const client = new LeaderboardClient({ baseUrl: "http://service", fetch: flaky, sleep: async () => {} });
+  const { first, idempotencyKey } = await client.claimReward("trivia", "classic", "day:2026-12-01", "ada");
+  assert.equal(first, true);
+  assert.equal(keys.length, 3);
+  assert.ok(keys.every((key) => key === idempotencyKey));
+});
+
+test("a claim before the close throws period-open at once, not retried", async () => {
+  const keys: string[] = [];
+  const waits: number[] = [];
+  const client = new LeaderboardClient({
+    baseUrl: "http://service",
+    fetch: fake([problem(409, "/problems/period-open", 3600), claimAnswer(201)], keys),
+    sleep: async (ms) => {
+      waits.push(ms);
+    },
+  });
+  await assert.rejects(
+    client.claimReward("trivia", "classic", "day", "ada"),
+    (error: unknown) => error instanceof LeaderboardError && error.status === 409 && error.type === "/problems/period-open",
+  );
+  assert.equal(keys.length, 1);
+  assert.deepEqual(waits, []);
+});
