@@ -86,13 +86,18 @@ def target_of(url: str, *, production: bool) -> Target:
     return Target(url=url, host=parts.hostname, port=port or default)
 
 
-def address_problem(address: IpAddress, *, allow_loopback: bool) -> str | None:
-    """Why a delivery may not reach ``address``, or ``None`` where it may: a public unicast
-    address (loopback too where ``allow_loopback``: tests and local runs)."""
+def address_problem(address: IpAddress, *, production: bool) -> str | None:
+    """Why a delivery may not reach ``address``, or ``None`` where it may: in production, a
+    public unicast address only; elsewhere any unicast one (a test's receiver on loopback, a
+    compose network's private addresses, a laptop's)."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
+    if not production:
+        if address.is_unspecified:
+            return "an unspecified address"
+        return "a multicast address" if address.is_multicast else None
     if address.is_loopback:
-        return None if allow_loopback else "a loopback address"
+        return "a loopback address"
     for refused, said in (
         (address.is_unspecified, "an unspecified address"),
         (address.is_link_local, "a link-local address"),

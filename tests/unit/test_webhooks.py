@@ -73,17 +73,28 @@ def test_an_event_keeps_its_latest_20_attempts() -> None:
     ],
 )
 def test_addresses_a_delivery_may_not_reach(address: str, said: str) -> None:
-    assert address_problem(ipaddress.ip_address(address), allow_loopback=False) == said
+    assert address_problem(ipaddress.ip_address(address), production=True) == said
 
 
 @pytest.mark.parametrize("address", ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])
 def test_public_addresses_are_reachable(address: str) -> None:
-    assert address_problem(ipaddress.ip_address(address), allow_loopback=False) is None
+    assert address_problem(ipaddress.ip_address(address), production=True) is None
 
 
-def test_loopback_is_reachable_outside_production_only() -> None:
-    for address in ("127.0.0.1", "::1", "::ffff:127.0.0.1"):
-        assert address_problem(ipaddress.ip_address(address), allow_loopback=True) is None
+@pytest.mark.parametrize(
+    "address",
+    ["127.0.0.1", "::1", "::ffff:127.0.0.1", "172.18.0.5", "192.168.1.20", "fc00::1", "fe80::1"],
+)
+def test_loopback_and_private_addresses_are_reachable_outside_production_only(
+    address: str,
+) -> None:
+    assert address_problem(ipaddress.ip_address(address), production=False) is None
+    assert address_problem(ipaddress.ip_address(address), production=True) is not None
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "224.0.0.251", "::"])  # noqa: S104
+def test_no_receiver_is_at_an_unspecified_or_multicast_address_anywhere(address: str) -> None:
+    assert address_problem(ipaddress.ip_address(address), production=False) is not None
 
 
 @pytest.mark.parametrize(
@@ -192,9 +203,9 @@ def test_a_request_is_pinned_to_the_address_checked() -> None:
 async def test_a_url_read_two_ways_is_refused_or_checked_as_the_client_reads_it() -> None:
     with pytest.raises(ValueError, match="user name or password"):
         target_of("http://127.0.0.1\\@evil.example/", production=False)
-    target = target_of("http://evil.example#@127.0.0.1/", production=False)
+    target = target_of("https://evil.example#@127.0.0.1/", production=True)
     assert target.host == "evil.example"  # as the HTTP client reads it, and checked as that
     resolver = _resolving("10.0.0.1")
-    refused = await target_refusal(target, production=False, resolver=resolver)  # type: ignore[arg-type]
+    refused = await target_refusal(target, production=True, resolver=resolver)  # type: ignore[arg-type]
     assert refused is not None
     assert "evil.example resolves to 10.0.0.1" in refused

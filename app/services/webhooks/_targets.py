@@ -58,7 +58,7 @@ async def checked_addresses(
         if not addresses:
             raise TargetRefused(f"the host {target.host} does not resolve")
     for address in addresses:
-        problem = address_problem(address, allow_loopback=not production)
+        problem = address_problem(address, production=production)
         if problem is not None:
             said = "is" if literal is not None else f"resolves to {address},"
             raise TargetRefused(
