@@ -38,7 +38,7 @@ router = APIRouter(route_class=StrictQueryRoute, tags=["admin"], dependencies=[A
     operation_id="seedBoard",
     dependencies=[NO_DEADLINE],
     response_model=SeedReportOut,
-    responses=problem_responses(400, 401, 403, 409, 413, 415, 422),
+    responses=problem_responses(400, 401, 403, 404, 409, 413, 415, 422),
     summary="Bulk-load a board under its seeding lease (CSV or JSON lines body)",
     openapi_extra={
         "requestBody": {
@@ -85,7 +85,7 @@ async def post_seed(
     operation_id="reconcileBoard",
     dependencies=[NO_DEADLINE],
     response_model=ReconcileReportOut,
-    responses=problem_responses(401, 403, 409, 422),
+    responses=problem_responses(401, 403, 404, 409, 422),
     summary="Recount a board twice and compare with its counters; repair with apply=true",
 )
 async def post_reconcile(
