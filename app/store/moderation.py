@@ -22,7 +22,7 @@ from app.domain.storage_keys import moderation_listing_pk, moderation_log_pk, mo
 from app.store.client import Dynamo, TransactionItemsCancelled
 from app.store.counters import CounterItems
 from app.store.hiding import HiddenRowItems
-from app.store.items import Item, get_n, get_s, key, n, partition_after, s
+from app.store.items import Item, get_n, get_s, key, n, partition_after, partition_before, s
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
@@ -217,11 +217,7 @@ class ModerationItems(HiddenRowItems):
         return ModerationPage(players, players[-1].player_id if more else None)
 
     async def moderation_log(self, game: str, *, before: str, limit: int) -> EventPage:
-        values: dict[str, AttributeValueTypeDef] = {":p": s(moderation_log_pk(game))}
-        condition = "playerId = :p"
-        if before:
-            condition += " AND leaderboardId < :before"
-            values[":before"] = s(before)
+        condition, values = partition_before(moderation_log_pk(game), before)
         page = await self._dynamo.query(
             "reading the game's moderation log",
             TableName=self._table,

@@ -27,7 +27,7 @@ from app.domain.storage_keys import OUTBOX_PREFIX
 from app.domain.webhooks import Attempt, Outcome, Status
 from app.services.ports.webhooks import DueEvent, StoredEvent, StoredEventPage
 from app.store.client import ConditionFailedWithItem, Dynamo
-from app.store.items import Item, get_n, get_s, key, n, s
+from app.store.items import Item, get_n, get_s, key, n, partition_before, s
 from app.store.tables import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -265,11 +265,7 @@ class OutboxItems:
         )
 
     async def events(self, game: str, *, before: str, limit: int) -> StoredEventPage:
-        values: dict[str, AttributeValueTypeDef] = {":p": s(event_pk(game))}
-        condition = "playerId = :p"
-        if before:
-            condition += " AND leaderboardId < :before"
-            values[":before"] = s(before)
+        condition, values = partition_before(event_pk(game), before)
         page = await self._dynamo.query(
             "reading the game's webhook events",
             TableName=self._table,
