@@ -19,6 +19,17 @@ from playwright.sync_api import Browser, Page, Playwright, ViewportSize, sync_pl
 
 from tests.served import clean_environment, serve
 
+KEY = "browser-test-key"
+SETTINGS = {
+    "LEADERBOARD_DEV_API_KEY": KEY,
+    "LEADERBOARD_RANK_COUNT_CAP": "1",
+    "LEADERBOARD_BOARD_LIST_CACHE_SECONDS": "0",
+    # The test and the page poll from one address: no 429 unless a test injects one.
+    "LEADERBOARD_READ_RATE_PER_SECOND": "10000",
+    "LEADERBOARD_READ_BURST": "10000",
+}
+
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_MISSING = (
     f"Chromium is not at {CHROMIUM}: install Debian's package (apt-get install -y chromium), as "

@@ -27,25 +27,13 @@ from playwright.sync_api import Browser, BrowserContext, Page, Route
 
 from app.api.viewer import WORDS, viewer_words
 from tests.browser.harness import (
-    CHROMIUM_MISSING,
     DESKTOP,
+    KEY,
     PHONE,
-    chromium,
-    demo_service,
     take_screenshots,
     wait_for_rows,
 )
-from tests.served import ServiceExited
 
-KEY = "browser-test-key"
-SETTINGS = {
-    "LEADERBOARD_DEV_API_KEY": KEY,
-    "LEADERBOARD_RANK_COUNT_CAP": "1",
-    "LEADERBOARD_BOARD_LIST_CACHE_SECONDS": "0",
-    # The test and the page poll from one address: no 429 unless a test injects one.
-    "LEADERBOARD_READ_RATE_PER_SECOND": "10000",
-    "LEADERBOARD_READ_BURST": "10000",
-}
 DASH = "\u2013"  # the en dash the page writes between a range's two ends
 REFRESH_TIMEOUT_MS = 15_000  # the page refreshes every 5 s
 
@@ -69,30 +57,6 @@ ROWS_JS = """(selector) => [...document.querySelectorAll(selector + " tbody tr")
 })"""
 # When an entry was achieved, as every table writes it: UTC, 24-hour, to the second.
 UTC_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
-
-
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    try:
-        with demo_service(tmp_path_factory.mktemp("viewer"), SETTINGS) as base_url:
-            yield base_url
-    except ServiceExited as exc:
-        pytest.fail(str(exc))
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    try:
-        with chromium() as (_, launched):
-            yield launched
-    except FileNotFoundError:
-        pytest.fail(CHROMIUM_MISSING)
-
-
-@pytest.fixture
-def api(service: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=service, timeout=10.0, trust_env=False) as client:
-        yield client
 
 
 class Offsite:

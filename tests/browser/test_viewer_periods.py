@@ -21,45 +21,18 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tests.browser.harness import CHROMIUM_MISSING, DESKTOP, chromium, demo_service
+from tests.browser.harness import DESKTOP, KEY
 from tests.browser.test_viewer import (
     DASH,
-    KEY,
     REFRESH_TIMEOUT_MS,
-    SETTINGS,
     _hash,
     _open,
     _submit,
     _values,
     _wait_for_text,
 )
-from tests.served import ServiceExited
 
 READER_ZONE = "Asia/Tokyo"  # the browser's; the variant's own zone is another
-
-
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    try:
-        with demo_service(tmp_path_factory.mktemp("viewer-periods"), SETTINGS) as base_url:
-            yield base_url
-    except ServiceExited as exc:
-        pytest.fail(str(exc))
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    try:
-        with chromium() as (_, launched):
-            yield launched
-    except FileNotFoundError:
-        pytest.fail(CHROMIUM_MISSING)
-
-
-@pytest.fixture
-def api(service: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=service, timeout=10.0, trust_env=False) as client:
-        yield client
 
 
 # The browser's clock, fixed a little ahead of the service's real one: the countdown the page
