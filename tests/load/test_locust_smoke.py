@@ -60,11 +60,21 @@ READY_TIMEOUT_S = 60.0  # the service and its moto child start in about 4 s on a
 LOCUST_TIMEOUT_S = 90.0  # for a 15 s run
 
 
+SERVED = {
+    "LEADERBOARD_DEV_API_KEY": KEY,
+    # Locust's users keep their connections as a load balancer does, idle between rounds (every
+    # 5 s, the keep-alive's default) and through a Retry-After: the service's keep-alive must
+    # outlast that, as the setting asks of a load balancer's idle timeout (docs/configuration.md),
+    # or a request now and then meets a connection the server closed under it.
+    "LEADERBOARD_KEEP_ALIVE_SECONDS": "75",
+}
+
+
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`leaderboard serve` on a free loopback port, its own embedded DynamoDB, a dev key."""
     directory = tmp_path_factory.mktemp("service")
-    environment = clean_environment("LOCUST_") | {"LEADERBOARD_DEV_API_KEY": KEY}
+    environment = clean_environment("LOCUST_") | SERVED
     try:
         with serve(directory, environment, ready_timeout_s=READY_TIMEOUT_S) as base_url:
             yield base_url
@@ -232,7 +242,7 @@ def test_overload_is_refused_at_once_by_name_and_nothing_waits_for_the_deadline(
     """Past what the backend serves, the service refuses the excess at once (503 overloaded), the
     locustfile names those answers apart and waits as told, and no request waits until the
     deadline cuts it off (a queue the backend cannot serve: once, 43% of requests at 8 users)."""
-    environment = clean_environment("LOCUST_") | {"LEADERBOARD_DEV_API_KEY": KEY}
+    environment = clean_environment("LOCUST_") | SERVED
     with serve(tmp_path, environment, ready_timeout_s=READY_TIMEOUT_S) as base_url:
         prefix = tmp_path / "overload"
         output = _run_locust(
