@@ -44,17 +44,6 @@ def key(partition: str, sort: str) -> dict[str, AttributeValueTypeDef]:
     return {"playerId": s(partition), "leaderboardId": s(sort)}
 
 
-def partition_before(partition: str, before: str) -> tuple[str, dict[str, AttributeValueTypeDef]]:
-    """As ``partition_after``, for the rows whose sort key is before ``before``: a newest-first
-    page (``ScanIndexForward=False``) of an append-only log, after the page that ended there."""
-    condition = "playerId = :p"
-    values: dict[str, AttributeValueTypeDef] = {":p": s(partition)}
-    if before:
-        condition += " AND leaderboardId < :before"
-        values[":before"] = s(before)
-    return condition, values
-
-
 def partition_after(partition: str, after: str) -> tuple[str, dict[str, AttributeValueTypeDef]]:
     """The key condition and its values for a Scores-table partition's rows whose sort key is past
     ``after`` (all of them when it is empty): a key condition, not ``ExclusiveStartKey``, so that

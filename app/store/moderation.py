@@ -22,7 +22,8 @@ from app.domain.storage_keys import moderation_listing_pk, moderation_log_pk, mo
 from app.store.client import Dynamo, TransactionItemsCancelled
 from app.store.counters import CounterItems
 from app.store.hiding import HiddenRowItems
-from app.store.items import Item, get_n, get_s, key, n, partition_after, partition_before, s
+from app.store.items import Item, get_n, get_s, key, n, partition_after, s
+from app.store.log_pages import page_before
 
 if TYPE_CHECKING:
     from types_aiobotocore_dynamodb.type_defs import AttributeValueTypeDef
@@ -217,16 +218,12 @@ class ModerationItems(HiddenRowItems):
         return ModerationPage(players, players[-1].player_id if more else None)
 
     async def moderation_log(self, game: str, *, before: str, limit: int) -> EventPage:
-        condition, values = partition_before(moderation_log_pk(game), before)
-        page = await self._dynamo.query(
+        items, after = await page_before(
+            self._dynamo,
             "reading the game's moderation log",
-            TableName=self._table,
-            KeyConditionExpression=condition,
-            ExpressionAttributeValues=values,
-            ScanIndexForward=False,
-            Limit=limit,
+            table=self._table,
+            partition=moderation_log_pk(game),
+            before=before,
+            limit=limit,
         )
-        items = page.get("Items", [])
-        events = [_event_of(game, item) for item in items]
-        more = page.get("LastEvaluatedKey") is not None and items
-        return EventPage(events, get_s(items[-1], "leaderboardId") if more else None)
+        return EventPage([_event_of(game, item) for item in items], after)

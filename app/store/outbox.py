@@ -27,7 +27,8 @@ from app.domain.storage_keys import OUTBOX_PREFIX
 from app.domain.webhooks import Attempt, Outcome, Status
 from app.services.ports.webhooks import DueEvent, StoredEvent, StoredEventPage
 from app.store.client import ConditionFailedWithItem, Dynamo
-from app.store.items import Item, get_n, get_s, key, n, partition_before, s
+from app.store.items import Item, get_n, get_s, key, n, s
+from app.store.log_pages import page_before
 from app.store.tables import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -265,18 +266,12 @@ class OutboxItems:
         )
 
     async def events(self, game: str, *, before: str, limit: int) -> StoredEventPage:
-        condition, values = partition_before(event_pk(game), before)
-        page = await self._dynamo.query(
+        items, after = await page_before(
+            self._dynamo,
             "reading the game's webhook events",
-            TableName=self._table,
-            KeyConditionExpression=condition,
-            ExpressionAttributeValues=values,
-            ScanIndexForward=False,
-            Limit=limit,
+            table=self._table,
+            partition=event_pk(game),
+            before=before,
+            limit=limit,
         )
-        items = page.get("Items", [])
-        more = page.get("LastEvaluatedKey") is not None and items
-        return StoredEventPage(
-            [_stored_event(game, item) for item in items],
-            get_s(items[-1], "leaderboardId") if more else None,
-        )
+        return StoredEventPage([_stored_event(game, item) for item in items], after)
