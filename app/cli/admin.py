@@ -15,11 +15,10 @@ from app.api.schemas import (
     BoardDefinitionOut,
 )
 from app.bootstrap import Runtime
+from app.cli.arguments import checked_name
 from app.cli.output import as_json, print_json, print_model
 from app.cli.progress import ProgressReport
 from app.domain.definitions import BoardDefinition
-from app.domain.keys import is_valid_id
-from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import InvalidInput
 from app.services.api_keys import ApiKeyInfo, digest_of
 from app.services.ports.operations import API_KEY_ID_LENGTH
@@ -110,7 +109,7 @@ async def run_keys(runtime: Runtime, args: argparse.Namespace) -> int:
 async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
     rules = runtime.leaderboard.rules
     if args.boards_command == "list":
-        game = _name(args.game, "game")
+        game = checked_name(args.game, "game")
         listed = await rules.variants(game)
         if args.json:
             print_json(
@@ -158,7 +157,7 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 0
-    game, variant = _name(args.game, "game"), _name(args.variant, "variant")
+    game, variant = checked_name(args.game, "game"), checked_name(args.variant, "variant")
     if args.boards_command == "show":
         shown = await rules.show(game, variant)
         out = BoardDefinitionOut.of(game, variant, shown.definition, defined_at=shown.defined_at)
@@ -224,15 +223,6 @@ def _season(text: str) -> dict[str, str]:
         )
     season_id, starts_at, ends_at = parts
     return {"id": season_id, "startsAt": starts_at, "endsAt": ends_at}
-
-
-def _name(text: str, what: str) -> str:
-    if not is_valid_id(text) or (what == "game" and text in RESERVED_GAMES):
-        raise InvalidInput(
-            f"{text!r} is not a {what} name: 1 to 64 letters, digits, '_', '.', ':' or '-'"
-            + (" (and not a reserved name)" if what == "game" else "")
-        )
-    return text
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:

@@ -15,47 +15,34 @@ from app.api.schemas.moderation import (
     VoidedOut,
 )
 from app.bootstrap import Runtime
+from app.cli.arguments import checked_name, gathered
 from app.cli.operations import named_board
 from app.cli.output import print_model
-from app.domain.keys import is_valid_id
 from app.domain.moderation import Action, Moderation, ModerationEvent
-from app.domain.storage_keys import RESERVED_GAMES
-from app.errors import InvalidInput
 from app.services.operations import LogPage, ModerateAsk, ModeratedPlayers
-
-_PAGE = 100
-
-
-def _game(text: str) -> str:
-    if not is_valid_id(text) or text in RESERVED_GAMES:
-        raise InvalidInput(f"{text!r} is not a game id")
-    return text
 
 
 async def run_moderate(runtime: Runtime, args: argparse.Namespace) -> int:
     operations = runtime.leaderboard.operations
-    game, command = _game(args.game), args.moderate_command
+    game, command = checked_name(args.game, "game"), args.moderate_command
     if command == "list":
-        players: list[Moderation] = []
-        cursor: str | None = None
-        while True:
-            page = await operations.moderated_players(game, cursor=cursor, limit=_PAGE)
-            players += page.players
-            if (cursor := page.next_cursor) is None:
-                break
+
+        async def listed(cursor: str | None, limit: int) -> tuple[list[Moderation], str | None]:
+            page = await operations.moderated_players(game, cursor=cursor, limit=limit)
+            return page.players, page.next_cursor
+
+        players = await gathered(listed)
         print_model(ModeratedPlayersOut.of(ModeratedPlayers(players, None)), one_line=args.json)
         return 0
     if command == "log":
-        if not 1 <= args.limit <= 1000:
-            raise InvalidInput("--limit must be in 1..1000")
-        events: list[ModerationEvent] = []
-        cursor = None
-        while len(events) < args.limit:
-            wanted = min(_PAGE, args.limit - len(events))
-            logged = await operations.moderation_log(game, cursor=cursor, limit=wanted)
-            events += logged.events
-            if (cursor := logged.next_cursor) is None:
-                break
+
+        async def logged(
+            cursor: str | None, limit: int
+        ) -> tuple[list[ModerationEvent], str | None]:
+            page = await operations.moderation_log(game, cursor=cursor, limit=limit)
+            return page.events, page.next_cursor
+
+        events = await gathered(logged, limit=args.limit)
         print_model(ModerationLogOut.of(LogPage(events, None)), one_line=args.json)
         return 0
     action = None if command == "restore" else Action(command)

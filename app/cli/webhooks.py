@@ -12,14 +12,11 @@ from datetime import UTC, datetime
 
 from app.api.schemas.webhooks import DeliveriesOut, WebhookOut
 from app.bootstrap import Runtime
+from app.cli.arguments import checked_name, gathered
 from app.cli.output import print_json, print_model
-from app.domain.keys import is_valid_id
-from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import InvalidInput
 from app.services.ports.webhooks import StoredEvent
 from app.services.webhooks import Deliveries, WebhookAsk
-
-_PAGE = 100
 
 
 def add_webhook_commands(
@@ -66,12 +63,6 @@ def add_webhook_commands(
     deliveries.add_argument("--limit", type=int, default=20, help="most events shown (1..1000)")
 
 
-def _game(text: str) -> str:
-    if not is_valid_id(text) or text in RESERVED_GAMES:
-        raise InvalidInput(f"{text!r} is not a game id")
-    return text
-
-
 def _secret(args: argparse.Namespace) -> str:
     if args.secret_env is not None:
         secret = os.environ.get(args.secret_env)
@@ -83,7 +74,7 @@ def _secret(args: argparse.Namespace) -> str:
 
 async def run_webhooks(runtime: Runtime, args: argparse.Namespace) -> int:
     webhooks = runtime.leaderboard.webhooks
-    game, command = _game(args.game), args.webhooks_command
+    game, command = checked_name(args.game, "game"), args.webhooks_command
     if command == "set":
         ask = WebhookAsk(game, args.url, _secret(args), datetime.now(UTC))
         print_model(WebhookOut.of(await webhooks.set(ask)), one_line=args.json)
@@ -93,15 +84,11 @@ async def run_webhooks(runtime: Runtime, args: argparse.Namespace) -> int:
         await webhooks.remove(game)
         print_json({"game": game, "removed": True})
     else:
-        if not 1 <= args.limit <= 1000:
-            raise InvalidInput("--limit must be in 1..1000")
-        events: list[StoredEvent] = []
-        cursor: str | None = None
-        while len(events) < args.limit:
-            wanted = min(_PAGE, args.limit - len(events))
-            page = await webhooks.deliveries(game, cursor=cursor, limit=wanted)
-            events += page.events
-            if (cursor := page.next_cursor) is None:
-                break
+
+        async def delivered(cursor: str | None, limit: int) -> tuple[list[StoredEvent], str | None]:
+            page = await webhooks.deliveries(game, cursor=cursor, limit=limit)
+            return page.events, page.next_cursor
+
+        events = await gathered(delivered, limit=args.limit)
         print_model(DeliveriesOut.of(Deliveries(events, None)), one_line=args.json)
     return 0
