@@ -21,13 +21,16 @@ import asyncio
 import contextlib
 import functools
 import io
+import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 from unittest import mock
 
 import app.cli
 from app.logging import configure_logging
+from app.store.tables import TableNames
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,25 @@ def _environment(values: Mapping[str, str]) -> Iterator[None]:
 def command_environment(env: Mapping[str, str]) -> dict[str, str]:
     """This process's environment without the service's settings, and ``env``."""
     return {k: v for k, v in os.environ.items() if not k.startswith("LEADERBOARD_")} | dict(env)
+
+
+def tables_environment(endpoint: str, tables: TableNames, **more: str) -> dict[str, str]:
+    """``command_environment`` for commands on these tables of this DynamoDB, and ``more``."""
+    return command_environment(
+        {
+            "LEADERBOARD_DYNAMODB_ENDPOINT": endpoint,
+            "LEADERBOARD_SCORES_TABLE": tables.scores,
+            "LEADERBOARD_SNAPSHOTS_TABLE": tables.snapshots,
+            **more,
+        }
+    )
+
+
+def one_json_line(ran: Ran) -> Any:
+    """A command's ``--json`` output: it succeeded and printed one line of JSON."""
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.count("\n") == 1, ran.stdout
+    return json.loads(ran.stdout)
 
 
 def leaderboard_in_process(*args: str, environment: Mapping[str, str]) -> Ran:

@@ -4,40 +4,23 @@ what its endpoint does, and prints its body."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from app.domain.moderation import Action, Logged, Moderation, ModerationEvent
 from app.store.tables import TableNames
 from tests.api.test_moderation import SCORES, fill, top
-from tests.commands import Ran, command_environment, leaderboard
+from tests.commands import leaderboard, one_json_line, tables_environment
 from tests.conftest import Service
 from tests.support import now_ms, submit
-
-
-def _env(endpoint: str, tables: TableNames) -> dict[str, str]:
-    return command_environment(
-        {
-            "LEADERBOARD_DYNAMODB_ENDPOINT": endpoint,
-            "LEADERBOARD_SCORES_TABLE": tables.scores,
-            "LEADERBOARD_SNAPSHOTS_TABLE": tables.snapshots,
-        }
-    )
-
-
-def _json(ran: Ran) -> Any:
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.count("\n") == 1, ran.stdout
-    return json.loads(ran.stdout)
 
 
 async def test_the_moderation_commands(
     service: Service, dynamo_endpoint: str, table_names: TableNames
 ) -> None:
-    environment = _env(dynamo_endpoint, table_names)
+    environment = tables_environment(dynamo_endpoint, table_names)
 
     async def run(*args: str) -> Any:
-        return _json(await leaderboard(*args, "--json", environment=environment))
+        return one_json_line(await leaderboard(*args, "--json", environment=environment))
 
     http, at = service.http, now_ms() - 60_000
     await fill(http, SCORES, at)

@@ -5,36 +5,17 @@ and prints its body; the secret comes from stdin or a named variable, and is nev
 from __future__ import annotations
 
 import io
-import json
-from typing import Any
 
 import pytest
 
 from app.domain.events import BOARD_CLOSED, Event
 from app.store.tables import TableNames
-from tests.commands import Ran, command_environment, leaderboard
+from tests.commands import leaderboard, one_json_line, tables_environment
 from tests.conftest import Service
 from tests.support import now_ms
 
 SECRET = "whsec-from-stdin-0123456789"
 HOOK = "http://127.0.0.1:9/hooks/leaderboard"
-
-
-def _env(endpoint: str, tables: TableNames, **more: str) -> dict[str, str]:
-    return command_environment(
-        {
-            "LEADERBOARD_DYNAMODB_ENDPOINT": endpoint,
-            "LEADERBOARD_SCORES_TABLE": tables.scores,
-            "LEADERBOARD_SNAPSHOTS_TABLE": tables.snapshots,
-            **more,
-        }
-    )
-
-
-def _json(ran: Ran) -> Any:
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.count("\n") == 1, ran.stdout
-    return json.loads(ran.stdout)
 
 
 async def test_the_webhook_commands(
@@ -43,12 +24,12 @@ async def test_the_webhook_commands(
     table_names: TableNames,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    environment = _env(dynamo_endpoint, table_names, HOOK_SECRET=SECRET + "-env")
+    environment = tables_environment(dynamo_endpoint, table_names, HOOK_SECRET=SECRET + "-env")
     monkeypatch.setattr("sys.stdin", io.StringIO(SECRET + "\n"))
     said = await leaderboard(
         "webhooks", "set", "trivia", "--url", HOOK, "--json", environment=environment
     )
-    assert set(_json(said)) == {"url", "secretSet", "updatedAt"}
+    assert set(one_json_line(said)) == {"url", "secretSet", "updatedAt"}
     assert SECRET not in said.stdout + said.stderr
     stored = await service.runtime.stores.webhooks.webhook_of("trivia")
     assert stored is not None
@@ -64,11 +45,11 @@ async def test_the_webhook_commands(
         "--json",
         environment=environment,
     )
-    assert _json(from_env)["url"] == HOOK
+    assert one_json_line(from_env)["url"] == HOOK
     stored = await service.runtime.stores.webhooks.webhook_of("trivia")
     assert stored is not None
     assert stored.secret == SECRET + "-env"
-    shown = _json(
+    shown = one_json_line(
         await leaderboard("webhooks", "show", "trivia", "--json", environment=environment)
     )
     http = await service.http.get(
@@ -80,7 +61,7 @@ async def test_the_webhook_commands(
     made = [Event.of("trivia", BOARD_CLOSED, {"n": i}, created_at_ms=at + i) for i in range(3)]
     for event in made:
         await outbox.add_event(event)
-    listed = _json(
+    listed = one_json_line(
         await leaderboard(
             "webhooks", "deliveries", "trivia", "--limit", "2", "--json", environment=environment
         )
@@ -99,7 +80,7 @@ async def test_the_webhook_commands(
 async def test_a_refused_secret_is_not_printed(
     service: Service, dynamo_endpoint: str, table_names: TableNames
 ) -> None:
-    environment = _env(dynamo_endpoint, table_names, HOOK_SECRET="too-short")
+    environment = tables_environment(dynamo_endpoint, table_names, HOOK_SECRET="too-short")
     ran = await leaderboard(
         "webhooks",
         "set",
