@@ -97,13 +97,19 @@ class Calendar:
     def zone(self) -> ZoneInfo:
         return time_zone(self.time_zone)
 
+    @cached_property
+    def _starts(self) -> list[int]:
+        """Each season's start, in order: what ``season_at`` bisects (once per calendar, not
+        once per submission)."""
+        return [season.starts_at_ms for season in self.seasons]
+
     def season(self, season_id: str) -> Season | None:
         return next((s for s in self.seasons if s.id == season_id), None)
 
     def season_at(self, moment: datetime) -> Season | None:
         """The season holding ``moment``, if any."""
         moment_ms = to_ms(moment)
-        at = bisect_right([s.starts_at_ms for s in self.seasons], moment_ms) - 1
+        at = bisect_right(self._starts, moment_ms) - 1
         return self.seasons[at] if at >= 0 and self.seasons[at].holds(moment_ms) else None
 
     def containing(self, kind: PeriodKind, moment: datetime) -> Period | None:
