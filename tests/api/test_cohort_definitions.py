@@ -12,7 +12,12 @@ from tests.api.test_definitions import ADMIN, VARIANT, define, post
 from tests.conftest import Service
 from tests.support import now_ms
 
-CUP = {"cohortSize": 50, "joinRequired": True, "maxEntrants": 1000, "maxAttempts": 3}
+CUP: dict[str, Any] = {
+    "cohortSize": 50,
+    "joinRequired": True,
+    "maxEntrants": 1000,
+    "maxAttempts": 3,
+}
 
 
 async def test_the_entry_fields_are_stored_and_shown(service: Service) -> None:
@@ -56,11 +61,12 @@ async def test_a_bad_entry_field_is_a_422_that_changes_nothing(
 
 
 async def test_the_extremes_are_taken(service: Service) -> None:
-    for body in (
+    bodies: list[dict[str, Any]] = [
         {"cohortSize": 2, "maxEntrants": 1, "maxAttempts": 1},
         {"cohortSize": 1000, "maxEntrants": 10**7, "maxAttempts": 10_000},
         {"cohortSize": 50.0},
-    ):
+    ]
+    for body in bodies:
         response = await define(service.http, **body)
         assert response.status_code == 200, response.text
 
@@ -72,13 +78,14 @@ async def test_entry_fields_are_fixed_once_boards_hold_entries_but_attempts_may_
     assert (await define(http, cohortSize=7, maxAttempts=5)).status_code == 200
     assert (await define(http, cohortSize=8, maxAttempts=5)).status_code == 200  # empty: free
     await post(http, "ann", 10, now_ms() - 60_000)
-    for change in (
+    changes: list[dict[str, Any]] = [
         {"cohortSize": 9, "maxAttempts": 5},
         {"cohortSize": 8, "maxAttempts": 5, "joinRequired": True},
         {"cohortSize": 8, "maxAttempts": 5, "maxEntrants": 100},
         {"cohortSize": 8, "maxAttempts": 4},
         {"maxAttempts": 5},  # no cohorts: a change too
-    ):
+    ]
+    for change in changes:
         refused = await define(http, **change)
         assert refused.status_code == 409, (change, refused.text)
         assert "hold entries" in refused.json()["detail"]
