@@ -62,6 +62,7 @@ from app.services.ports import (
     SubmissionWrite,
     TablesReport,
 )
+from tests.fakes_cohorts import MemoryEntrants
 from tests.fakes_moderation import MemoryModeration
 from tests.fakes_webhooks import MemoryOutbox, MemoryWebhooks
 
@@ -1230,6 +1231,7 @@ class MemoryStores:
     moderation: MemoryModeration = field(default_factory=MemoryModeration)
     webhooks: MemoryWebhooks = field(default_factory=MemoryWebhooks)
     outbox: MemoryOutbox = field(default_factory=MemoryOutbox)
+    entrants: MemoryEntrants = field(default_factory=MemoryEntrants)
 
     def __post_init__(self) -> None:
         self.moderation.rows = self.table.standing
@@ -1257,4 +1259,5 @@ class MemoryStores:
             webhooks=self.webhooks,
             outbox=self.outbox,
             claims=t.claim_ledger,
+            entrants=self.entrants,
         )

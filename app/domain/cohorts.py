@@ -38,6 +38,9 @@ class Placement:
     """Their cohort (``None`` on a variant that gates entry without cutting into cohorts)."""
     attempts: int = 0
     """Accepted submissions of theirs to the board (``maxAttempts``)."""
+    token: str = ""
+    """The request that placed them: tells a placement of its own (written, its answer lost) from
+    another request's."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ class Seating:
     def full(self, placed: int) -> bool:
         return self.max_entrants is not None and placed >= self.max_entrants
 
-    def placement(self, player_id: str, board_id: str, seen: int) -> Placement:
+    def placement(self, player_id: str, board_id: str, seen: int, token: str = "") -> Placement:
         """The place of the player seated after ``seen`` others."""
         cohort = None if self.cohort_size is None else cohort_of_seat(seen, self.cohort_size)
-        return Placement(player_id, board_id, seen, cohort)
+        return Placement(player_id, board_id, seen, cohort, token=token)

@@ -4,6 +4,7 @@ from them. Every body is named here, where the routes import them from."""
 from __future__ import annotations
 
 from app.api.schemas.claims import ClaimOut
+from app.api.schemas.cohorts import EntrantOut
 from app.api.schemas.common import (
     Country,
     DisplayName,
@@ -87,6 +88,7 @@ __all__ = [
     "Country",
     "DefaultDefinitionOut",
     "DisplayName",
+    "EntrantOut",
     "EntryOut",
     "ErasureOut",
     "EstimatedRankOut",
