@@ -410,9 +410,13 @@ class MemorySubmissions:
         *,
         lease_board_ids: Sequence[str],
         grain_slots: Sequence[SlotAddress] = (),
+        entry_board_ids: Sequence[str] = (),
     ) -> SubmissionState:
         t = self._t
         t.called("read_submission")
+        if entry_board_ids:
+            # Placements by submission are the real adapter's alone (tests/api/test_entrants.py).
+            raise NotImplementedError("the fake table does not place players (decision 0039)")
         return SubmissionState(
             record=t.records.get((player_id, record_id)),
             rows={board: t.standing(board, player_id) for board in board_ids},

@@ -38,3 +38,7 @@ class MemoryEntrants:
             raise TransactionCancelled("full", kind="condition")
         self.placed[board] = placement.seat + 1
         self.placements[(board, player)] = replace(placement)
+
+    async def erase_placement(self, player_id: str, board_id: str) -> None:
+        self.calls["erase_placement"] += 1
+        self.placements.pop((board_id, player_id), None)

@@ -26,17 +26,12 @@ class EntrantItems:
         self._table = table
 
     async def read_entry(self, player_id: str, board_id: str) -> EntryState:
-        mine, counter = key(player_id, placement_sk(board_id)), counter_key(board_id)
         found = await self._dynamo.batch_get(
-            "reading the player's placement", table=self._table, keys=[mine, counter]
+            "reading the player's placement",
+            table=self._table,
+            keys=entry_keys(player_id, board_id),
         )
-        placement, placed = None, 0
-        for item in found:
-            if get_s(item, "playerId") == player_id:
-                placement = placement_of(item)
-            else:
-                placed = get_n(item, "placed") or 0
-        return EntryState(placement, placed)
+        return entry_state(found, player_id, board_id)
 
     async def place(
         self, placement: Placement, *, max_entrants: int | None, expires_at: int | None
@@ -49,6 +44,14 @@ class EntrantItems:
             token=transaction_token(placement),
         )
 
+    async def erase_placement(self, player_id: str, board_id: str) -> None:
+        # Unconditional: a resend after a lost answer finds nothing and is as right as the first.
+        await self._dynamo.delete_item(
+            "erasing the placement",
+            TableName=self._table,
+            Key=key(player_id, placement_sk(board_id)),
+        )
+
 
 def transaction_token(placement: Placement) -> str | None:
     """The same request placing at the same seat: the same call, applied once by DynamoDB
@@ -57,6 +60,42 @@ def transaction_token(placement: Placement) -> str | None:
         return None
     text = f"{placement.token}|{placement.board_id}|{placement.seat}"
     return hashlib.sha256(text.encode()).hexdigest()[:36]
+
+
+def entry_keys(player_id: str, board_id: str) -> list[dict[str, AttributeValueTypeDef]]:
+    """The player's placement on the board and the board's count (a submission reads them in
+    its own BatchGetItem)."""
+    return [key(player_id, placement_sk(board_id)), counter_key(board_id)]
+
+
+def entry_state(found: list[Item], player_id: str, board_id: str) -> EntryState:
+    """The placement and the count among ``found`` (items of any keys)."""
+    placement, placed = None, 0
+    mine, counter = entry_keys(player_id, board_id)
+    for item in found:
+        address = (get_s(item, "playerId"), get_s(item, "leaderboardId"))
+        if address == (mine["playerId"].get("S"), mine["leaderboardId"].get("S")):
+            placement = placement_of(item)
+        elif address == (counter["playerId"].get("S"), counter["leaderboardId"].get("S")):
+            placed = get_n(item, "placed") or 0
+    return EntryState(placement, placed)
+
+
+def attempt_update(table: str, placement: Placement) -> dict[str, Any]:
+    """One more attempt on a placement read with ``placement.attempts - 1``: conditioned on that
+    count, so two submissions racing for the last attempt cannot both land."""
+    return {
+        "Update": {
+            "TableName": table,
+            "Key": key(placement.player_id, placement_sk(placement.board_id)),
+            "UpdateExpression": "SET attempts = :next",
+            "ConditionExpression": "attempts = :read",
+            "ExpressionAttributeValues": {
+                ":next": n(placement.attempts),
+                ":read": n(placement.attempts - 1),
+            },
+        }
+    }
 
 
 def counter_key(board_id: str) -> dict[str, AttributeValueTypeDef]:

@@ -36,6 +36,7 @@ from app.services.ports.operations import (
 )
 from app.services.ports.players import (
     COMPLETED,
+    EntryWrite,
     ErasureMarks,
     Membership,
     PlayerRecord,
@@ -137,6 +138,7 @@ __all__ = [
     "DefinitionStore",
     "EntrantStore",
     "EntryState",
+    "EntryWrite",
     "ErasureMarks",
     "FineItem",
     "IndexedKey",

@@ -34,3 +34,8 @@ class EntrantStore(Protocol):
         ``placement.token`` is the transaction's ``ClientRequestToken``, so a resend after a lost
         answer is applied once."""
         ...
+
+    async def erase_placement(self, player_id: str, board_id: str) -> None:
+        """Delete the placement (nothing, if it is gone already): the player's erasure. The seat
+        is not given back: the board's count stays."""
+        ...

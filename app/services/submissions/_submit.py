@@ -48,6 +48,7 @@ from app.services.ports import (
     SubmissionWrite,
 )
 from app.services.ranking import Ranking
+from app.services.submissions._entries import entry_writes
 from app.services.submissions._plan import with_ranks
 from app.services.submissions.in_flight import SeenLeases
 from app.services.work import wait_before
@@ -157,6 +158,10 @@ class _Writer:
             submission.score, ask.achieved_ms, submission.player_id, definition.order
         )
         self._grain_slots = [self._slot(board, submitted) for board in boards]
+        # The period boards whose placement the submission reads and writes (decision 0039).
+        self._entry_board_ids = (
+            [board.board_id for board in boards] if definition.gates_entry else []
+        )
 
     @property
     def board_ids(self) -> list[str]:
@@ -182,6 +187,7 @@ class _Writer:
                 row_ids,
                 lease_board_ids=unknown,
                 grain_slots=self._grain_slots,
+                entry_board_ids=self._entry_board_ids,
             )
             if confirm is None:
                 state = await reading
@@ -197,6 +203,9 @@ class _Writer:
                 telemetry.idempotent("replayed")
                 return replayed
             self._refuse_held(state)
+            entries = entry_writes(
+                self._definition, self._boards, state, player=player, token=self._nonce
+            )
             rows = {
                 board.board_id: state.rows[self._rows[board.board_id]] for board in self._boards
             }
@@ -225,6 +234,7 @@ class _Writer:
                 expires_at=self._expires_at,
                 player_id=player,
                 boards=tuple(p.write for p in planned),
+                entries=entries,
                 moderated=self._follows(
                     planned, hide=hide, shown=bool(self._shown(rows, hide=hide))
                 ),
