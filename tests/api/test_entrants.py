@@ -13,6 +13,8 @@ import httpx
 
 from tests.api.test_definitions import define
 from tests.conftest import SUBMIT_KEY, Service
+from tests.faults import install
+from tests.support import submit
 
 SUBMITTER = {"Authorization": f"Bearer {SUBMIT_KEY}"}
 ENTRANTS = "/v1/leaderboards/trivia/classic/alltime/entrants"
@@ -108,3 +110,45 @@ async def test_three_hundred_joins_fill_cohorts_of_seven_all_but_the_last(
     assert len(cohorts) == 43  # 42 full cohorts of 7, and 6 players in the last
     assert all(cohorts[str(c)] == 7 for c in range(1, 43))
     assert cohorts["43"] == 6
+
+
+async def test_a_join_whose_answer_was_lost_is_answered_as_the_first_and_costs_two_calls(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    http = service.http
+    assert (await define(http, cohortSize=3)).status_code == 200
+    faults = install(service.runtime.client, dynamo_endpoint)
+    faults.lose_responses = 1  # applied, then its answer lost: botocore resends it
+    first = await join(http, "ann")
+    assert first.status_code == 201, first.text
+    assert faults.seen["TransactWriteItems"] == 2
+    faults.seen.clear()
+    assert (await join(http, "bob")).json() == {"playerId": "bob", "cohortId": "1"}
+    assert (faults.seen["BatchGetItem"], faults.seen["TransactWriteItems"]) == (1, 1)
+    faults.seen.clear()
+    assert (await join(http, "bob")).status_code == 200
+    # A repeat is one read.
+    assert (faults.seen["BatchGetItem"], faults.seen["TransactWriteItems"]) == (1, 0)
+
+
+async def test_a_submission_to_a_cohort_variant_makes_no_more_calls(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    http = service.http
+    faults = install(service.runtime.client, dynamo_endpoint)
+    costs = []
+    variants: list[tuple[str, dict[str, Any]]] = [
+        ("plain", {"scoreFormat": "duration_ms"}),  # defined, as the cup is
+        ("cup", {"cohortSize": 5, "maxAttempts": 9, "scoreFormat": "duration_ms"}),
+    ]
+    for variant, fields in variants:
+        path = f"/v1/games/trivia/variants/{variant}"
+        assert (await define(http, path, **fields)).status_code == 200
+        for player in ("ann", "ann", "bob"):  # warm, then a second submission, then a new player
+            faults.seen.clear()
+            sent = await submit(http, player=player, score=10, variant=variant)
+            assert sent.status_code == 200, sent.text
+            costs.append((variant, player, dict(faults.seen)))
+    plain = [c for v, _, c in costs if v == "plain"]
+    cup = [c for v, _, c in costs if v == "cup"]
+    assert cup[1:] == plain[1:], costs
