@@ -26,6 +26,15 @@ class MemoryEntrants:
         await asyncio.sleep(0)  # another placement may land between the read and the write
         return EntryState(self.placements.get((board_id, player_id)), self.placed.get(board_id, 0))
 
+    async def read_entries(self, player_id: str, board_ids: list[str]) -> dict[str, EntryState]:
+        self.calls["read_entries"] += 1
+        return {
+            board_id: EntryState(
+                self.placements.get((board_id, player_id)), self.placed.get(board_id, 0)
+            )
+            for board_id in board_ids
+        }
+
     async def place(
         self, placement: Placement, *, max_entrants: int | None, expires_at: int | None
     ) -> None:

@@ -165,7 +165,9 @@ def _check_year(year: int, what: str) -> None:
 COHORT_MARK = "#~"
 """What joins a period board's id and a cohort's number in the cohort's board id (decision 0039):
 ``~`` is in no id, no period label and no key prefix or suffix of the scheme."""
-_COHORT_RE = re.compile(r"^[1-9]\d{0,8}$")
+COHORT_ID_PATTERN = r"^[1-9]\d{0,8}$"
+"""A cohort's id: its number, 1-based, decimal, no leading zero."""
+_COHORT_RE = re.compile(COHORT_ID_PATTERN)
 
 
 def check_cohort_id(cohort_id: str) -> str:

@@ -33,6 +33,14 @@ class EntrantItems:
         )
         return entry_state(found, player_id, board_id)
 
+    async def read_entries(self, player_id: str, board_ids: list[str]) -> dict[str, EntryState]:
+        found = await self._dynamo.batch_get(
+            "reading the player's placements",
+            table=self._table,
+            keys=[k for board_id in board_ids for k in entry_keys(player_id, board_id)],
+        )
+        return {board_id: entry_state(found, player_id, board_id) for board_id in board_ids}
+
     async def place(
         self, placement: Placement, *, max_entrants: int | None, expires_at: int | None
     ) -> None:

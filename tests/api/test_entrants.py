@@ -131,15 +131,16 @@ async def test_a_join_whose_answer_was_lost_is_answered_as_the_first_and_costs_t
     assert (faults.seen["BatchGetItem"], faults.seen["TransactWriteItems"]) == (1, 0)
 
 
-async def test_a_submission_to_a_cohort_variant_makes_no_more_calls(
+async def test_a_submission_to_a_tournament_makes_no_more_calls_and_to_cohorts_one(
     service: Service, dynamo_endpoint: str
 ) -> None:
     http = service.http
     faults = install(service.runtime.client, dynamo_endpoint)
     costs = []
     variants: list[tuple[str, dict[str, Any]]] = [
-        ("plain", {"scoreFormat": "duration_ms"}),  # defined, as the cup is
-        ("cup", {"cohortSize": 5, "maxAttempts": 9, "scoreFormat": "duration_ms"}),
+        ("plain", {"scoreFormat": "duration_ms"}),  # defined, as the others are
+        ("cup", {"maxAttempts": 9, "maxEntrants": 100}),
+        ("league", {"cohortSize": 5, "maxAttempts": 9}),
     ]
     for variant, fields in variants:
         path = f"/v1/games/trivia/variants/{variant}"
@@ -152,3 +153,7 @@ async def test_a_submission_to_a_cohort_variant_makes_no_more_calls(
     plain = [c for v, _, c in costs if v == "plain"]
     cup = [c for v, _, c in costs if v == "cup"]
     assert cup[1:] == plain[1:], costs
+    # With cohorts: the player's places read first, one call more.
+    league = [c for v, _, c in costs if v == "league"]
+    for ordinary, placed in zip(plain[1:], league[1:], strict=True):
+        assert placed == {**ordinary, "BatchGetItem": ordinary["BatchGetItem"] + 1}, costs

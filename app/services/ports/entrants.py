@@ -25,6 +25,10 @@ class EntrantStore(Protocol):
         """The player's placement and the board's count, in one call."""
         ...
 
+    async def read_entries(self, player_id: str, board_ids: list[str]) -> dict[str, EntryState]:
+        """``read_entry`` of each board, by board id, in one call."""
+        ...
+
     async def place(
         self, placement: Placement, *, max_entrants: int | None, expires_at: int | None
     ) -> None:
