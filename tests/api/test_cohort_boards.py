@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.api.test_definitions import define, top
+from tests.api.test_moderation import moderate, restore
 from tests.api.test_tournaments import AT, score
 from tests.conftest import Service
 from tests.faults import install
@@ -96,3 +97,17 @@ async def test_a_rank_read_adds_the_player_s_cohort_and_rank_in_it(
     with_cohort = sum(faults.seen.values())
     # The cohort's part: the placement (beside the board's rank) and one COUNT.
     assert with_cohort - ordinary <= 2, (ordinary, with_cohort, dict(faults.seen))
+
+
+async def test_a_hidden_player_leaves_their_cohort_and_a_restore_brings_them_back(
+    service: Service,
+) -> None:
+    http = service.http
+    assert (await define(http, cohortSize=3, periods=["alltime"])).status_code == 200
+    for player, value in (("ann", 10), ("bob", 30), ("cy", 20)):
+        assert (await score(http, player, value)).status_code == 200
+    assert (await moderate(http, "bob", "hide")).status_code == 200
+    assert await top(http, f"{BOARD}/cohorts/1") == [("cy", 20, 1), ("ann", 10, 2)]
+    assert (await http.get(f"{BOARD}/players/cy")).json()["cohort"] == {"cohortId": "1", "rank": 1}
+    assert (await restore(http, "bob")).status_code == 200
+    assert [p for p, _, _ in await top(http, f"{BOARD}/cohorts/1")] == ["bob", "cy", "ann"]
