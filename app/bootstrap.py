@@ -22,6 +22,7 @@ from app.domain.definitions import BoardDefinition
 from app.domain.principal import Principal
 from app.services.api_keys import ApiKeys, digest_of
 from app.services.api_keys.auth import ApiKeyAuthenticator
+from app.services.cohorts import Cohorts, PlacePolicy
 from app.services.leaderboard import Leaderboard
 from app.services.operations import Operations
 from app.services.policies import (
@@ -48,6 +49,7 @@ from app.store.claims import ClaimItems
 from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
 from app.store.definitions import DefinitionItems
+from app.store.entrants import EntrantItems
 from app.store.index import IndexReads, RankReads
 from app.store.item_locks import ItemLocks
 from app.store.leases import LeaseItems
@@ -176,6 +178,7 @@ def build_stores(dynamo: Dynamo, settings: Settings, *, probe: Dynamo | None = N
         webhooks=WebhookItems(dynamo, table=names.scores),
         outbox=OutboxItems(dynamo, table=names.scores),
         claims=ClaimItems(dynamo, table=names.scores),
+        entrants=EntrantItems(dynamo, table=names.scores),
     )
 
 
@@ -307,6 +310,18 @@ def build_leaderboard(settings: Settings, stores: Stores, policies: Policies) ->
         ranking=ranking,
         webhooks=Webhooks(stores, webhook_policy(settings)),
         claims=Claims(stores, stores.claims, claim_policy(policies)),
+        cohorts=Cohorts(stores.entrants, stores.ranks, place_policy(policies)),
+    )
+
+
+def place_policy(policies: Policies) -> PlacePolicy:
+    """A placement's transactions meet every other placement on the board's one count: many
+    short tries (each lost try read again, with a new seat), not the submissions' few."""
+    submit = policies.submit
+    return PlacePolicy(
+        attempts=max(64, submit.max_attempts),
+        backoff_base_s=submit.backoff_base_s / 2,
+        backoff_cap_s=min(0.25, submit.backoff_cap_s),
     )
 
 

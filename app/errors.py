@@ -9,13 +9,16 @@
     │   └── InvalidCursor
     ├── Unauthorized (401)
     ├── Forbidden (403)
-    │   └── PlayerBanned              the player is banned from the game: nothing is stored
+    │   ├── PlayerBanned              the player is banned from the game: nothing is stored
+    │   └── NotJoined                 a submission to a joinRequired variant from a player not in
     ├── NotFound (404)
     ├── Conflict (409, with Retry-After)
     │   ├── RequestInFlight           the same Idempotency-Key is still being processed
     │   ├── BoardBeingSeeded          a seeding lease holds the board
     │   ├── PlayerBeingErased         an erasure of the player is running
-    │   └── PeriodOpen                a claim on a period that has not closed yet
+    │   ├── PeriodOpen                a claim on a period that has not closed yet
+    │   ├── EntrantsFull              a join past the variant's maxEntrants
+    │   └── AttemptsExhausted         a submission past the variant's maxAttempts
     ├── PayloadTooLarge (413)
     ├── UnsupportedMediaType (415)
     ├── InvalidInput (422)            a field out of range, unknown, or malformed
@@ -149,6 +152,13 @@ class PlayerBanned(Forbidden):
     title, slug = "Player banned", "player-banned"
 
 
+class NotJoined(Forbidden):
+    """A submission to a ``joinRequired`` variant from a player who has not joined the period
+    board (decision 0039): refused before anything is written."""
+
+    title, slug = "Not joined", "not-joined"
+
+
 class NotFound(LeaderboardError):
     status, title, slug = 404, "Not found", "not-found"
 
@@ -187,6 +197,20 @@ class PeriodOpen(Conflict):
     lateness has not passed; all-time never closes)."""
 
     title, slug = "Period open", "period-open"
+
+
+class EntrantsFull(Conflict):
+    """A join (or a first submission) to a period board that has placed ``maxEntrants`` players
+    (decision 0039): nothing is stored."""
+
+    title, slug = "Full", "full"
+
+
+class AttemptsExhausted(Conflict):
+    """A player's submission past the variant's ``maxAttempts`` on a period board: nothing is
+    stored (a replay is answered as before: it is not an attempt)."""
+
+    title, slug = "Attempts exhausted", "attempts-exhausted"
 
 
 class PayloadTooLarge(LeaderboardError):

@@ -62,6 +62,7 @@ from app.services.ports import (
     SubmissionWrite,
     TablesReport,
 )
+from tests.fakes_cohorts import MemoryEntrants
 from tests.fakes_moderation import MemoryModeration
 from tests.fakes_webhooks import MemoryOutbox, MemoryWebhooks
 
@@ -409,9 +410,13 @@ class MemorySubmissions:
         *,
         lease_board_ids: Sequence[str],
         grain_slots: Sequence[SlotAddress] = (),
+        entry_board_ids: Sequence[str] = (),
     ) -> SubmissionState:
         t = self._t
         t.called("read_submission")
+        if entry_board_ids:
+            # Placements by submission are the real adapter's alone (tests/api/test_entrants.py).
+            raise NotImplementedError("the fake table does not place players (decision 0039)")
         return SubmissionState(
             record=t.records.get((player_id, record_id)),
             rows={board: t.standing(board, player_id) for board in board_ids},
@@ -1230,6 +1235,7 @@ class MemoryStores:
     moderation: MemoryModeration = field(default_factory=MemoryModeration)
     webhooks: MemoryWebhooks = field(default_factory=MemoryWebhooks)
     outbox: MemoryOutbox = field(default_factory=MemoryOutbox)
+    entrants: MemoryEntrants = field(default_factory=MemoryEntrants)
 
     def __post_init__(self) -> None:
         self.moderation.rows = self.table.standing
@@ -1257,4 +1263,5 @@ class MemoryStores:
             webhooks=self.webhooks,
             outbox=self.outbox,
             claims=t.claim_ledger,
+            entrants=self.entrants,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.domain.calendar import SEASON_ID_PATTERN
 from app.domain.keys import ID_PATTERN
-from app.domain.periods import FIRST_YEAR, LAST_YEAR, YEAR_PATTERN
+from app.domain.periods import COHORT_ID_PATTERN, FIRST_YEAR, LAST_YEAR, YEAR_PATTERN
 
 PERIOD_PATTERN = (
     rf"^(alltime|day|week|month|season|day:{YEAR_PATTERN}-\d{{2}}-\d{{2}}"
@@ -31,6 +31,7 @@ RULES = {
     SNAPSHOT_TIME_PATTERN: "must be an ISO 8601 UTC time as listed, like 2026-11-30T00:00:00.000Z",
     DISPLAY_NAME_PATTERN: "must hold no control characters",
     COUNTRY_PATTERN: "must be two upper-case letters (ISO 3166-1 alpha-2, like GB)",
+    COHORT_ID_PATTERN: "must be a cohort's number: 1, 2, 3, ... (no leading zero)",
     GROUP_IDS_PATTERN: (
         "must be player ids, comma-separated, each 1 to 64 characters of "
         "A-Z a-z 0-9 _ . : - (never #)"

@@ -26,6 +26,9 @@ MEANING: dict[str, str] = {
     "admin for the admin endpoints.",
     "player-banned": "The player is banned from this game by its moderators: their submissions "
     "to it are refused and nothing is stored. An operator lifts a ban with a restore.",
+    "not-joined": "The variant requires players to join each period before they submit "
+    "(joinRequired), and this player has not joined this one: nothing was stored. Join them with "
+    "POST /v1/leaderboards/{game}/{variant}/{period}/entrants/{playerId}, then submit again.",
     "not-found": "No such board entry, player, snapshot or variant definition.",
     "conflict": "The request contradicts the state it found (a definition whose order or "
     "operator would reorder boards holding entries, say). The detail says which.",
@@ -37,6 +40,11 @@ MEANING: dict[str, str] = {
     "period-open": "The board's period has not closed yet (its end plus the lateness the "
     "service accepts; an all-time board never closes): claim its reward after the close. "
     "Retry-After says when, at the earliest.",
+    "full": "The period board has placed as many players as the variant's maxEntrants: "
+    "nothing was stored. A player already in is answered as before.",
+    "attempts-exhausted": "The player has made as many accepted submissions to this period "
+    "board as the variant's maxAttempts allows: nothing was stored. A replay with the same "
+    "Idempotency-Key is not an attempt and is answered as before.",
     "payload-too-large": "The body is over the size limit. Send less.",
     "unsupported-media-type": "Send the body with the Content-Type the endpoint takes "
     "(application/json, or text/csv and JSON lines for a seed).",

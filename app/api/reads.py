@@ -3,14 +3,23 @@ player's rank, the players around them, and a player's standings on every board.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Path, Query, Response
 
 from app.api.cors import READ_AT
-from app.api.deps import BoardReading, BoardReadingDep, PlayerPath, ReadingDep, limit_reads
+from app.api.deps import (
+    BoardReading,
+    BoardReadingDep,
+    PlayerPath,
+    ReadingDep,
+    StateDep,
+    limit_reads,
+)
 from app.api.patterns import GROUP_IDS_PATTERN
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import (
@@ -19,6 +28,7 @@ from app.api.schemas import (
     BoardListOut,
     BoardPageOut,
     BoardStandingOut,
+    CohortRankOut,
     EntryOut,
     GroupEntryOut,
     GroupOut,
@@ -29,7 +39,9 @@ from app.api.schemas import (
     problem_responses,
     rank_out,
 )
+from app.domain.periods import COHORT_ID_PATTERN
 from app.domain.ranks import ExactRank
+from app.errors import NotFound
 from app.services.reads import (
     MAX_GROUP,
     MAX_GROUP_RANKED,
@@ -129,6 +141,41 @@ async def get_board(
 
 
 @router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}",
+    operation_id="getTopOfCohort",
+    response_model=BoardPageOut,
+    responses=problem_responses(400, 404, 422, 429),
+    summary="The top of one cohort of a board, best first (a variant with cohortSize)",
+    description="A cohort is a board of its own (decision 0039): the same page as the board's "
+    "top, ranked within the cohort. 404 on a variant without cohortSize.",
+)
+async def get_cohort(
+    read: BoardReadingDep,
+    cohort_id: Annotated[
+        str,
+        Path(pattern=COHORT_ID_PATTERN, description="the cohort (1, 2, ...), as a join answers"),
+    ],
+    limit: Annotated[int, Query(ge=1, le=100)] = 25,
+    cursor: CursorQuery = None,
+) -> BoardPageOut:
+    definition = read.definition
+    if definition.cohort_size is None:
+        raise NotFound(f"{read.board.game}/{read.board.variant} has no cohorts (no cohortSize)")
+    cohort = read.board.in_cohort(cohort_id)
+    page = await read.reads.top(
+        cohort, replace(definition, shards=1), limit=limit, cursor=cursor, now=read.now
+    )
+    return BoardPageOut(
+        leaderboard_id=page.board_id,
+        period=_period(read),
+        player_count=page.player_count,
+        score_format=definition.score_format.value,
+        entries=[EntryOut.of(ranked.entry, ranked.rank) for ranked in page.entries],
+        next_cursor=page.next_cursor,
+    )
+
+
+@router.get(
     "/v1/leaderboards/{game}/{variant}/{period}/players",
     operation_id="getGroupBoard",
     response_model=GroupOut,
@@ -187,9 +234,20 @@ def _group_ids(given: str) -> list[str]:
     summary="A player's entry and rank: exact, or an honest range",
 )
 async def get_player_rank(
-    read: BoardReadingDep, player_id: PlayerPath, response: Response
+    read: BoardReadingDep, state: StateDep, player_id: PlayerPath, response: Response
 ) -> PlayerRankOut:
-    found = await read.reads.rank(read.board, read.definition, player_id, now=read.now)
+    cohorts = read.definition.cohort_size is not None
+    found, placement = await asyncio.gather(
+        read.reads.rank(read.board, read.definition, player_id, now=read.now),
+        state.leaderboard.cohorts.placement(read.board, player_id) if cohorts else _none(),
+    )
+    in_cohort = None
+    if placement is not None and placement.cohort_id is not None:
+        # One COUNT of the cohort's small partition: exact (decision 0039).
+        rank = await state.leaderboard.cohorts.rank_in_cohort(
+            read.board, placement.cohort_id, found.entry.key
+        )
+        in_cohort = CohortRankOut(cohort_id=placement.cohort_id, rank=rank)
     _say_read_at(response, found.read_at)
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(
@@ -202,7 +260,12 @@ async def get_player_rank(
             context=None if found.context_json is None else json.loads(found.context_json),
         ),
         rank=rank_out(found.rank),
+        cohort=in_cohort,
     )
+
+
+async def _none() -> None:
+    return None
 
 
 @router.get(

@@ -17,6 +17,7 @@ from typing import assert_never
 
 from app.domain.calendar import UTC_NAME, Calendar, Season
 from app.domain.clock import iso_ms
+from app.domain.cohorts import MAX_ATTEMPTS, MAX_COHORT_SIZE, MAX_ENTRANTS, Seating
 from app.domain.keys import SCORE_CEILING, Order, RankKey, check_score
 from app.domain.periods import PeriodKind
 from app.domain.shards import check_shards
@@ -116,9 +117,24 @@ class BoardDefinition:
     """The IANA zone whose local midnight starts its day, week and month boards."""
     seasons: tuple[Season, ...] = ()
     """Its fixed seasons, the spans of its ``season`` boards, in time order."""
+    cohort_size: int | None = None
+    """Each period board is cut into cohorts of at most this many players (decision 0039)."""
+    join_required: bool = False
+    """A submission from a player who has not joined the period board is refused."""
+    max_entrants: int | None = None
+    """Most players placed (joined, or placed by a first submission) on a period board."""
+    max_attempts: int | None = None
+    """Most accepted submissions per player per period board."""
 
     def __post_init__(self) -> None:
         check_shards(self.shards)
+        for name, value, most, least in (
+            ("cohortSize", self.cohort_size, MAX_COHORT_SIZE, 2),
+            ("maxEntrants", self.max_entrants, MAX_ENTRANTS, 1),
+            ("maxAttempts", self.max_attempts, MAX_ATTEMPTS, 1),
+        ):
+            if value is not None and not least <= value <= most:
+                raise ValueError(f"{name} must be in {least}..{most}, got {value}")
         # Checks the zone and the seasons (ValueError), and orders the seasons.
         object.__setattr__(self, "seasons", Calendar(self.time_zone, self.seasons).seasons)
         if PeriodKind.SEASON in self.periods and not self.seasons:
@@ -135,6 +151,21 @@ class BoardDefinition:
             raise ValueError("each period may be named once")
         if not 1 <= self.retention_days <= MAX_RETENTION_DAYS:
             raise ValueError(f"retentionDays must be in 1..{MAX_RETENTION_DAYS}")
+
+    @property
+    def gates_entry(self) -> bool:
+        """Whether its period boards place their players (cohorts, joins, a cap on entrants or
+        on attempts): a join means something only here."""
+        return (
+            self.cohort_size is not None
+            or self.join_required
+            or self.max_entrants is not None
+            or self.max_attempts is not None
+        )
+
+    @property
+    def seating(self) -> Seating:
+        return Seating(self.cohort_size, self.max_entrants)
 
     @property
     def retention(self) -> timedelta:
@@ -210,6 +241,22 @@ class BoardDefinition:
             ("operator", self.operator is other.operator),
             ("shards", self.shards == other.shards),
             ("timeZone", self.time_zone == other.time_zone),
+        )
+        return tuple(name for name, same in fixed if not same)
+
+    def entry_changes(self, other: BoardDefinition) -> tuple[str, ...]:
+        """The fields of entry (decision 0039) in which this definition differs from ``other``'s
+        and which boards holding entries cannot take: ``cohortSize`` (it would re-cut cohorts
+        already filled), ``joinRequired`` and ``maxEntrants`` (they would gate players already in);
+        ``maxAttempts`` only where it falls (it may rise: no attempt made becomes too many)."""
+        rises = self.max_attempts is None or (
+            other.max_attempts is not None and self.max_attempts >= other.max_attempts
+        )
+        fixed = (
+            ("cohortSize", self.cohort_size == other.cohort_size),
+            ("joinRequired", self.join_required == other.join_required),
+            ("maxEntrants", self.max_entrants == other.max_entrants),
+            ("maxAttempts", rises),
         )
         return tuple(name for name, same in fixed if not same)
 

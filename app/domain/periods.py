@@ -162,15 +162,43 @@ def _check_year(year: int, what: str) -> None:
         )
 
 
+COHORT_MARK = "#~"
+"""What joins a period board's id and a cohort's number in the cohort's board id (decision 0039):
+``~`` is in no id, no period label and no key prefix or suffix of the scheme."""
+COHORT_ID_PATTERN = r"^[1-9]\d{0,8}$"
+"""A cohort's id: its number, 1-based, decimal, no leading zero."""
+_COHORT_RE = re.compile(COHORT_ID_PATTERN)
+
+
+def check_cohort_id(cohort_id: str) -> str:
+    """``cohort_id`` if it is a cohort's number (1-based, decimal, no leading zero), else
+    ``ValueError``."""
+    if not _COHORT_RE.fullmatch(cohort_id):
+        raise ValueError(f"cohort {cohort_id!r} is not a cohort id (1, 2, 3, ...)")
+    return cohort_id
+
+
 @dataclass(frozen=True)
 class Board:
     game: str
     variant: str
     period: Period
+    cohort: str | None = None
+    """The cohort of the period board this board is (decision 0039); ``None``: the whole board."""
 
     @property
     def board_id(self) -> str:
-        return f"{self.game}#{self.variant}#{self.period.suffix}"
+        whole = f"{self.game}#{self.variant}#{self.period.suffix}"
+        return whole if self.cohort is None else f"{whole}{COHORT_MARK}{self.cohort}"
+
+    @property
+    def whole(self) -> Board:
+        """The period board this board is a cohort of (itself, where it is the whole board)."""
+        return Board(self.game, self.variant, self.period)
+
+    def in_cohort(self, cohort_id: str) -> Board:
+        """One cohort of this period board."""
+        return Board(self.game, self.variant, self.period, check_cohort_id(cohort_id))
 
     @staticmethod
     def named(text: str) -> tuple[str, str, str]:
@@ -197,7 +225,11 @@ class Board:
 
     @classmethod
     def from_id(cls, board_id: str) -> Board:
-        """Parse a board id back (``trivia#alltopics#day#2026-11-30``); ``ValueError`` if malformed."""
+        """Parse a board id back (``trivia#alltopics#day#2026-11-30``, a cohort's
+        ``trivia#alltopics#day#2026-11-30#~3``); ``ValueError`` if malformed."""
+        whole_id, mark, cohort = board_id.partition(COHORT_MARK)
+        if mark:
+            return cls.from_id(whole_id).in_cohort(cohort)
         game, variant, *rest = board_id.split("#")
         if not rest or len(rest) > 2:
             raise ValueError(f"not a board id: {board_id!r}")

@@ -25,6 +25,15 @@ def claim_sk(board_id: str) -> str:
     return f"{CLAIM_PREFIX}{board_id}"
 
 
+PLACEMENT_PREFIX = "cohort#"
+"""``<player>`` / ``cohort#<board>``: the player's place on a period board of a cohort variant
+(their cohort, their seat, their attempts: decision 0039)."""
+
+
+def placement_sk(board_id: str) -> str:
+    return f"{PLACEMENT_PREFIX}{board_id}"
+
+
 MODERATION_PREFIX = "mod#"
 """``<player>`` / ``mod#<game>``: the player is moderated in that game (hidden or banned)."""
 
@@ -67,6 +76,17 @@ HISTOGRAM_PREFIX = "hist#"
 
 LEASE_PREFIX = "seedlock#"
 """``seedlock#<board>`` / ``<board>``: a board's seeding lease."""
+
+PLACED_PREFIX = "cohorts#"
+"""``cohorts#<board>`` / ``cohorts``: how many players are placed on a period board of a cohort
+variant (decision 0039)."""
+
+PLACED_SORT_KEY = "cohorts"
+
+
+def placed_pk(board_id: str) -> str:
+    return f"{PLACED_PREFIX}{board_id}"
+
 
 REGISTRY_PK = "registry#boards"
 """``registry#boards`` / ``<board>``: every board registered."""
@@ -126,6 +146,8 @@ RESERVED_GAMES = frozenset(
         RECORD_PREFIX,
         MEMBERSHIP_PREFIX,
         CLAIM_PREFIX,
+        PLACEMENT_PREFIX,
+        PLACED_PREFIX,
         HISTOGRAM_PREFIX,
         LEASE_PREFIX,
         REGISTRY_PK,

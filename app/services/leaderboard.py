@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.services.api_keys import ApiKeys
+from app.services.cohorts import Cohorts
 from app.services.operations import Operations
 from app.services.ports import Readiness
 from app.services.ranking import Ranking
@@ -37,6 +38,8 @@ class Leaderboard:
     """A game's webhook, its deliveries, and the deliverer the service's tasks run."""
     claims: Claims
     """Players' rewards on closed boards, claimed exactly once."""
+    cohorts: Cohorts
+    """Players' joins and places on the period boards of cohort variants."""
 
     async def ping(self) -> None:
         """``Unavailable`` unless both tables answer."""

@@ -3,7 +3,8 @@
 ``scoreMin`` and ``scoreMax`` (each only where set: a definition stored before them has neither,
 and reads back unbounded), ``timeZone`` and ``seasons`` (a list of ``{id, startsAt, endsAt}``,
 epoch ms; each only where not UTC's and not empty: one stored before them reads back UTC, with
-no seasons) and ``definedAt``. Keyed by game, so a game's variants are one Query;
+no seasons), ``cohortSize``, ``joinRequired``, ``maxEntrants`` and ``maxAttempts`` (each only
+where set: decision 0039) and ``definedAt``. Keyed by game, so a game's variants are one Query;
 the partition key holds ``#``, which no player id can."""
 
 from __future__ import annotations
@@ -66,6 +67,15 @@ class DefinitionItems:
             item["scoreMax"] = n(definition.score_max)
         if definition.time_zone != UTC_NAME:
             item["timeZone"] = s(definition.time_zone)
+        for name, value in (
+            ("cohortSize", definition.cohort_size),
+            ("maxEntrants", definition.max_entrants),
+            ("maxAttempts", definition.max_attempts),
+        ):
+            if value is not None:
+                item[name] = n(value)
+        if definition.join_required:
+            item["joinRequired"] = {"BOOL": True}
         if definition.seasons:
             item["seasons"] = {"L": [{"M": _season_map(season)} for season in definition.seasons]}
         await self._dynamo.put_item(
@@ -102,6 +112,10 @@ def _stored(game: str, item: Item) -> StoredDefinition:
             score_max=get_n(item, "scoreMax"),
             time_zone=get_s(item, "timeZone") or UTC_NAME,
             seasons=_seasons(item),
+            cohort_size=get_n(item, "cohortSize"),
+            join_required=item.get("joinRequired", {}).get("BOOL", False),
+            max_entrants=get_n(item, "maxEntrants"),
+            max_attempts=get_n(item, "maxAttempts"),
         ),
         defined_at=get_s(item, "definedAt") or "",
     )

@@ -20,6 +20,7 @@ from app.domain.storage_keys import (
     ERASING_SORT_KEY,
     MEMBERSHIP_PREFIX,
     MODERATION_PREFIX,
+    PLACEMENT_PREFIX,
     RECORD_PREFIX,
     parse_membership_sk,
 )
@@ -155,6 +156,8 @@ class StandingItems:
                 rows.records.append(PlayerRecord(sort_key, record_of(item)))
             elif sort_key.startswith(CLAIM_PREFIX):
                 rows.claims.append(sort_key.removeprefix(CLAIM_PREFIX))
+            elif sort_key.startswith(PLACEMENT_PREFIX):
+                rows.placements.append(sort_key.removeprefix(PLACEMENT_PREFIX))
             else:
                 unknown += 1
         return replace(rows, unknown=unknown)

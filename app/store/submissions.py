@@ -14,6 +14,7 @@ from app.domain.ties import SlotTies
 from app.services.ports import SlotAddress, SubmissionState, SubmissionWrite
 from app.store.client import Dynamo, TransactionItemsCancelled, TransactionThrottled
 from app.store.counters import CounterChanges, CounterItems
+from app.store.entrants import attempt_update, entry_keys, entry_state, placement_writes
 from app.store.hiding import moderation_check
 from app.store.items import Item, get_n, get_s, key
 from app.store.leases import lease_key, lease_of
@@ -51,8 +52,10 @@ class SubmissionItems:
         *,
         lease_board_ids: Sequence[str],
         grain_slots: Sequence[SlotAddress] = (),
+        entry_board_ids: Sequence[str] = (),
     ) -> SubmissionState:
         record = key(player_id, record_id)
+        entries = [k for board in entry_board_ids for k in entry_keys(player_id, board)]
         rows = {board: key(player_id, board) for board in board_ids}
         leases = {board: lease_key(board) for board in lease_board_ids}
         grains = {slot: grain_key(*slot) for slot in dict.fromkeys(grain_slots)}
@@ -72,9 +75,12 @@ class SubmissionItems:
                     *grains.values(),
                     mark,
                     *([moderation] if game else []),
+                    *entries,
                 ],
             )
         }
+        read = [found[_address(k)] for k in entries if _address(k) in found]
+        placed = {board: entry_state(read, player_id, board) for board in entry_board_ids}
 
         def at(address: Item) -> Item | None:
             return found.get(_address(address))
@@ -93,6 +99,8 @@ class SubmissionItems:
             erasing_until=None if mark_item is None else get_n(mark_item, TTL_ATTRIBUTE),
             grains=_grains({slot: at(k) for slot, k in grains.items()}),
             moderation=None if moderated is None else action_of(moderated),
+            placements={board: entry.placement for board, entry in placed.items()},
+            placed={board: entry.placed for board, entry in placed.items()},
         )
 
     async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, SlotTies]:
@@ -128,6 +136,15 @@ class SubmissionItems:
                     moderated=write.moderated,
                 )
             )
+        for entry in write.entries:
+            if entry.new:
+                items.extend(
+                    placement_writes(
+                        self._table, entry.placement, max_entrants=None, expires_at=entry.expires_at
+                    )
+                )
+            else:
+                items.append(attempt_update(self._table, entry.placement))
         planned: list[tuple[int, CounterChanges]] = []
         for board in write.boards:
             items.append(row_put(self._table, board))

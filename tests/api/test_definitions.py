@@ -58,6 +58,10 @@ async def test_a_definition_is_put_read_and_listed(service: Service) -> None:
         "seasons": [],
         "scoreMin": None,
         "scoreMax": None,
+        "cohortSize": None,
+        "joinRequired": False,
+        "maxEntrants": None,
+        "maxAttempts": None,
         "defined": False,
         "definedAt": None,
     }

@@ -27,7 +27,8 @@ from app.services.ranking import Ranking
 from app.services.reads._asks import BoardAsk, PageAsk
 from app.services.reads._players import around_player, player_rank
 from app.services.reads._top import read_page
-from app.services.submissions._submit import SubmitAsk, write_submission
+from app.services.submissions._ask import SubmitAsk
+from app.services.submissions._submit import write_submission
 from app.services.submissions.in_flight import SeenLeases
 from tests.fakes import MemoryBoards, MemoryStores
 

@@ -57,8 +57,8 @@ from app.services.reads import Around
 from app.services.reads._asks import BoardAsk, PageAsk
 from app.services.reads._players import around_player, player_rank
 from app.services.reads._top import read_page
+from app.services.submissions._ask import SubmitAsk
 from app.services.submissions._submit import (
-    SubmitAsk,
     SubmitResult,
     request_fingerprint,
     write_submission,

@@ -13,6 +13,8 @@ KEYS = [
     scheme.record_sort_key("client", "key"),
     scheme.membership_sk("trivia#classic#alltime", "2026-12-01T00:00:00.000Z"),
     scheme.claim_sk("trivia#classic#day#2026-12-01"),
+    scheme.placement_sk("trivia#classic#day#2026-12-01"),
+    scheme.placed_pk("trivia#classic#day#2026-12-01"),
     scheme.coarse_pk("trivia#classic#alltime", 0),
     scheme.fine_pk("trivia#classic#alltime", 7),
     scheme.tie_pk("trivia#classic#alltime", 7, 3),

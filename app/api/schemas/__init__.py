@@ -4,6 +4,7 @@ from them. Every body is named here, where the routes import them from."""
 from __future__ import annotations
 
 from app.api.schemas.claims import ClaimOut
+from app.api.schemas.cohorts import EntrantOut
 from app.api.schemas.common import (
     Country,
     DisplayName,
@@ -34,6 +35,7 @@ from app.api.schemas.reads import (
     BoardListOut,
     BoardPageOut,
     BoardStandingOut,
+    CohortRankOut,
     EntryOut,
     EstimatedRankOut,
     ExactRankOut,
@@ -82,11 +84,13 @@ __all__ = [
     "BoardPageOut",
     "BoardStandingOut",
     "ClaimOut",
+    "CohortRankOut",
     "CounterCellOut",
     "CounterDifferenceOut",
     "Country",
     "DefaultDefinitionOut",
     "DisplayName",
+    "EntrantOut",
     "EntryOut",
     "ErasureOut",
     "EstimatedRankOut",

@@ -182,12 +182,22 @@ class PlayerEntryOut(EntryOut):
     )
 
 
+class CohortRankOut(CamelModel):
+    cohort_id: str = Field(description="the player's cohort (GET .../{period}/cohorts/{cohortId})")
+    rank: int = Field(description="the player's exact rank in their cohort")
+
+
 class PlayerRankOut(CamelModel):
     leaderboard_id: str
     period: PeriodOut = PERIOD
     score_format: ScoreFormatName = SCORE_FORMAT
     entry: PlayerEntryOut
     rank: RankOut
+    cohort: CohortRankOut | None = Field(
+        default=None,
+        description="on a variant with cohortSize: the player's cohort and their rank in it "
+        "(rank stays the board-wide rank); absent elsewhere",
+    )
 
 
 class AroundEntryOut(EntryOut):

@@ -9,6 +9,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     ValidationInfo,
     field_validator,
@@ -24,6 +25,7 @@ from app.api.schemas.common import (
 )
 from app.domain.calendar import MAX_SEASONS, SEASON_ID_PATTERN, UTC_NAME, Season, time_zone
 from app.domain.clock import iso_ms, to_ms
+from app.domain.cohorts import MAX_ATTEMPTS, MAX_COHORT_SIZE, MAX_ENTRANTS
 from app.domain.definitions import (
     MAX_RETENTION_DAYS,
     BoardDefinition,
@@ -68,6 +70,43 @@ SCORE_MAX_MEANING = (
     "but the score range's); a submission above it is a 422 score-out-of-bounds that stores "
     "nothing. For sum, it bounds each submission, not the total"
 )
+
+
+COHORT_SIZE_MEANING = (
+    f"each period board is cut into cohorts of at most this many players (2..{MAX_COHORT_SIZE}), "
+    "placed first come first placed on their first accepted submission or join, each ranked on "
+    "its own (null: no cohorts). It cannot change while the variant's boards hold entries"
+)
+JOIN_REQUIRED_MEANING = (
+    "submissions from a player who has not joined the period (POST .../entrants/{playerId}) are "
+    "a 403 not-joined that stores nothing. It cannot change while the boards hold entries"
+)
+MAX_ENTRANTS_MEANING = (
+    f"most players placed on a period board, by join or first submission (1..{MAX_ENTRANTS}; "
+    "null: no cap); past it a join is a 409 full. It cannot change while the boards hold entries"
+)
+MAX_ATTEMPTS_MEANING = (
+    f"most accepted submissions per player per period board (1..{MAX_ATTEMPTS}; null: no cap); "
+    "past it a 409 attempts-exhausted (a replay is not an attempt). While the boards hold "
+    "entries it may rise, not fall"
+)
+
+
+CohortSize = Annotated[
+    StrictInt,
+    Field(ge=2, le=MAX_COHORT_SIZE, description=f"2 to {MAX_COHORT_SIZE}"),
+    BeforeValidator(_integral),
+]
+MaxEntrants = Annotated[
+    StrictInt,
+    Field(ge=1, le=MAX_ENTRANTS, description=f"1 to {MAX_ENTRANTS}"),
+    BeforeValidator(_integral),
+]
+MaxAttempts = Annotated[
+    StrictInt,
+    Field(ge=1, le=MAX_ATTEMPTS, description=f"1 to {MAX_ATTEMPTS}"),
+    BeforeValidator(_integral),
+]
 
 
 def _shard_count(value: Any) -> Any:
@@ -163,6 +202,10 @@ class BoardDefinitionIn(CamelModel):
     seasons: list[SeasonIn] = Field(
         default_factory=list, max_length=MAX_SEASONS, description=SEASONS_MEANING
     )
+    cohort_size: CohortSize | None = Field(default=None, description=COHORT_SIZE_MEANING)
+    join_required: StrictBool = Field(default=False, description=JOIN_REQUIRED_MEANING)
+    max_entrants: MaxEntrants | None = Field(default=None, description=MAX_ENTRANTS_MEANING)
+    max_attempts: MaxAttempts | None = Field(default=None, description=MAX_ATTEMPTS_MEANING)
 
     @field_validator("time_zone")
     @classmethod
@@ -217,6 +260,10 @@ class BoardDefinitionIn(CamelModel):
             score_max=self.score_max,
             time_zone=self.time_zone,
             seasons=tuple(s.season() for s in self.seasons),
+            cohort_size=self.cohort_size,
+            join_required=self.join_required,
+            max_entrants=self.max_entrants,
+            max_attempts=self.max_attempts,
         )
 
 
@@ -233,6 +280,10 @@ class BoardDefinitionOut(CamelModel):
     score_max: int | None = Field(description=SCORE_MAX_MEANING)
     time_zone: str = Field(description=TIME_ZONE_MEANING)
     seasons: list[SeasonOut] = Field(description=SEASONS_MEANING)
+    cohort_size: int | None = Field(description=COHORT_SIZE_MEANING)
+    join_required: bool = Field(description=JOIN_REQUIRED_MEANING)
+    max_entrants: int | None = Field(description=MAX_ENTRANTS_MEANING)
+    max_attempts: int | None = Field(description=MAX_ATTEMPTS_MEANING)
     defined: bool = Field(description="false: the variant has none and follows the default")
     defined_at: str | None = Field(default=None, description="when it was last put")
 
@@ -253,6 +304,10 @@ class BoardDefinitionOut(CamelModel):
             score_max=definition.score_max,
             time_zone=definition.time_zone,
             seasons=[SeasonOut.of(s) for s in definition.seasons],
+            cohort_size=definition.cohort_size,
+            join_required=definition.join_required,
+            max_entrants=definition.max_entrants,
+            max_attempts=definition.max_attempts,
             defined=defined_at is not None,
             defined_at=defined_at,
         )

@@ -150,6 +150,7 @@ class _Eraser:
         if (
             not (rows.standings or rows.hidden or memberships or records or rows.moderated_games)
             and not rows.claims
+            and not rows.placements
         ):
             return False
         # Standings first: from here on, no new snapshot can include the player. Rows hidden by
@@ -157,10 +158,12 @@ class _Eraser:
         erased = await self._each([*rows.standings, *rows.hidden], self._erase_standing)
         self._boards += sum(erased)
         await self._each(rows.moderated_games, self._erase_moderation)
-        scrubbed, erased_records, erased_claims = await all_or_none(
+        scrubbed, erased_records, erased_claims, _ = await all_or_none(
             self._each(memberships, self._erase_membership),
             self._each(records, self._erase_record),
             self._each(rows.claims, self._erase_claim),
+            # The seat stays taken (decision 0039): the board's count is not given back.
+            self._each(rows.placements, self._erase_placement),
         )
         self._snapshots += sum(scrubbed)
         self._records += sum(erased_records)
@@ -279,6 +282,10 @@ class _Eraser:
 
     async def _erase_record(self, found: PlayerRecord) -> bool:
         await persist(lambda: self._stores.requests.erase_record(self._player, found.record_id))
+        return True
+
+    async def _erase_placement(self, board_id: str) -> bool:
+        await persist(lambda: self._stores.entrants.erase_placement(self._player, board_id))
         return True
 
     async def _erase_claim(self, board_id: str) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.services.ports.claims import Claim, ClaimLedger
+from app.services.ports.entrants import EntrantStore, EntryState
 from app.services.ports.moderation import ModerationStore
 from app.services.ports.operations import (
     API_KEY_ID_LENGTH,
@@ -35,6 +36,7 @@ from app.services.ports.operations import (
 )
 from app.services.ports.players import (
     COMPLETED,
+    EntryWrite,
     ErasureMarks,
     Membership,
     PlayerRecord,
@@ -117,6 +119,7 @@ class Stores:
     webhooks: WebhookStore
     outbox: OutboxStore
     claims: ClaimLedger
+    entrants: EntrantStore
 
 
 __all__ = [
@@ -133,6 +136,9 @@ __all__ = [
     "CounterItem",
     "CounterStore",
     "DefinitionStore",
+    "EntrantStore",
+    "EntryState",
+    "EntryWrite",
     "ErasureMarks",
     "FineItem",
     "IndexedKey",

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from app.domain.cohorts import Placement
 from app.domain.definitions import BoardDefinition
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Standing, StandingWrite
@@ -64,6 +65,25 @@ class SubmissionState:
     moderation: Action | None = None
     """The player's moderation in the game (decision 0036): ``ban`` refuses the submission,
     ``hide`` writes it hidden."""
+    placements: Mapping[str, Placement | None] = field(default_factory=dict)
+    """By period board id, for the boards whose entry was read (decision 0039): the player's
+    place, or ``None``."""
+    placed: Mapping[str, int] = field(default_factory=dict)
+    """By period board id, for the same boards: the players placed on it so far."""
+
+
+@dataclass(frozen=True)
+class EntryWrite:
+    """What a submission to a variant that places its players writes of the player's place on
+    one period board (decision 0039): a new placement at the seat read, or one more attempt on
+    the placement read. Either is conditioned on what was read, so a raced seat or a raced
+    attempt cancels the transaction."""
+
+    placement: Placement
+    """As it is to be after the submission (``attempts`` counts this one)."""
+    new: bool
+    """Placed by this submission (the board's count moves from ``placement.seat``)."""
+    expires_at: int | None
 
 
 @dataclass(frozen=True)
@@ -78,6 +98,8 @@ class SubmissionWrite:
     """When the record may go: the replay window."""
     player_id: str
     boards: tuple[StandingWrite, ...]
+    entries: tuple[EntryWrite, ...] = ()
+    """The player's places it writes (decision 0039), none on an ordinary variant."""
     moderated: bool | None = None
     """Where the writes follow the player's moderation record (decision 0036), the record as
     read: there (rows written hidden) or not (hidden rows shown again); the transaction is
@@ -93,9 +115,11 @@ class SubmissionStore(Protocol):
         *,
         lease_board_ids: Sequence[str],
         grain_slots: Sequence[SlotAddress] = (),
+        entry_board_ids: Sequence[str] = (),
     ) -> SubmissionState:
         """The record, the rows of ``board_ids``, the leases of ``lease_board_ids`` (the others
-        are known), the erasure mark, the tie grains of ``grain_slots``: one call."""
+        are known), the erasure mark, the tie grains of ``grain_slots``, the player's placement
+        on each of ``entry_board_ids`` and its count: one call."""
 
     async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, SlotTies]:
         """The tie grains (and cuts) of those of ``slots`` that have one: one call."""
@@ -153,6 +177,9 @@ class PlayerRows:
     """The games whose moderation record the player has (``<player>`` / ``mod#<game>``)."""
     claims: list[str] = field(default_factory=list)
     """The boards whose reward the player claimed (``<player>`` / ``claim#<board>``)."""
+    placements: list[str] = field(default_factory=list)
+    """The period boards the player is placed on (``<player>`` / ``cohort#<board>``: decision
+    0039)."""
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,13 @@ class Change:
         """The fields it changes that boards holding entries cannot take."""
         return self.wanted.fixed_changes(self.current.definition)
 
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """Every field it changes that boards holding entries cannot take: the ranking's
+        (``fixed``) and the entry's (decision 0039; these need no hold: they reorder no entry, and
+        a player placed keeps the cohort their placement item names)."""
+        return (*self.fixed, *self.wanted.entry_changes(self.current.definition))
+
 
 async def define_variant(
     stores: Stores, policy: RedefinePolicy | None, change: Change, progress: Progress | None
@@ -66,7 +73,7 @@ async def define_variant(
             f"the seasons of {change.game}/{change.variant} cannot change so: "
             + "; ".join(fixed_seasons)
         )
-    if change.fixed:
+    if change.refused:
         await _refuse_if_holding(stores, change, consistent=False)
     if not change.fixed or policy is None:
         return await stores.definitions.put_definition(change.game, change.variant, change.wanted)
@@ -159,7 +166,7 @@ async def _refuse_if_holding(
             f"the boards of {change.game}/{change.variant} hold entries "
             f"({', '.join(holding[:3])}"
             + (", ..." if len(holding) > 3 else "")
-            + f"): their {_listed(change.fixed)} cannot change while they hold entries. "
+            + f"): their {_listed(change.refused)} cannot change while they hold entries. "
             "Define a new variant instead",
             retry_after=1,
         )

@@ -29,16 +29,20 @@ from app.services.ports import Stores
 from app.services.ranking import Ranking
 from app.services.registry import BoardRegistrar
 from app.services.rules.held import Definitions
+from app.services.submissions._ask import CohortGuessedWrong, SubmitAsk
 from app.services.submissions._plan import check_bounds, checked_achieved_at
 from app.services.submissions._submit import (
     GuessedWrong,
-    SubmitAsk,
     SubmitResult,
     request_fingerprint,
     write_submission,
 )
 from app.services.submissions.admission import BoardAdmission
 from app.services.submissions.in_flight import IdempotencyKeysInFlight, SeenLeases
+
+_COHORT_GUESSES = 8
+"""Writes a submission that places its player tries, each after another placement took the seat
+it read (each its own full write, with its own retries)."""
 
 
 class Submissions:
@@ -123,7 +127,48 @@ class Submissions:
         ask: SubmitAsk,
         confirm: Callable[[], Awaitable[BoardDefinition]] | None = None,
     ) -> SubmitResult:
-        boards = ask.boards
+        if ask.definition.cohort_size is None:
+            return await self._write_boards(ask, confirm)
+        if confirm is not None:  # the cohorts are read by the definition: know it first
+            confirmed = await confirm()
+            if confirmed != ask.definition:
+                raise GuessedWrong(confirmed)
+        cohorts = await self._cohorts_of(ask)
+        for _ in range(_COHORT_GUESSES):
+            try:
+                return await self._write_boards(replace(ask, cohorts=cohorts))
+            except CohortGuessedWrong as wrong:
+                cohorts = dict(wrong.cohorts)  # a seat taken meanwhile: nothing was written
+        raise Contended(
+            "the board's placements are too contended right now; retry with the same "
+            "Idempotency-Key",
+            retry_after=1,
+        )
+
+    async def _cohorts_of(self, ask: SubmitAsk) -> dict[str, str]:
+        """The player's cohort on each period board: theirs, or the one the next seat is in (one
+        call; decision 0039)."""
+        periods = ask.periods
+        entries = await self._stores.entrants.read_entries(
+            ask.submission.player_id, [board.board_id for board in periods]
+        )
+        seating = ask.definition.seating
+        cohorts = {}
+        for board in periods:
+            entry = entries[board.board_id]
+            placement = entry.placement or seating.placement(
+                ask.submission.player_id, board.board_id, entry.placed
+            )
+            if placement.cohort_id is not None:
+                cohorts[board.board_id] = placement.cohort_id
+        return cohorts
+
+    async def _write_boards(
+        self,
+        ask: SubmitAsk,
+        confirm: Callable[[], Awaitable[BoardDefinition]] | None = None,
+    ) -> SubmitResult:
+        boards = ask.periods
         if not self._registrar.knows(boards):
             # A task registers a board before it first reads its lease: a ranking change that
             # finds none of a variant's boards registered knows no task can be writing (decision
@@ -134,7 +179,7 @@ class Submissions:
                 if confirmed != ask.definition:
                     raise GuessedWrong(confirmed)
             await self._registrar.ensure_all(boards, definition=ask.definition)
-        board_ids = [board.board_id for board in boards]
+        board_ids = [board.board_id for board in ask.boards]
         async with self._admission.admitted(board_ids, shards=ask.definition.shards):
             return await write_submission(
                 self._stores, self._policy, self._ranking, self._seen_leases, ask, confirm

@@ -10,6 +10,7 @@ import structlog
 
 from app import telemetry
 from app.domain.definitions import BoardDefinition
+from app.domain.periods import COHORT_MARK
 from app.domain.ranks import EstimatedRank, ExactRank, Rank, RankQuery
 from app.domain.submission import PlannedWrite, Submission
 from app.errors import CountsIncomplete, InvalidInput, ScoreOutOfBounds, Throttled
@@ -19,7 +20,7 @@ from app.services.ranking import Ranking
 log = structlog.get_logger(__name__)
 
 
-async def with_ranks(
+async def with_ranks(  # noqa: PLR0912 (one branch a kind of move, and a cohort's skipped)
     ranking: Ranking, definition: BoardDefinition, planned: list[PlannedWrite]
 ) -> tuple[list[PlannedWrite], frozenset[str]]:
     """Add rankBefore/rankAfter where they are exact; leave them out where they are not; and
@@ -27,9 +28,12 @@ async def with_ranks(
     Asked before the write, of the counters as they stand: after the move the player is at
     ``key``; before it, at ``previous_key`` (nowhere, for a new player)."""
     queries: list[RankQuery] = []
-    consistent, shards = definition.places_fall, definition.shards
+    consistent = definition.places_fall
     for p in planned:
         board_id = p.outcome.board_id
+        if COHORT_MARK in board_id:
+            continue  # a cohort's row is not in the answer: no rank asked (decision 0039)
+        shards = definition.shards
         if p.previous_key is None or not p.previous_counted:
             # Counted nowhere: a new player, or a hidden one (decision 0036), whose ranks are
             # where they would land among the players the board shows.
@@ -84,6 +88,9 @@ async def with_ranks(
     ranked = []
     ranges: set[str] = set()
     for p in planned:
+        if COHORT_MARK in p.outcome.board_id:
+            ranked.append(p)
+            continue
         after = next(found)
         if isinstance(after, EstimatedRank):
             ranges.add(p.outcome.board_id)

@@ -17,7 +17,6 @@ import structlog
 
 from app import telemetry
 from app.domain.calendar import board_expiry_s
-from app.domain.clock import from_ms
 from app.domain.definitions import BoardDefinition, Move, TotalTooLarge, move
 from app.domain.keys import RankKey
 from app.domain.models import (
@@ -27,7 +26,7 @@ from app.domain.models import (
 from app.domain.moderation import Action
 from app.domain.periods import Board
 from app.domain.shards import player_partition
-from app.domain.submission import PlannedWrite, Submission, moderated_write, plan_board_write
+from app.domain.submission import PlannedWrite, moderated_write, plan_board_write
 from app.domain.ties import SlotTies
 from app.errors import (
     BoardBeingSeeded,
@@ -41,6 +40,7 @@ from app.errors import (
 )
 from app.services.policies import RANKING_CHANGE_HOLDER, SubmitPolicy, lets_through
 from app.services.ports import (
+    EntryWrite,
     RequestRecord,
     SlotAddress,
     Stores,
@@ -48,6 +48,8 @@ from app.services.ports import (
     SubmissionWrite,
 )
 from app.services.ranking import Ranking
+from app.services.submissions._ask import CohortGuessedWrong, SubmitAsk, shards_of
+from app.services.submissions._entries import entry_writes
 from app.services.submissions._plan import with_ranks
 from app.services.submissions.in_flight import SeenLeases
 from app.services.work import wait_before
@@ -76,29 +78,6 @@ class GuessedWrong(Exception):
     def __init__(self, definition: BoardDefinition) -> None:
         super().__init__("the variant's definition is not the one guessed")
         self.definition = definition
-
-
-@dataclass(frozen=True)
-class SubmitAsk:
-    """One submission as asked: the score and the rules its boards follow, when it was achieved
-    (checked), its Idempotency-Key's record (the caller's and the key's) with the request's hash,
-    and the moment it is served."""
-
-    submission: Submission
-    definition: BoardDefinition
-    achieved_ms: int
-    record_id: str
-    request_hash: str
-    now_ms: int
-
-    @property
-    def boards(self) -> list[Board]:
-        """The boards of the definition's periods that hold the moment it was achieved."""
-        moment = from_ms(self.achieved_ms)
-        game, variant = self.submission.game, self.submission.variant
-        calendar = self.definition.calendar
-        periods = (calendar.containing(kind, moment) for kind in self.definition.periods)
-        return [Board(game, variant, period) for period in periods if period is not None]
 
 
 async def write_submission(
@@ -136,6 +115,8 @@ class _Writer:
         self._submission = submission = ask.submission
         self._achieved_ms = ask.achieved_ms
         self._boards = boards = ask.boards
+        self._periods = ask.periods
+        self._cohorts = ask.cohorts
         self._record_id = ask.record_id
         self._request_hash = ask.request_hash
         self._now_ms = now_ms = ask.now_ms
@@ -146,7 +127,7 @@ class _Writer:
         # partition their id hashes to (``app.domain.shards``).
         self._rows = {
             board.board_id: player_partition(
-                board.board_id, submission.player_id, definition.shards
+                board.board_id, submission.player_id, shards_of(board, definition)
             )
             for board in boards
         }
@@ -157,6 +138,10 @@ class _Writer:
             submission.score, ask.achieved_ms, submission.player_id, definition.order
         )
         self._grain_slots = [self._slot(board, submitted) for board in boards]
+        # The period boards whose placement the submission reads and writes (decision 0039).
+        self._entry_board_ids = (
+            [board.board_id for board in ask.periods] if definition.gates_entry else []
+        )
 
     @property
     def board_ids(self) -> list[str]:
@@ -182,6 +167,7 @@ class _Writer:
                 row_ids,
                 lease_board_ids=unknown,
                 grain_slots=self._grain_slots,
+                entry_board_ids=self._entry_board_ids,
             )
             if confirm is None:
                 state = await reading
@@ -197,6 +183,10 @@ class _Writer:
                 telemetry.idempotent("replayed")
                 return replayed
             self._refuse_held(state)
+            entries = entry_writes(
+                self._definition, self._periods, state, player=player, token=self._nonce
+            )
+            self._check_cohorts(entries)
             rows = {
                 board.board_id: state.rows[self._rows[board.board_id]] for board in self._boards
             }
@@ -217,7 +207,11 @@ class _Writer:
             ranges: frozenset[str] = frozenset()
             if self._submission.rank_delta:
                 planned, ranges = await with_ranks(self._ranking, self._definition, planned)
-            outcome = SubmitOutcome(player, [p.outcome for p in planned])
+            # The answer names the period boards, as on any variant (a cohort's row is theirs).
+            periods = {board.board_id for board in self._periods}
+            outcome = SubmitOutcome(
+                player, [p.outcome for p in planned if p.outcome.board_id in periods]
+            )
             write = SubmissionWrite(
                 record_id=self._record_id,
                 request_hash=self._request_hash,
@@ -225,6 +219,7 @@ class _Writer:
                 expires_at=self._expires_at,
                 player_id=player,
                 boards=tuple(p.write for p in planned),
+                entries=entries,
                 moderated=self._follows(
                     planned, hide=hide, shown=bool(self._shown(rows, hide=hide))
                 ),
@@ -250,6 +245,15 @@ class _Writer:
             "the boards are too contended right now; retry with the same Idempotency-Key",
             retry_after=1,
         )
+
+    def _check_cohorts(self, entries: tuple[EntryWrite, ...]) -> None:
+        """``CohortGuessedWrong`` where a placement read (or to be made) is in another cohort
+        than the one this writer was built to write to."""
+        if self._definition.cohort_size is None:
+            return
+        read = {entry.placement.board_id: entry.placement.cohort_id or "" for entry in entries}
+        if read != dict(self._cohorts):
+            raise CohortGuessedWrong(read)
 
     def _answer_from_record(self, found: RequestRecord | None) -> SubmitResult | None:
         """A live record holds the key: replay its outcome, or say why not. ``None``: no live

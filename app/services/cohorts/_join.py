@@ -1,0 +1,91 @@
+"""Joining a period board (``POST .../entrants/{playerId}``, decision 0039): the player is placed
+exactly once, first come first placed, at the next seat of the board's count, or answered with
+the place they have."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from app import telemetry
+from app.domain.calendar import board_expiry_s
+from app.domain.cohorts import Placement
+from app.domain.definitions import BoardDefinition
+from app.domain.periods import Board
+from app.errors import Contended, EntrantsFull, NotFound, TransactionCancelled
+from app.services.ports.entrants import EntrantStore
+from app.services.work import wait_before
+
+
+@dataclass(frozen=True)
+class PlacePolicy:
+    attempts: int
+    """Transactions a placement tries before it answers 503 (each a re-read and a new seat)."""
+    backoff_base_s: float
+    backoff_cap_s: float
+
+
+@dataclass(frozen=True)
+class JoinAsk:
+    board: Board
+    """The period board (the whole board)."""
+    definition: BoardDefinition
+    player_id: str
+
+
+@dataclass(frozen=True)
+class JoinOutcome:
+    placement: Placement
+    first: bool
+    """This request placed the player (201); they were placed before (200)."""
+
+
+async def join(entrants: EntrantStore, policy: PlacePolicy, ask: JoinAsk) -> JoinOutcome:
+    """Place the player on the board, or answer the place they have. ``NotFound`` where the
+    variant places nobody (no cohorts, joins or caps); ``EntrantsFull`` past ``maxEntrants``;
+    ``Contended`` where every attempt lost its seat to another placement."""
+    definition, board = ask.definition, ask.board
+    if not definition.gates_entry:
+        raise NotFound(
+            f"{board.game}/{board.variant} has no cohorts and takes no joins (its definition sets "
+            "none of cohortSize, joinRequired, maxEntrants, maxAttempts)"
+        )
+    token = uuid.uuid4().hex
+    placed = await place(entrants, policy, PlaceAsk(board, definition, ask.player_id, token))
+    return JoinOutcome(placed, first=placed.token == token)
+
+
+@dataclass(frozen=True)
+class PlaceAsk:
+    board: Board
+    definition: BoardDefinition
+    player_id: str
+    token: str
+    """Unique to the request: what tells a placement of its own."""
+
+
+async def place(entrants: EntrantStore, policy: PlacePolicy, ask: PlaceAsk) -> Placement:
+    """The player's placement: found, or made now at the next seat (retried on every cancellation:
+    a seat taken by another placement burns nothing, it is read again)."""
+    board_id = ask.board.board_id
+    seating = ask.definition.seating
+    expires_at = board_expiry_s(ask.board, ask.definition)
+    for attempt in range(policy.attempts):
+        await wait_before(attempt, base_s=policy.backoff_base_s, cap_s=policy.backoff_cap_s)
+        state = await entrants.read_entry(ask.player_id, board_id)
+        if state.placement is not None:
+            return state.placement
+        if seating.full(state.placed):
+            raise EntrantsFull(
+                f"board {board_id} has placed {state.placed} players, its maxEntrants: "
+                f"player {ask.player_id!r} was not placed",
+                retry_after=60,
+            )
+        mine = seating.placement(ask.player_id, board_id, state.placed, ask.token)
+        try:
+            await entrants.place(mine, max_entrants=seating.max_entrants, expires_at=expires_at)
+        except TransactionCancelled as cancelled:
+            telemetry.transaction_cancelled("placement", cancelled.kind)
+            continue
+        return mine
+    raise Contended("the board's placements are too contended right now; retry", retry_after=1)

@@ -1,0 +1,65 @@
+"""What a submission to a variant that places its players (decision 0039) writes of their place
+on each period board: it counts as an attempt, and a player's first accepted submission places
+them (first come first placed); a player not joined where joins are required, a board full, or
+attempts used up refuse it before anything is written."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.domain.calendar import board_expiry_s
+from app.domain.definitions import BoardDefinition
+from app.domain.periods import Board
+from app.errors import AttemptsExhausted, EntrantsFull, NotJoined
+from app.services.ports import EntryWrite, SubmissionState
+
+
+def entry_writes(
+    definition: BoardDefinition,
+    boards: list[Board],
+    state: SubmissionState,
+    *,
+    player: str,
+    token: str,
+) -> tuple[EntryWrite, ...]:
+    """The placement writes of a submission to ``boards``, from the ``state`` it read: nothing on
+    a variant that places nobody. ``NotJoined``, ``EntrantsFull``, ``AttemptsExhausted``: refused,
+    nothing to write. ``token``: the request's, stored on a placement it makes."""
+    if not definition.gates_entry:
+        return ()
+    writes = []
+    for board in boards:
+        board_id = board.board_id
+        placement = state.placements.get(board_id)
+        expires_at = board_expiry_s(board, definition)
+        if placement is None:
+            if definition.join_required:
+                raise NotJoined(
+                    f"player {player!r} has not joined board {board_id}, and its variant "
+                    "requires a join (joinRequired); nothing was stored",
+                )
+            seen = state.placed.get(board_id, 0)
+            if definition.seating.full(seen):
+                raise EntrantsFull(
+                    f"board {board_id} has placed {seen} players, its maxEntrants: nothing was "
+                    "stored",
+                    retry_after=60,
+                )
+            placed = definition.seating.placement(player, board_id, seen, token)
+            writes.append(EntryWrite(replace(placed, attempts=1), new=True, expires_at=expires_at))
+            continue
+        most = definition.max_attempts
+        if most is not None and placement.attempts >= most:
+            raise AttemptsExhausted(
+                f"player {placement.player_id!r} has made {placement.attempts} accepted "
+                f"submissions to board {board_id}, its maxAttempts: nothing was stored",
+                retry_after=60,
+            )
+        writes.append(
+            EntryWrite(
+                replace(placement, attempts=placement.attempts + 1),
+                new=False,
+                expires_at=expires_at,
+            )
+        )
+    return tuple(writes)
