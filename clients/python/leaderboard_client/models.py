@@ -67,6 +67,11 @@ class ClaimOut(TypedDict):
     rank: int
 
 
+class CohortRankOut(TypedDict):
+    cohortId: str
+    rank: int
+
+
 class CounterCellOut(TypedDict):
     bucket: int
     slot: int | None
@@ -97,6 +102,11 @@ class DeliveryOut(TypedDict):
     nextAttemptAt: NotRequired[str | None]
     status: Literal["pending", "delivered", "failed"]
     type: str
+
+
+class EntrantOut(TypedDict):
+    cohortId: str | None
+    playerId: str
 
 
 class EntryOut(TypedDict):
@@ -200,6 +210,7 @@ class PlayerEntryOut(TypedDict):
 
 
 class PlayerRankOut(TypedDict):
+    cohort: NotRequired[CohortRankOut | None]
     entry: PlayerEntryOut
     leaderboardId: str
     period: PeriodOut
@@ -401,6 +412,10 @@ class BoardDefinitionIn(TypedDict):
     PUT says the whole definition). Unknown fields are refused (422).
     """
 
+    cohortSize: NotRequired[int | None]
+    joinRequired: NotRequired[bool]
+    maxAttempts: NotRequired[int | None]
+    maxEntrants: NotRequired[int | None]
     operator: NotRequired[Literal["best", "latest", "sum"]]
     order: NotRequired[Literal["desc", "asc"]]
     periods: NotRequired[list[Literal["alltime", "day", "week", "month", "season"]]]
@@ -414,9 +429,13 @@ class BoardDefinitionIn(TypedDict):
 
 
 class BoardDefinitionOut(TypedDict):
+    cohortSize: int | None
     defined: bool
     definedAt: NotRequired[str | None]
     game: str
+    joinRequired: bool
+    maxAttempts: int | None
+    maxEntrants: int | None
     operator: Literal["best", "latest", "sum"]
     order: Literal["desc", "asc"]
     periods: list[Literal["alltime", "day", "week", "month", "season"]]

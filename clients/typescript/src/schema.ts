@@ -232,6 +232,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The top of one cohort of a board, best first (a variant with cohortSize)
+         * @description A cohort is a board of its own (decision 0039): the same page as the board's top, ranked within the cohort. 404 on a variant without cohortSize.
+         */
+        get: operations["getTopOfCohort"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/{variant}/{period}/entrants/{player_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join a player to a period board: placed in a cohort, 201 the first time, 200 after
+         * @description First come first placed: the player gets the next seat of the period board, in cohorts of the variant's cohortSize. 409 full past maxEntrants; 404 on a variant whose definition sets none of cohortSize, joinRequired, maxEntrants, maxAttempts.
+         */
+        post: operations["joinBoard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/leaderboards/{game}/{variant}/{period}/players": {
         parameters: {
             query?: never;
@@ -564,6 +604,26 @@ export interface components {
          */
         BoardDefinitionIn: {
             /**
+             * @description each period board is cut into cohorts of at most this many players (2..1000), placed first come first placed on their first accepted submission or join, each ranked on its own (null: no cohorts). It cannot change while the variant's boards hold entries
+             * @default null
+             */
+            cohortSize?: number | null;
+            /**
+             * @description submissions from a player who has not joined the period (POST .../entrants/{playerId}) are a 403 not-joined that stores nothing. It cannot change while the boards hold entries
+             * @default false
+             */
+            joinRequired?: boolean;
+            /**
+             * @description most accepted submissions per player per period board (1..10000; null: no cap); past it a 409 attempts-exhausted (a replay is not an attempt). While the boards hold entries it may rise, not fall
+             * @default null
+             */
+            maxAttempts?: number | null;
+            /**
+             * @description most players placed on a period board, by join or first submission (1..10000000; null: no cap); past it a join is a 409 full. It cannot change while the boards hold entries
+             * @default null
+             */
+            maxEntrants?: number | null;
+            /**
              * @description best: keep the best score; latest: the latest achievedAt replaces; sum: each accepted submission adds to the player's total
              * @default best
              * @enum {string}
@@ -615,11 +675,19 @@ export interface components {
         };
         /** BoardDefinitionOut */
         BoardDefinitionOut: {
+            /** @description each period board is cut into cohorts of at most this many players (2..1000), placed first come first placed on their first accepted submission or join, each ranked on its own (null: no cohorts). It cannot change while the variant's boards hold entries */
+            cohortSize: number | null;
             /** @description false: the variant has none and follows the default */
             defined: boolean;
             /** @description when it was last put */
             definedAt?: string | null;
             game: string;
+            /** @description submissions from a player who has not joined the period (POST .../entrants/{playerId}) are a 403 not-joined that stores nothing. It cannot change while the boards hold entries */
+            joinRequired: boolean;
+            /** @description most accepted submissions per player per period board (1..10000; null: no cap); past it a 409 attempts-exhausted (a replay is not an attempt). While the boards hold entries it may rise, not fall */
+            maxAttempts: number | null;
+            /** @description most players placed on a period board, by join or first submission (1..10000000; null: no cap); past it a join is a 409 full. It cannot change while the boards hold entries */
+            maxEntrants: number | null;
             /** @enum {string} */
             operator: "best" | "latest" | "sum";
             /** @enum {string} */
@@ -704,6 +772,13 @@ export interface components {
             /** @description the player's exact final rank on the closed board */
             rank: number;
         };
+        /** CohortRankOut */
+        CohortRankOut: {
+            /** @description the player's cohort (GET .../{period}/cohorts/{cohortId}) */
+            cohortId: string;
+            /** @description the player's exact rank in their cohort */
+            rank: number;
+        };
         /** CounterCellOut */
         CounterCellOut: {
             bucket: number;
@@ -757,6 +832,12 @@ export interface components {
              */
             status: "pending" | "delivered" | "failed";
             type: string;
+        };
+        /** EntrantOut */
+        EntrantOut: {
+            /** @description the player's cohort on this period board (1, 2, ...: GET .../{period}/cohorts/{cohortId}); null on a variant without cohortSize */
+            cohortId: string | null;
+            playerId: string;
         };
         /** EntryOut */
         EntryOut: {
@@ -921,6 +1002,8 @@ export interface components {
         };
         /** PlayerRankOut */
         PlayerRankOut: {
+            /** @description on a variant with cohortSize: the player's cohort and their rank in it (rank stays the board-wide rank); absent elsewhere */
+            cohort?: components["schemas"]["CohortRankOut"] | null;
             entry: components["schemas"]["PlayerEntryOut"];
             leaderboardId: string;
             /** @description the board's period, and when the next board of its kind begins */
@@ -946,7 +1029,7 @@ export interface components {
             instance?: string | null;
             status: number;
             title: string;
-            /** @description what went wrong, as a URI reference that resolves to a page saying what it means and what to do: `/problems/bad-request` (400), `/problems/board-being-seeded` (409), `/problems/board-busy` (503), `/problems/busy` (503), `/problems/conflict` (409), `/problems/cors-refused` (400), `/problems/counts-incomplete` (503), `/problems/forbidden` (403), `/problems/idempotency-key-missing` (400), `/problems/idempotency-key-reused` (422), `/problems/internal` (500), `/problems/invalid-cursor` (400), `/problems/invalid-input` (422), `/problems/malformed-json` (400), `/problems/nested-too-deeply` (422), `/problems/not-found` (404), `/problems/overloaded` (503), `/problems/payload-too-large` (413), `/problems/period-open` (409), `/problems/player-banned` (403), `/problems/player-being-erased` (409), `/problems/rate-limited` (429), `/problems/request-in-flight` (409), `/problems/score-out-of-bounds` (422), `/problems/throttled` (503), `/problems/unauthorized` (401), `/problems/unavailable` (503), `/problems/unsupported-media-type` (415); or `about:blank` where the status says it all */
+            /** @description what went wrong, as a URI reference that resolves to a page saying what it means and what to do: `/problems/attempts-exhausted` (409), `/problems/bad-request` (400), `/problems/board-being-seeded` (409), `/problems/board-busy` (503), `/problems/busy` (503), `/problems/conflict` (409), `/problems/cors-refused` (400), `/problems/counts-incomplete` (503), `/problems/forbidden` (403), `/problems/full` (409), `/problems/idempotency-key-missing` (400), `/problems/idempotency-key-reused` (422), `/problems/internal` (500), `/problems/invalid-cursor` (400), `/problems/invalid-input` (422), `/problems/malformed-json` (400), `/problems/nested-too-deeply` (422), `/problems/not-found` (404), `/problems/not-joined` (403), `/problems/overloaded` (503), `/problems/payload-too-large` (413), `/problems/period-open` (409), `/problems/player-banned` (403), `/problems/player-being-erased` (409), `/problems/rate-limited` (429), `/problems/request-in-flight` (409), `/problems/score-out-of-bounds` (422), `/problems/throttled` (503), `/problems/unauthorized` (401), `/problems/unavailable` (503), `/problems/unsupported-media-type` (415); or `about:blank` where the status says it all */
             type: string;
         };
         /** ReconcileReportOut */
@@ -2285,6 +2368,176 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClaimOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTopOfCohort: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description nextCursor from the previous page, as issued (400 otherwise) */
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description the cohort (1, 2, ...), as a join answers */
+                cohort_id: string;
+                /** @description the game */
+                game: string;
+                /** @description the game's variant (mode) */
+                variant: string;
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardPageOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    joinBoard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the player's id */
+                player_id: string;
+                /** @description the game */
+                game: string;
+                /** @description the game's variant (mode) */
+                variant: string;
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description joined before: the same body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntrantOut"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntrantOut"];
                 };
             };
             /** @description Unauthorized */
