@@ -19,6 +19,7 @@ router = APIRouter(route_class=StrictQueryRoute, tags=["submissions"])
     operation_id="joinBoard",
     status_code=201,
     response_model=EntrantOut,
+    response_model_exclude_unset=True,
     responses={
         200: {"model": EntrantOut, "description": "joined before: the same body"},
         **problem_responses(401, 403, 404, 409, 422, 429, 503),

@@ -31,7 +31,10 @@ RULES = {
     SNAPSHOT_TIME_PATTERN: "must be an ISO 8601 UTC time as listed, like 2026-11-30T00:00:00.000Z",
     DISPLAY_NAME_PATTERN: "must hold no control characters",
     COUNTRY_PATTERN: "must be two upper-case letters (ISO 3166-1 alpha-2, like GB)",
-    COHORT_ID_PATTERN: "must be a cohort's number: 1, 2, 3, ... (no leading zero)",
+    COHORT_ID_PATTERN: (
+        "must be a cohort's number: 1, 2, 3, ... (no leading zero), in a league after its "
+        "tier's id and a hyphen (gold-3)"
+    ),
     GROUP_IDS_PATTERN: (
         "must be player ids, comma-separated, each 1 to 64 characters of "
         "A-Z a-z 0-9 _ . : - (never #)"

@@ -36,6 +36,8 @@ class Placement:
     """0-based: how many players were placed on the board before them."""
     cohort_id: str | None
     """Their cohort (``None`` on a variant that gates entry without cutting into cohorts)."""
+    tier: str | None = None
+    """Their league tier on this board (``None`` on a variant without ``tiers``)."""
     attempts: int = 0
     """Accepted submissions of theirs to the board (``maxAttempts``)."""
     token: str = ""

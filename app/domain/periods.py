@@ -165,8 +165,11 @@ def _check_year(year: int, what: str) -> None:
 COHORT_MARK = "#~"
 """What joins a period board's id and a cohort's number in the cohort's board id (decision 0039):
 ``~`` is in no id, no period label and no key prefix or suffix of the scheme."""
-COHORT_ID_PATTERN = r"^[1-9]\d{0,8}$"
-"""A cohort's id: its number, 1-based, decimal, no leading zero."""
+TIER_ID_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+"""A league tier's id (``bronze``, ``gold_2``): no ``-``, which joins it to a cohort's number."""
+COHORT_ID_PATTERN = r"^(?:[a-z][a-z0-9_]{0,31}-)?[1-9]\d{0,8}$"
+"""A cohort's id: its number, 1-based, decimal, no leading zero; in a league (``tiers``) its
+tier's id first, joined by ``-`` (``gold-3``: cohort 3 of tier ``gold``)."""
 _COHORT_RE = re.compile(COHORT_ID_PATTERN)
 
 
@@ -174,7 +177,9 @@ def check_cohort_id(cohort_id: str) -> str:
     """``cohort_id`` if it is a cohort's number (1-based, decimal, no leading zero), else
     ``ValueError``."""
     if not _COHORT_RE.fullmatch(cohort_id):
-        raise ValueError(f"cohort {cohort_id!r} is not a cohort id (1, 2, 3, ...)")
+        raise ValueError(
+            f"cohort {cohort_id!r} is not a cohort id (1, 2, 3, ..., or in a league gold-1, ...)"
+        )
     return cohort_id
 
 

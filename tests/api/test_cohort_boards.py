@@ -84,9 +84,17 @@ async def test_a_rank_read_adds_the_player_s_cohort_and_rank_in_it(
         assert sent.status_code == 200
     read = (await http.get(f"{BOARD}/players/cy")).json()
     assert read["rank"]["rank"] == 3
-    assert read["cohort"] == {"cohortId": "2", "rank": 2}
-    assert (await http.get(f"{BOARD}/players/dee")).json()["cohort"] == {"cohortId": "2", "rank": 1}
-    assert (await http.get(f"{BOARD}/players/ann")).json()["cohort"] == {"cohortId": "1", "rank": 2}
+    assert read["cohort"] == {"cohortId": "2", "tier": None, "rank": 2}
+    assert (await http.get(f"{BOARD}/players/dee")).json()["cohort"] == {
+        "cohortId": "2",
+        "tier": None,
+        "rank": 1,
+    }
+    assert (await http.get(f"{BOARD}/players/ann")).json()["cohort"] == {
+        "cohortId": "1",
+        "tier": None,
+        "rank": 2,
+    }
     plain_read = (await http.get("/v1/leaderboards/trivia/plain/alltime/players/cy")).json()
     assert "cohort" not in plain_read or plain_read["cohort"] is None
     faults = install(service.runtime.client, dynamo_endpoint)
@@ -108,6 +116,10 @@ async def test_a_hidden_player_leaves_their_cohort_and_a_restore_brings_them_bac
         assert (await score(http, player, value)).status_code == 200
     assert (await moderate(http, "bob", "hide")).status_code == 200
     assert await top(http, f"{BOARD}/cohorts/1") == [("cy", 20, 1), ("ann", 10, 2)]
-    assert (await http.get(f"{BOARD}/players/cy")).json()["cohort"] == {"cohortId": "1", "rank": 1}
+    assert (await http.get(f"{BOARD}/players/cy")).json()["cohort"] == {
+        "cohortId": "1",
+        "tier": None,
+        "rank": 1,
+    }
     assert (await restore(http, "bob")).status_code == 200
     assert [p for p, _, _ in await top(http, f"{BOARD}/cohorts/1")] == ["bob", "cy", "ann"]

@@ -15,6 +15,16 @@ class EntrantOut(CamelModel):
         ".../{period}/cohorts/{cohortId}); null on a variant without cohortSize"
     )
 
+    tier: str | None = Field(
+        default=None,
+        description="the player's league tier on this period board; absent on a variant "
+        "without tiers",
+    )
+
     @classmethod
     def of(cls, placement: Placement) -> EntrantOut:
-        return cls(player_id=placement.player_id, cohort_id=placement.cohort_id)
+        if placement.tier is None:  # unset, so left out: no tier on a variant without tiers
+            return cls(player_id=placement.player_id, cohort_id=placement.cohort_id)
+        return cls(
+            player_id=placement.player_id, cohort_id=placement.cohort_id, tier=placement.tier
+        )

@@ -184,6 +184,9 @@ class PlayerEntryOut(EntryOut):
 
 class CohortRankOut(CamelModel):
     cohort_id: str = Field(description="the player's cohort (GET .../{period}/cohorts/{cohortId})")
+    tier: str | None = Field(
+        default=None, description="the player's league tier on this board (a variant with tiers)"
+    )
     rank: int = Field(description="the player's exact rank in their cohort")
 
 

@@ -70,6 +70,7 @@ class ClaimOut(TypedDict):
 class CohortRankOut(TypedDict):
     cohortId: str
     rank: int
+    tier: NotRequired[str | None]
 
 
 class CounterCellOut(TypedDict):
@@ -107,6 +108,7 @@ class DeliveryOut(TypedDict):
 class EntrantOut(TypedDict):
     cohortId: str | None
     playerId: str
+    tier: NotRequired[str | None]
 
 
 class EntryOut(TypedDict):

@@ -778,6 +778,8 @@ export interface components {
             cohortId: string;
             /** @description the player's exact rank in their cohort */
             rank: number;
+            /** @description the player's league tier on this board (a variant with tiers) */
+            tier?: string | null;
         };
         /** CounterCellOut */
         CounterCellOut: {
@@ -838,6 +840,8 @@ export interface components {
             /** @description the player's cohort on this period board (1, 2, ...: GET .../{period}/cohorts/{cohortId}); null on a variant without cohortSize */
             cohortId: string | null;
             playerId: string;
+            /** @description the player's league tier on this period board; absent on a variant without tiers */
+            tier?: string | null;
         };
         /** EntryOut */
         EntryOut: {
