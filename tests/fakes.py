@@ -37,6 +37,7 @@ from app.services.ports import (
     Claim,
     CoarseItem,
     CounterItem,
+    EntryReads,
     FineItem,
     IndexedKey,
     Lease,
@@ -410,12 +411,11 @@ class MemorySubmissions:
         *,
         lease_board_ids: Sequence[str],
         grain_slots: Sequence[SlotAddress] = (),
-        entry_board_ids: Sequence[str] = (),
-        entry_tiers: tuple[str, ...] = (),
+        entries: EntryReads | None = None,
     ) -> SubmissionState:
         t = self._t
         t.called("read_submission")
-        if entry_board_ids:
+        if entries is not None and entries.board_ids:
             # Placements by submission are the real adapter's alone (tests/api/test_entrants.py).
             raise NotImplementedError("the fake table does not place players (decision 0039)")
         return SubmissionState(

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from app.domain.calendar import SEASON_ID_PATTERN
 from app.domain.keys import ID_PATTERN
-from app.domain.periods import COHORT_ID_PATTERN, FIRST_YEAR, LAST_YEAR, YEAR_PATTERN
+from app.domain.periods import (
+    COHORT_ID_PATTERN,
+    FIRST_YEAR,
+    LAST_YEAR,
+    TIER_ID_PATTERN,
+    YEAR_PATTERN,
+)
 
 PERIOD_PATTERN = (
     rf"^(alltime|day|week|month|season|day:{YEAR_PATTERN}-\d{{2}}-\d{{2}}"
@@ -34,6 +40,9 @@ RULES = {
     COHORT_ID_PATTERN: (
         "must be a cohort's number: 1, 2, 3, ... (no leading zero), in a league after its "
         "tier's id and a hyphen (gold-3)"
+    ),
+    TIER_ID_PATTERN: (
+        "must be a lowercase letter, then up to 31 lowercase letters, digits or underscores"
     ),
     GROUP_IDS_PATTERN: (
         "must be player ids, comma-separated, each 1 to 64 characters of "

@@ -11,7 +11,7 @@ from typing import Any
 
 from app.domain.storage_keys import moderation_sk
 from app.domain.ties import SlotTies
-from app.services.ports import SlotAddress, SubmissionState, SubmissionWrite
+from app.services.ports import EntryReads, SlotAddress, SubmissionState, SubmissionWrite
 from app.store.client import Dynamo, TransactionItemsCancelled, TransactionThrottled
 from app.store.counters import CounterChanges, CounterItems
 from app.store.entrants import (
@@ -58,11 +58,13 @@ class SubmissionItems:
         *,
         lease_board_ids: Sequence[str],
         grain_slots: Sequence[SlotAddress] = (),
-        entry_board_ids: Sequence[str] = (),
-        entry_tiers: tuple[str, ...] = (),
+        entries: EntryReads | None = None,
     ) -> SubmissionState:
+        entry_board_ids, entry_tiers = (
+            ((), ()) if entries is None else (entries.board_ids, entries.tiers)
+        )
         record = key(player_id, record_id)
-        entries = list(
+        entry_keys_read = list(
             {
                 _address(k): k
                 for board in entry_board_ids
@@ -88,11 +90,11 @@ class SubmissionItems:
                     *grains.values(),
                     mark,
                     *([moderation] if game else []),
-                    *entries,
+                    *entry_keys_read,
                 ],
             )
         }
-        read = [found[_address(k)] for k in entries if _address(k) in found]
+        read = [found[_address(k)] for k in entry_keys_read if _address(k) in found]
         placed = {
             board: entry_state(read, player_id, board, entry_tiers) for board in entry_board_ids
         }

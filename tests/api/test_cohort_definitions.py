@@ -49,7 +49,7 @@ async def test_the_entry_fields_are_stored_and_shown(service: Service) -> None:
         {"maxAttempts": 0},
         {"maxAttempts": 10_001},
         {"maxAttempts": True},
-        {"tiers": []},
+        {"tiers": [{"id": "solo"}]},
     ],
 )
 async def test_a_bad_entry_field_is_a_422_that_changes_nothing(

@@ -62,6 +62,7 @@ async def test_a_definition_is_put_read_and_listed(service: Service) -> None:
         "joinRequired": False,
         "maxEntrants": None,
         "maxAttempts": None,
+        "tiers": [],
         "defined": False,
         "definedAt": None,
     }

@@ -14,7 +14,7 @@ from app.domain.cohorts import Placement
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.errors import Contended, EntrantsFull, NotFound, TransactionCancelled
-from app.services.cohorts._league import Standing, league_write, standing_for
+from app.services.cohorts._league import Due, Standing, league_write, standing_for
 from app.services.ports.entrants import EntrantStore, EntryState
 from app.services.work import wait_before
 
@@ -105,12 +105,5 @@ async def place(entrants: EntrantStore, policy: PlacePolicy, ask: PlaceAsk) -> P
 async def _standing(
     entrants: EntrantStore, policy: PlacePolicy, ask: PlaceAsk, state: EntryState
 ) -> Standing:
-    return await standing_for(
-        entrants,
-        ask.definition,
-        ask.board,
-        state.league,
-        ask.player_id,
-        now=ask.now,
-        settle=policy.settle,
-    )
+    due = Due(ask.now, policy.settle)
+    return await standing_for(entrants, ask.definition, ask.board, state.league, ask.player_id, due)

@@ -22,6 +22,14 @@ _CLOSE_WAIT_S = 30
 
 
 @dataclass(frozen=True)
+class Due:
+    """When a placement is made, and the lateness a close waits for after a period's end."""
+
+    now: datetime
+    settle: timedelta
+
+
+@dataclass(frozen=True)
 class Standing:
     """A player's tier for a board, and how they came to it."""
 
@@ -38,9 +46,7 @@ async def standing_for(
     board: Board,
     record: LeagueRecord | None,
     player_id: str,
-    *,
-    now: datetime,
-    settle: timedelta,
+    due: Due,
 ) -> Standing:
     """The tier ``player_id`` (whose league record is ``record``) plays ``board`` in. ``LeagueClosing`` where it waits on a
     close not yet done."""
@@ -54,7 +60,7 @@ async def standing_for(
     if record.board_id == board.board_id or record.period_start_ms >= begins_ms:
         # This board's, or a later one's (a late score placing them on an older board).
         return Standing(league.known(record.tier), record, None)
-    move = await settled_move(entrants, definition, record, player_id, now=now, settle=settle)
+    move = await settled_move(entrants, definition, record, player_id, due)
     return Standing(league.after(record.tier, move), record, move)
 
 
@@ -63,12 +69,11 @@ async def settled_move(
     definition: BoardDefinition,
     record: LeagueRecord,
     player_id: str,
-    *,
-    now: datetime,
-    settle: timedelta,
+    due: Due,
 ) -> Move:
     """What the close of ``record``'s board did to its player (one call). ``LeagueClosing``
     where it is not done yet and will be."""
+    now, settle = due.now, due.settle
     found = await entrants.read_moves(record.board_id, record.cohort_id)
     if found.moves is not None:
         return found.moves.of(player_id)
@@ -148,7 +153,7 @@ async def league_view(
         if start is not None and record.period_start_ms >= to_ms(start):
             return LeagueView(league.known(record.tier), None, board, record, None)
     try:
-        move = await settled_move(entrants, definition, record, player_id, now=now, settle=settle)
+        move = await settled_move(entrants, definition, record, player_id, Due(now, settle))
     except LeagueClosing:
         return LeagueView(league.known(record.tier), None, board, record, "pending")
     return LeagueView(league.after(record.tier, move), None, board, record, move)

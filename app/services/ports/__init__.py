@@ -36,6 +36,7 @@ from app.services.ports.operations import (
 )
 from app.services.ports.players import (
     COMPLETED,
+    EntryReads,
     EntryWrite,
     ErasureMarks,
     Membership,
@@ -137,6 +138,7 @@ __all__ = [
     "CounterStore",
     "DefinitionStore",
     "EntrantStore",
+    "EntryReads",
     "EntryState",
     "EntryWrite",
     "ErasureMarks",

@@ -77,6 +77,15 @@ class SubmissionState:
 
 
 @dataclass(frozen=True)
+class EntryReads:
+    """What a submission to a variant that places its players reads of their places (decision
+    0039): on each of ``board_ids``, and in a league each of ``tiers``' count (decision 0040)."""
+
+    board_ids: tuple[str, ...] = ()
+    tiers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class EntryWrite:
     """What a submission to a variant that places its players writes of the player's place on
     one period board (decision 0039): a new placement at the seat read, or one more attempt on
@@ -121,13 +130,12 @@ class SubmissionStore(Protocol):
         *,
         lease_board_ids: Sequence[str],
         grain_slots: Sequence[SlotAddress] = (),
-        entry_board_ids: Sequence[str] = (),
-        entry_tiers: tuple[str, ...] = (),
+        entries: EntryReads | None = None,
     ) -> SubmissionState:
         """The record, the rows of ``board_ids``, the leases of ``lease_board_ids`` (the others
         are known), the erasure mark, the tie grains of ``grain_slots``, the player's placement
-        on each of ``entry_board_ids`` and its count (in a league, each of ``entry_tiers``' count and
-        the player's league record): one call."""
+        and ``entries``' (the player's placement on each of its boards and their counts, in a league
+        each tier's count and the player's league record): one call."""
 
     async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, SlotTies]:
         """The tie grains (and cuts) of those of ``slots`` that have one: one call."""

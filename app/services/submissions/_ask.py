@@ -12,7 +12,7 @@ from app.domain.cohorts import LeagueRecord
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.domain.submission import Submission
-from app.services.cohorts._league import standing_for
+from app.services.cohorts._league import Due, standing_for
 from app.services.ports.entrants import EntrantStore
 
 
@@ -91,14 +91,9 @@ async def seated(entrants: EntrantStore, ask: SubmitAsk, *, settle: timedelta) -
         if placement is None:
             tier = None
             if league is not None:
+                due = Due(from_ms(ask.now_ms), settle)
                 standing = await standing_for(
-                    entrants,
-                    definition,
-                    board,
-                    entry.league,
-                    player,
-                    now=from_ms(ask.now_ms),
-                    settle=settle,
+                    entrants, definition, board, entry.league, player, due
                 )
                 tier = standing.tier
             placement = seating.placement(player, board.board_id, entry.placed_in(tier), tier=tier)

@@ -40,6 +40,7 @@ from app.errors import (
 )
 from app.services.policies import RANKING_CHANGE_HOLDER, SubmitPolicy, lets_through
 from app.services.ports import (
+    EntryReads,
     EntryWrite,
     RequestRecord,
     SlotAddress,
@@ -142,8 +143,9 @@ class _Writer:
         )
         self._grain_slots = [self._slot(board, submitted) for board in boards]
         # The period boards whose placement the submission reads and writes (decision 0039).
-        self._entry_board_ids = (
-            [board.board_id for board in ask.periods] if definition.gates_entry else []
+        self._entry_reads = EntryReads(
+            tuple(board.board_id for board in ask.periods) if definition.gates_entry else (),
+            self._tiers,
         )
 
     @property
@@ -170,8 +172,7 @@ class _Writer:
                 row_ids,
                 lease_board_ids=unknown,
                 grain_slots=self._grain_slots,
-                entry_board_ids=self._entry_board_ids,
-                entry_tiers=self._tiers,
+                entries=self._entry_reads,
             )
             if confirm is None:
                 state = await reading
