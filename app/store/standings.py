@@ -411,28 +411,3 @@ def standing_of(item: Item) -> Standing:
 def is_row(item: Item) -> bool:
     """A player's row on a board, visible or hidden."""
     return "rankKey" in item or HIDDEN_KEY_ATTRIBUTE in item
-
-
-def erasing_key(player_id: str) -> dict[str, AttributeValueTypeDef]:
-    return key(player_id, ERASING_SORT_KEY)
-
-
-class ErasureMarkItems:
-    """The ``ErasureMarks`` port: the mark carries ``expiresAt``, so an eraser that dies leaves it
-    to lapse on its own."""
-
-    def __init__(self, dynamo: Dynamo, *, table: str) -> None:
-        self._dynamo = dynamo
-        self._table = table
-
-    async def mark_erasing(self, player_id: str, *, until: int) -> None:
-        await self._dynamo.put_item(
-            "marking the player as being erased",
-            TableName=self._table,
-            Item={**erasing_key(player_id), TTL_ATTRIBUTE: n(until)},
-        )
-
-    async def clear_erasing(self, player_id: str) -> None:
-        await self._dynamo.delete_item(
-            "clearing the erasure mark", TableName=self._table, Key=erasing_key(player_id)
-        )
