@@ -3,7 +3,6 @@ player's rank, the players around them, and a player's standings on every board.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import replace
 from datetime import datetime
@@ -17,7 +16,6 @@ from app.api.deps import (
     BoardReadingDep,
     PlayerPath,
     ReadingDep,
-    StateDep,
     limit_reads,
 )
 from app.api.patterns import GROUP_IDS_PATTERN
@@ -234,22 +232,9 @@ def _group_ids(given: str) -> list[str]:
     summary="A player's entry and rank: exact, or an honest range",
 )
 async def get_player_rank(
-    read: BoardReadingDep, state: StateDep, player_id: PlayerPath, response: Response
+    read: BoardReadingDep, player_id: PlayerPath, response: Response
 ) -> PlayerRankOut:
-    cohorts = read.definition.cohort_size is not None
-    found, placement = await asyncio.gather(
-        read.reads.rank(read.board, read.definition, player_id, now=read.now),
-        state.leaderboard.cohorts.placement(read.board, player_id) if cohorts else _none(),
-    )
-    in_cohort = None
-    if placement is not None and placement.cohort_id is not None:
-        # One COUNT of the cohort's small partition: exact (decision 0039).
-        rank = await state.leaderboard.cohorts.rank_in_cohort(
-            read.board, placement.cohort_id, found.entry.key
-        )
-        in_cohort = CohortRankOut(
-            cohort_id=placement.cohort_id, tier=placement.tier, rank=rank
-        )
+    found = await read.reads.rank(read.board, read.definition, player_id, now=read.now)
     _say_read_at(response, found.read_at)
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(
@@ -262,12 +247,8 @@ async def get_player_rank(
             context=None if found.context_json is None else json.loads(found.context_json),
         ),
         rank=rank_out(found.rank),
-        cohort=in_cohort,
+        cohort=CohortRankOut.of(found.cohort),
     )
-
-
-async def _none() -> None:
-    return None
 
 
 @router.get(
