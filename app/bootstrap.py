@@ -311,7 +311,7 @@ def build_leaderboard(settings: Settings, stores: Stores, policies: Policies) ->
         ranking=ranking,
         webhooks=Webhooks(stores, webhook_policy(settings)),
         claims=Claims(stores, stores.claims, claim_policy(policies)),
-        cohorts=Cohorts(stores.entrants, stores.ranks, place_policy(policies)),
+        cohorts=Cohorts(stores.entrants, place_policy(policies)),
     )
 
 
