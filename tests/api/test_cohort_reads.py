@@ -1,7 +1,7 @@
 """A cohort reads as a board of its own (DESIGN.md section 16, decision 0039), over HTTP on the
 embedded backend: the players around a player in their cohort, a group's board within a cohort,
-and a cohort's snapshots, each as the board's are; moderation and erasure reach a player's
-cohort row as their board's."""
+and a cohort's snapshots, each as the board's are; moderation, erasure and a void reach a
+player's cohort row as their board's; seeding a cohort variant is refused."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import Any
 
 import httpx
 
-from tests.api.test_definitions import ADMIN, define
+from app.domain.clock import iso_ms
+from tests.api.test_definitions import ADMIN, define, top
 from tests.api.test_moderation import moderate, restore
 from tests.api.test_tournaments import score
 from tests.conftest import SUBMIT_KEY, Service
+from tests.support import now_ms
 
 BOARD = "/v1/leaderboards/trivia/classic/alltime"
 COHORT = f"{BOARD}/cohorts/2"
@@ -156,3 +158,38 @@ async def test_an_erased_player_leaves_their_cohort_and_its_snapshots(service: S
     assert (page["playerCount"], _ranked(page)) == (2, [("dee", 1), ("fay", 2)])
     snapshot = await _json(await http.get(f"{COHORT}/snapshots/{taken.json()['snapshotTakenAt']}"))
     assert [e["playerId"] for e in snapshot["entries"]] == ["dee", None, "fay"]
+
+
+async def test_a_void_takes_the_entry_off_the_cohort_too_and_the_player_keeps_their_seat(
+    service: Service,
+) -> None:
+    http = service.http
+    await _cohorts(http)
+    voided = await http.delete(f"{BOARD}/players/dee", params={"reason": "bot"}, headers=ADMIN)
+    assert voided.status_code == 200, voided.text
+    assert voided.json()["voided"]["score"] == 50
+    page = await _json(await http.get(COHORT))
+    assert (page["playerCount"], _ranked(page)) == (2, [("eve", 1), ("fay", 2)])
+    assert "dee" not in [p for p, _, _ in await top(http)]
+    assert (await http.delete(f"{BOARD}/players/dee", headers=ADMIN)).status_code == 404
+    # Submitting again, the player is back in the cohort they were placed in.
+    assert (await score(http, "dee", 7)).status_code == 200
+    page = await _json(await http.get(COHORT))
+    assert (page["playerCount"], _ranked(page)) == (3, [("eve", 1), ("dee", 2), ("fay", 3)])
+    assert (await _json(await http.get(f"{BOARD}/players/dee")))["cohort"]["cohortId"] == "2"
+
+
+async def test_seeding_a_cohort_variant_is_refused_and_writes_nothing(service: Service) -> None:
+    http = service.http
+    await _cohorts(http)
+    text = f"playerId,score,achievedAt\nzed,99,{iso_ms(now_ms() - 60_000)}\n"
+    refused = await http.post(
+        f"{BOARD}/seed",
+        params={"graceSeconds": 0},
+        content=text,
+        headers={**ADMIN, "Content-Type": "text/csv"},
+    )
+    assert refused.status_code == 422, refused.text
+    assert "cohortSize" in refused.json()["detail"]
+    assert "zed" not in [p for p, _, _ in await top(http)]
+    assert (await http.get(f"{BOARD}/players/zed")).status_code == 404
