@@ -50,6 +50,7 @@ from app.store.client import Dynamo, open_client
 from app.store.counters import CounterItems
 from app.store.definitions import DefinitionItems
 from app.store.entrants import EntrantItems
+from app.store.erasure_marks import ErasureMarkItems
 from app.store.index import IndexReads, RankReads
 from app.store.item_locks import ItemLocks
 from app.store.leases import LeaseItems
@@ -58,7 +59,7 @@ from app.store.outbox import OutboxItems
 from app.store.registry import RegistryItems
 from app.store.requests import RequestItems
 from app.store.snapshots import SnapshotItems
-from app.store.standings import ErasureMarkItems, StandingItems
+from app.store.standings import StandingItems
 from app.store.submissions import SubmissionItems
 from app.store.tables import TableNames, Tables
 from app.store.webhooks import WebhookItems
@@ -310,9 +311,7 @@ def build_leaderboard(settings: Settings, stores: Stores, policies: Policies) ->
         ranking=ranking,
         webhooks=Webhooks(stores, webhook_policy(settings)),
         claims=Claims(stores, stores.claims, claim_policy(policies)),
-        cohorts=Cohorts(
-            stores.entrants, stores.ranks, place_policy(policies), registry=stores.registry
-        ),
+        cohorts=Cohorts(stores.entrants, place_policy(policies), registry=stores.registry),
     )
 
 

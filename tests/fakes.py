@@ -19,6 +19,7 @@ from app.domain.definitions import BoardDefinition, Operator
 from app.domain.events import Event
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Entry, Page, Standing
+from app.domain.periods import COHORT_MARK
 from app.domain.seed_file import SeedRow
 from app.domain.shards import board_of_partition, is_shard_partition, player_partition
 from app.domain.ties import LEVEL_A, SlotTies, TieCounts, mark_of, tie_counts
@@ -519,6 +520,16 @@ class MemoryStandings:
         return [
             row.standing for (player, _), row in sorted(self._t.rows.items()) if player == player_id
         ]
+
+    async def cohort_row(self, board_id: str, player_id: str) -> Standing | None:
+        self._t.called("cohort_row")
+        prefix = f"{board_id}{COHORT_MARK}"
+        rows = [
+            row.standing
+            for (player, row_id), row in sorted(self._t.rows.items())
+            if player == player_id and row_id.startswith(prefix)
+        ]
+        return rows[0] if rows else None
 
     async def standings_page(self, player_id: str, *, after: str, limit: int) -> StandingsPage:
         self._t.called("standings_page")

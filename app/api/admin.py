@@ -9,8 +9,10 @@ from fastapi import APIRouter, Query, Request, Response
 
 from app.api.deps import (
     ADMIN_ONLY,
+    COHORT_404,
     NO_DEADLINE,
     BoardDep,
+    CohortDep,
     LeaderboardDep,
     NowDep,
     PlayerPath,
@@ -29,6 +31,16 @@ from app.api.schemas import (
 )
 from app.domain.seed_file import parse_seed_text
 from app.services.operations import SeedOptions
+
+SnapshotTopQuery = Annotated[
+    int,
+    Query(
+        ge=1,
+        le=1000,
+        description="entries kept; a snapshot is one item of at most 400 KB, so a top that "
+        "does not fit is a 422 naming the largest that does",
+    ),
+]
 
 router = APIRouter(route_class=StrictQueryRoute, tags=["admin"], dependencies=[ADMIN_ONLY])
 
@@ -111,17 +123,28 @@ async def post_snapshot(
     board: BoardDep,
     definition: ReadDefinitionDep,
     now: NowDep,
-    top: Annotated[
-        int,
-        Query(
-            ge=1,
-            le=1000,
-            description="entries kept; a snapshot is one item of at most 400 KB, so a top that "
-            "does not fit is a 422 naming the largest that does",
-        ),
-    ] = 100,
+    top: SnapshotTopQuery = 100,
 ) -> SnapshotOut:
     snapshot = await leaderboard.operations.snapshot(board, definition, now=now, top=top)
+    return SnapshotOut.of(snapshot)
+
+
+@router.post(
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}/snapshots",
+    operation_id="takeCohortSnapshot",
+    status_code=201,
+    response_model=SnapshotOut,
+    responses=problem_responses(401, 403, 404, 409, 422),
+    summary="Take a snapshot of one cohort of a board now",
+    description=f"As the board's snapshot, of one cohort (a board of its own, decision 0039). "
+    f"{COHORT_404}",
+)
+async def post_cohort_snapshot(
+    leaderboard: LeaderboardDep, cohort: CohortDep, now: NowDep, top: SnapshotTopQuery = 100
+) -> SnapshotOut:
+    snapshot = await leaderboard.operations.snapshot(
+        cohort.board, cohort.definition, now=now, top=top
+    )
     return SnapshotOut.of(snapshot)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar, cast
 
@@ -25,7 +25,7 @@ from app.domain.calendar import Calendar, NoSuchSeason
 from app.domain.definitions import BoardDefinition
 from app.domain.json_depth import MAX_JSON_DEPTH, nests_deeper_than
 from app.domain.keys import ID_PATTERN
-from app.domain.periods import FIRST_YEAR, LAST_YEAR, Board, Period
+from app.domain.periods import COHORT_ID_PATTERN, FIRST_YEAR, LAST_YEAR, Board, Period
 from app.domain.principal import Principal
 from app.domain.storage_keys import RESERVED_GAMES
 from app.errors import (
@@ -176,6 +176,38 @@ async def get_board_reading(
 BoardReadingDep = Annotated[BoardReading, Depends(get_board_reading)]
 
 
+COHORT_404 = "404 on a variant without cohortSize; a cohort past the board's last has no entries."
+"""What every route of a cohort says of the cohorts it finds (``cohort_of``)."""
+
+CohortPath = Annotated[
+    str,
+    Path(
+        pattern=COHORT_ID_PATTERN,
+        description="the cohort (1, 2, ...; in a league gold-1, ...), as a join answers",
+    ),
+]
+
+
+def cohort_of(
+    board: Board, definition: BoardDefinition, cohort_id: str
+) -> tuple[Board, BoardDefinition]:
+    """One cohort of the period board and how it ranks: a board of its own, never sharded
+    (decision 0039). 404 on a variant without cohortSize; a cohort past the board's last is a
+    board with no entries, as any board nobody has played."""
+    if definition.cohort_size is None:
+        raise NotFound(f"{board.game}/{board.variant} has no cohorts (no cohortSize)")
+    return board.in_cohort(cohort_id), replace(definition, shards=1)
+
+
+async def get_cohort_reading(read: BoardReadingDep, cohort_id: CohortPath) -> BoardReading:
+    """A read of the cohort a ``.../{period}/cohorts/{cohort_id}`` path names."""
+    cohort, definition = cohort_of(read.board, read.definition, cohort_id)
+    return BoardReading(read.reads, read.now, cohort, definition)
+
+
+CohortReadingDep = Annotated[BoardReading, Depends(get_cohort_reading)]
+
+
 async def get_read_definition(leaderboard: LeaderboardDep, board: BoardDep) -> BoardDefinition:
     """How the named board ranks: its variant's definition (404 for an undefined variant where
     undefined boards are refused)."""
@@ -192,6 +224,24 @@ async def get_write_definition(leaderboard: LeaderboardDep, board: BoardDep) -> 
 
 
 WriteDefinitionDep = Annotated[BoardDefinition, Depends(get_write_definition)]
+
+
+@dataclass(frozen=True)
+class NamedBoard:
+    """A board a path names and how it ranks: a period board, or one of its cohorts."""
+
+    board: Board
+    definition: BoardDefinition
+
+
+async def get_cohort_board(
+    board: BoardDep, definition: ReadDefinitionDep, cohort_id: CohortPath
+) -> NamedBoard:
+    """The cohort a ``.../{period}/cohorts/{cohort_id}`` path names (``cohort_of``)."""
+    return NamedBoard(*cohort_of(board, definition, cohort_id))
+
+
+CohortDep = Annotated[NamedBoard, Depends(get_cohort_board)]
 
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer <key>`")

@@ -3,21 +3,20 @@ player's rank, the players around them, and a player's standings on every board.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Response
+from fastapi import APIRouter, Depends, Query, Response
 
 from app.api.cors import READ_AT
 from app.api.deps import (
+    COHORT_404,
     BoardReading,
     BoardReadingDep,
+    CohortReadingDep,
     PlayerPath,
     ReadingDep,
-    StateDep,
     limit_reads,
 )
 from app.api.patterns import GROUP_IDS_PATTERN
@@ -39,9 +38,7 @@ from app.api.schemas import (
     problem_responses,
     rank_out,
 )
-from app.domain.periods import COHORT_ID_PATTERN
 from app.domain.ranks import ExactRank
-from app.errors import NotFound
 from app.services.reads import (
     MAX_GROUP,
     MAX_GROUP_RANKED,
@@ -57,6 +54,23 @@ CursorQuery = Annotated[
     Query(
         max_length=1024, description="nextCursor from the previous page, as issued (400 otherwise)"
     ),
+]
+
+LimitQuery = Annotated[int, Query(ge=1, le=100)]
+AroundQuery = Annotated[int, Query(ge=0, le=50)]
+GroupIdsQuery = Annotated[
+    str,
+    Query(
+        pattern=GROUP_IDS_PATTERN,
+        max_length=MAX_GROUP * 65 - 1,  # as many distinct ids of 64 characters
+        description=f"the players, comma-separated (ids=a,b,c): 1 to {MAX_GROUP} distinct "
+        f"ids, 1 to {MAX_GROUP_RANKED} with withRank=true (an id named twice counts once "
+        "toward either); unknown ones are left out",
+    ),
+]
+WithRankQuery = Annotated[
+    bool,
+    Query(alias="withRank", description="add each one's board rank (costs a rank read each)"),
 ]
 
 router = APIRouter(
@@ -121,10 +135,28 @@ async def get_boards(
     summary="The top of a board, best first",
 )
 async def get_board(
-    read: BoardReadingDep,
-    response: Response,
-    limit: Annotated[int, Query(ge=1, le=100)] = 25,
-    cursor: CursorQuery = None,
+    read: BoardReadingDep, response: Response, limit: LimitQuery = 25, cursor: CursorQuery = None
+) -> BoardPageOut:
+    return await _top_page(read, response, limit, cursor)
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}",
+    operation_id="getTopOfCohort",
+    response_model=BoardPageOut,
+    responses=problem_responses(400, 404, 422, 429),
+    summary="The top of one cohort of a board, best first (a variant with cohortSize)",
+    description=f"A cohort is a board of its own (decision 0039): the same page as the board's "
+    f"top, ranked within the cohort. {COHORT_404}",
+)
+async def get_cohort(
+    read: CohortReadingDep, response: Response, limit: LimitQuery = 25, cursor: CursorQuery = None
+) -> BoardPageOut:
+    return await _top_page(read, response, limit, cursor)
+
+
+async def _top_page(
+    read: BoardReading, response: Response, limit: int, cursor: str | None
 ) -> BoardPageOut:
     page = await read.reads.top(
         read.board, read.definition, limit=limit, cursor=cursor, now=read.now
@@ -141,41 +173,6 @@ async def get_board(
 
 
 @router.get(
-    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}",
-    operation_id="getTopOfCohort",
-    response_model=BoardPageOut,
-    responses=problem_responses(400, 404, 422, 429),
-    summary="The top of one cohort of a board, best first (a variant with cohortSize)",
-    description="A cohort is a board of its own (decision 0039): the same page as the board's "
-    "top, ranked within the cohort. 404 on a variant without cohortSize.",
-)
-async def get_cohort(
-    read: BoardReadingDep,
-    cohort_id: Annotated[
-        str,
-        Path(pattern=COHORT_ID_PATTERN, description="the cohort (1, 2, ...), as a join answers"),
-    ],
-    limit: Annotated[int, Query(ge=1, le=100)] = 25,
-    cursor: CursorQuery = None,
-) -> BoardPageOut:
-    definition = read.definition
-    if definition.cohort_size is None:
-        raise NotFound(f"{read.board.game}/{read.board.variant} has no cohorts (no cohortSize)")
-    cohort = read.board.in_cohort(cohort_id)
-    page = await read.reads.top(
-        cohort, replace(definition, shards=1), limit=limit, cursor=cursor, now=read.now
-    )
-    return BoardPageOut(
-        leaderboard_id=page.board_id,
-        period=_period(read),
-        player_count=page.player_count,
-        score_format=definition.score_format.value,
-        entries=[EntryOut.of(ranked.entry, ranked.rank) for ranked in page.entries],
-        next_cursor=page.next_cursor,
-    )
-
-
-@router.get(
     "/v1/leaderboards/{game}/{variant}/{period}/players",
     operation_id="getGroupBoard",
     response_model=GroupOut,
@@ -183,22 +180,26 @@ async def get_cohort(
     summary="A group's board (friends): those of the players named on the board, in board order",
 )
 async def get_group(
-    read: BoardReadingDep,
-    ids: Annotated[
-        str,
-        Query(
-            pattern=GROUP_IDS_PATTERN,
-            max_length=MAX_GROUP * 65 - 1,  # as many distinct ids of 64 characters
-            description=f"the players, comma-separated (ids=a,b,c): 1 to {MAX_GROUP} distinct "
-            f"ids, 1 to {MAX_GROUP_RANKED} with withRank=true (an id named twice counts once "
-            "toward either); unknown ones are left out",
-        ),
-    ],
-    with_rank: Annotated[
-        bool,
-        Query(alias="withRank", description="add each one's board rank (costs a rank read each)"),
-    ] = False,
+    read: BoardReadingDep, ids: GroupIdsQuery, with_rank: WithRankQuery = False
 ) -> GroupOut:
+    return await _group(read, ids, with_rank)
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}/players",
+    operation_id="getCohortGroupBoard",
+    response_model=GroupOut,
+    responses=problem_responses(404, 422, 429, 503),
+    summary="A group's board within one cohort: those of the players named in it, in its order",
+    description=f"As the board's group board, of the cohort (its ranks the cohort's). {COHORT_404}",
+)
+async def get_cohort_group(
+    read: CohortReadingDep, ids: GroupIdsQuery, with_rank: WithRankQuery = False
+) -> GroupOut:
+    return await _group(read, ids, with_rank)
+
+
+async def _group(read: BoardReading, ids: str, with_rank: bool) -> GroupOut:
     members = await read.reads.group(
         read.board, read.definition, _group_ids(ids), with_rank=with_rank, now=read.now
     )
@@ -234,20 +235,9 @@ def _group_ids(given: str) -> list[str]:
     summary="A player's entry and rank: exact, or an honest range",
 )
 async def get_player_rank(
-    read: BoardReadingDep, state: StateDep, player_id: PlayerPath, response: Response
+    read: BoardReadingDep, player_id: PlayerPath, response: Response
 ) -> PlayerRankOut:
-    cohorts = read.definition.cohort_size is not None
-    found, placement = await asyncio.gather(
-        read.reads.rank(read.board, read.definition, player_id, now=read.now),
-        state.leaderboard.cohorts.placement(read.board, player_id) if cohorts else _none(),
-    )
-    in_cohort = None
-    if placement is not None and placement.cohort_id is not None:
-        # One COUNT of the cohort's small partition: exact (decision 0039).
-        rank = await state.leaderboard.cohorts.rank_in_cohort(
-            read.board, placement.cohort_id, found.entry.key
-        )
-        in_cohort = CohortRankOut(cohort_id=placement.cohort_id, tier=placement.tier, rank=rank)
+    found = await read.reads.rank(read.board, read.definition, player_id, now=read.now)
     _say_read_at(response, found.read_at)
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(
@@ -260,12 +250,8 @@ async def get_player_rank(
             context=None if found.context_json is None else json.loads(found.context_json),
         ),
         rank=rank_out(found.rank),
-        cohort=in_cohort,
+        cohort=CohortRankOut.of(found.cohort),
     )
-
-
-async def _none() -> None:
-    return None
 
 
 @router.get(
@@ -282,9 +268,35 @@ async def get_around(
     read: BoardReadingDep,
     player_id: PlayerPath,
     response: Response,
-    before: Annotated[int, Query(ge=0, le=50)] = 5,
-    after: Annotated[int, Query(ge=0, le=50)] = 5,
+    before: AroundQuery = 5,
+    after: AroundQuery = 5,
 ) -> AroundOut:
+    return await _around(read, player_id, response, (before, after))
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}/players/{player_id}/around",
+    operation_id="getPlayersAroundInCohort",
+    response_model=AroundOut,
+    responses=problem_responses(404, 422, 429),
+    summary="The players just ahead of and just behind a player in their cohort",
+    description="As the board's around, of the cohort (its ranks the cohort's; a player not in "
+    f"it is a 404). {COHORT_404}",
+)
+async def get_cohort_around(
+    read: CohortReadingDep,
+    player_id: PlayerPath,
+    response: Response,
+    before: AroundQuery = 5,
+    after: AroundQuery = 5,
+) -> AroundOut:
+    return await _around(read, player_id, response, (before, after))
+
+
+async def _around(
+    read: BoardReading, player_id: str, response: Response, sides: tuple[int, int]
+) -> AroundOut:
+    before, after = sides
     around = await read.reads.around(
         read.board, read.definition, player_id, before=before, after=after, now=read.now
     )

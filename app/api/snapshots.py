@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from app.api.deps import BoardDep, LeaderboardDep, NowDep, limit_reads
+from app.api.deps import (
+    COHORT_404,
+    BoardDep,
+    CohortDep,
+    LeaderboardDep,
+    NamedBoard,
+    NowDep,
+    limit_reads,
+)
 from app.api.patterns import SNAPSHOT_TIME_PATTERN
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import PeriodOut, SnapshotListOut, SnapshotOut, problem_responses
+from app.services.leaderboard import Leaderboard
 
 router = APIRouter(
     route_class=StrictQueryRoute, tags=["reads"], dependencies=[Depends(limit_reads)]
@@ -37,8 +47,26 @@ async def get_snapshots(
     leaderboard: LeaderboardDep, board: BoardDep, now: NowDep
 ) -> SnapshotListOut:
     defined = await leaderboard.rules.definitions.of(board.game, board.variant)
-    period = PeriodOut.of(board.period, defined.definition.calendar, now)
-    return SnapshotListOut.of(period, await leaderboard.reads.snapshots(board))
+    return await _listed(leaderboard, NamedBoard(board, defined.definition), now)
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}/snapshots",
+    operation_id="listCohortSnapshots",
+    response_model=SnapshotListOut,
+    responses=problem_responses(404, 422, 429),
+    summary="A cohort's snapshots, newest first",
+    description=f"As the board's, of one cohort (a board of its own, decision 0039). {COHORT_404}",
+)
+async def get_cohort_snapshots(
+    leaderboard: LeaderboardDep, cohort: CohortDep, now: NowDep
+) -> SnapshotListOut:
+    return await _listed(leaderboard, cohort, now)
+
+
+async def _listed(leaderboard: Leaderboard, named: NamedBoard, now: datetime) -> SnapshotListOut:
+    period = PeriodOut.of(named.board.period, named.definition.calendar, now)
+    return SnapshotListOut.of(period, await leaderboard.reads.snapshots(named.board))
 
 
 @router.get(
@@ -51,5 +79,18 @@ async def get_snapshots(
 async def get_one_snapshot(
     leaderboard: LeaderboardDep, board: BoardDep, snapshot_taken_at: SnapshotTime
 ) -> SnapshotOut:
-    snapshot = await leaderboard.reads.snapshot(board, snapshot_taken_at)
-    return SnapshotOut.of(snapshot)
+    return SnapshotOut.of(await leaderboard.reads.snapshot(board, snapshot_taken_at))
+
+
+@router.get(
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}/snapshots/{snapshot_taken_at}",
+    operation_id="getCohortSnapshot",
+    response_model=SnapshotOut,
+    responses=problem_responses(404, 422, 429),
+    summary="One snapshot of a cohort: its top and player count when it was taken",
+    description=COHORT_404,
+)
+async def get_one_cohort_snapshot(
+    leaderboard: LeaderboardDep, cohort: CohortDep, snapshot_taken_at: SnapshotTime
+) -> SnapshotOut:
+    return SnapshotOut.of(await leaderboard.reads.snapshot(cohort.board, snapshot_taken_at))

@@ -183,6 +183,12 @@ def check_cohort_id(cohort_id: str) -> str:
     return cohort_id
 
 
+def tier_of_cohort(cohort_id: str) -> str | None:
+    """The league tier a cohort id names (``gold`` of ``gold-3``); ``None`` outside a league."""
+    tier, joined, _ = cohort_id.rpartition("-")
+    return tier if joined else None
+
+
 @dataclass(frozen=True)
 class Board:
     game: str

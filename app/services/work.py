@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal, Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar, cast
 
 from app.errors import ItemBusy, Throttled, TransactionCancelled
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 # ---- progress ----------------------------------------------------------------------------------
 
@@ -59,6 +60,12 @@ async def all_or_none(*calls: Awaitable[T]) -> list[T]:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+async def both(first: Awaitable[T], second: Awaitable[U]) -> tuple[T, U]:
+    """``all_or_none`` of two calls of different types."""
+    found = await all_or_none(first, second)
+    return cast("T", found[0]), cast("U", found[1])
 
 
 # ---- trying again ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from app.domain.clock import iso_ms, parse_iso_ms
 from app.domain.definitions import BoardDefinition, Operator
 from app.domain.keys import RankKey
 from app.domain.models import CounterDelta, Standing, StandingWrite
+from app.domain.periods import COHORT_MARK
 from app.domain.seed_file import SeedRow
 from app.domain.shards import player_partition
 from app.domain.storage_keys import (
@@ -111,6 +112,20 @@ class StandingItems:
             ExpressionAttributeValues={":p": s(player_id)},
         )
         return [standing_of(item) for item in items if "rankKey" in item]
+
+    async def cohort_row(self, board_id: str, player_id: str) -> Standing | None:
+        page = await self._dynamo.query(
+            "reading the player's cohort row",
+            TableName=self._table,
+            # Every cohort of the board begins so, and nothing else does (``~`` is in no id, no
+            # period and no key prefix): the player's one cohort row, whichever cohort it is.
+            KeyConditionExpression="playerId = :p AND begins_with(leaderboardId, :c)",
+            ExpressionAttributeValues={":p": s(player_id), ":c": s(f"{board_id}{COHORT_MARK}")},
+            ConsistentRead=True,
+        )
+        # One page: the player holds one row under the prefix (their cohort's), a few hundred bytes.
+        rows = [standing_of(item) for item in page.get("Items", []) if is_row(item)]
+        return rows[0] if rows else None
 
     async def standings_page(self, player_id: str, *, after: str, limit: int) -> StandingsPage:
         condition, values = partition_after(player_id, after)
@@ -418,28 +433,3 @@ def standing_of(item: Item) -> Standing:
 def is_row(item: Item) -> bool:
     """A player's row on a board, visible or hidden."""
     return "rankKey" in item or HIDDEN_KEY_ATTRIBUTE in item
-
-
-def erasing_key(player_id: str) -> dict[str, AttributeValueTypeDef]:
-    return key(player_id, ERASING_SORT_KEY)
-
-
-class ErasureMarkItems:
-    """The ``ErasureMarks`` port: the mark carries ``expiresAt``, so an eraser that dies leaves it
-    to lapse on its own."""
-
-    def __init__(self, dynamo: Dynamo, *, table: str) -> None:
-        self._dynamo = dynamo
-        self._table = table
-
-    async def mark_erasing(self, player_id: str, *, until: int) -> None:
-        await self._dynamo.put_item(
-            "marking the player as being erased",
-            TableName=self._table,
-            Item={**erasing_key(player_id), TTL_ATTRIBUTE: n(until)},
-        )
-
-    async def clear_erasing(self, player_id: str) -> None:
-        await self._dynamo.delete_item(
-            "clearing the erasure mark", TableName=self._table, Key=erasing_key(player_id)
-        )

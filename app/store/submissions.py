@@ -21,12 +21,13 @@ from app.store.entrants import (
     league_put,
     placement_writes,
 )
+from app.store.erasure_marks import erasing_key
 from app.store.hiding import moderation_check
 from app.store.items import Item, get_n, get_s, key
 from app.store.leases import lease_key, lease_of
 from app.store.moderation import action_of
 from app.store.requests import record_of, record_put
-from app.store.standings import erasing_key, is_row, row_put, standing_of
+from app.store.standings import is_row, row_put, standing_of
 from app.store.tables import TTL_ATTRIBUTE
 from app.store.ties import grain_key, slot_ties_of
 

@@ -6,7 +6,14 @@ reads as before."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import Any
 
+import httpx
+
+from app.domain.periods import COHORT_MARK
 from tests.api.test_definitions import define, top
 from tests.api.test_moderation import moderate, restore
 from tests.api.test_tournaments import AT, score
@@ -15,6 +22,25 @@ from tests.faults import install
 from tests.support import submit
 
 BOARD = "/v1/leaderboards/trivia/classic/alltime"
+PLAIN = "/v1/leaderboards/trivia/plain/alltime"
+
+
+@contextlib.contextmanager
+def recorded_calls(client: Any) -> Iterator[list[tuple[str, str]]]:
+    """Every DynamoDB call the client sends meanwhile: its operation and its body."""
+    calls: list[tuple[str, str]] = []
+
+    def record(request: Any, **_: object) -> None:
+        target = request.headers.get("X-Amz-Target", b"")
+        operation = (target.decode() if isinstance(target, bytes) else str(target)).rsplit(".")[-1]
+        body = request.body
+        calls.append((operation, body.decode() if isinstance(body, bytes) else str(body)))
+
+    client.meta.events.register("before-send.dynamodb", record)
+    try:
+        yield calls
+    finally:
+        client.meta.events.unregister("before-send.dynamodb", record)
 
 
 async def test_each_cohort_ranks_its_own_players_and_the_board_ranks_them_all(
@@ -71,10 +97,8 @@ async def test_cohort_boards_are_not_listed_as_boards(service: Service) -> None:
     assert "alltime" in text
 
 
-async def test_a_rank_read_adds_the_player_s_cohort_and_rank_in_it(
-    service: Service, dynamo_endpoint: str
-) -> None:
-    http = service.http
+async def _both_variants(http: httpx.AsyncClient) -> None:
+    """The same four scores on ``classic`` (cohorts of 2) and on ``plain`` (no cohorts)."""
     plain = "/v1/games/trivia/variants/plain"
     assert (await define(http, plain, periods=["alltime"])).status_code == 200
     assert (await define(http, cohortSize=2, periods=["alltime"])).status_code == 200
@@ -82,6 +106,11 @@ async def test_a_rank_read_adds_the_player_s_cohort_and_rank_in_it(
         assert (await score(http, player, value)).status_code == 200
         sent = await submit(http, player=player, score=value, variant="plain", achieved_ms=AT)
         assert sent.status_code == 200
+
+
+async def test_a_rank_read_adds_the_player_s_cohort_and_rank_in_it(service: Service) -> None:
+    http = service.http
+    await _both_variants(http)
     read = (await http.get(f"{BOARD}/players/cy")).json()
     assert read["rank"]["rank"] == 3
     assert read["cohort"] == {"cohortId": "2", "tier": None, "rank": 2}
@@ -95,16 +124,38 @@ async def test_a_rank_read_adds_the_player_s_cohort_and_rank_in_it(
         "tier": None,
         "rank": 2,
     }
-    plain_read = (await http.get("/v1/leaderboards/trivia/plain/alltime/players/cy")).json()
+    plain_read = (await http.get(f"{PLAIN}/players/cy")).json()
     assert "cohort" not in plain_read or plain_read["cohort"] is None
-    faults = install(service.runtime.client, dynamo_endpoint)
-    await http.get("/v1/leaderboards/trivia/plain/alltime/players/cy")
-    ordinary = sum(faults.seen.values())
-    faults.seen.clear()
-    await http.get(f"{BOARD}/players/cy")
-    with_cohort = sum(faults.seen.values())
-    # The cohort's part: the placement (beside the board's rank) and one COUNT.
-    assert with_cohort - ordinary <= 2, (ordinary, with_cohort, dict(faults.seen))
+
+
+async def test_a_rank_in_a_cohort_costs_two_calls_and_no_round_trip_more(
+    service: Service, dynamo_endpoint: str
+) -> None:
+    http = service.http
+    await _both_variants(http)
+    client = service.runtime.client
+    with recorded_calls(client) as ordinary:
+        assert (await http.get(f"{PLAIN}/players/cy")).status_code == 200
+    with recorded_calls(client) as calls:
+        read = await http.get(f"{BOARD}/players/cy")
+    assert read.json()["cohort"] == {"cohortId": "2", "tier": None, "rank": 2}
+    in_cohort = [operation for operation, body in calls if COHORT_MARK in body]
+    # The cohort's part: the player's cohort row (one Query of their partition), then one COUNT.
+    assert in_cohort == ["Query", "Query"], calls
+    assert len(calls) - len(in_cohort) == len(ordinary), (ordinary, calls)
+    # Read beside the board's rank: the read takes as many round trips as the plain variant's.
+    faults = install(client, dynamo_endpoint)
+    faults.delay_s = 0.3
+    try:
+        started = time.perf_counter()
+        assert (await http.get(f"{PLAIN}/players/cy")).status_code == 200
+        alone = time.perf_counter() - started
+        started = time.perf_counter()
+        assert (await http.get(f"{BOARD}/players/cy")).status_code == 200
+        with_cohort = time.perf_counter() - started
+    finally:
+        faults.delay_s = 0.0
+    assert with_cohort < alone + 0.2, (alone, with_cohort)
 
 
 async def test_a_hidden_player_leaves_their_cohort_and_a_restore_brings_them_back(

@@ -30,6 +30,7 @@ from app.store.api_keys import ApiKeyItems
 from app.store.client import Dynamo
 from app.store.counters import CounterItems
 from app.store.definitions import DefinitionItems
+from app.store.erasure_marks import ErasureMarkItems
 from app.store.index import IndexReads
 from app.store.item_locks import ItemLocks
 from app.store.items import key
@@ -37,7 +38,7 @@ from app.store.leases import LeaseItems
 from app.store.registry import RegistryItems
 from app.store.requests import RequestItems
 from app.store.snapshots import SnapshotItems
-from app.store.standings import ErasureMarkItems, StandingItems
+from app.store.standings import StandingItems
 from app.store.submissions import SubmissionItems
 from app.store.tables import RANK_INDEX, TableNames, table_specs
 from tests.dynamo_rules import item_size, refusal, reserved_words, shapes_of

@@ -18,7 +18,7 @@ from app.domain.clock import iso_ms, to_ms
 from app.domain.models import Entry
 from app.domain.periods import Period
 from app.domain.ranks import ExactRank, Rank
-from app.services.reads import BoardListing
+from app.services.reads import BoardListing, CohortRank
 
 
 class EntryOut(CamelModel):
@@ -188,6 +188,12 @@ class CohortRankOut(CamelModel):
         default=None, description="the player's league tier on this board (a variant with tiers)"
     )
     rank: int = Field(description="the player's exact rank in their cohort")
+
+    @classmethod
+    def of(cls, cohort: CohortRank | None) -> CohortRankOut | None:
+        if cohort is None:
+            return None
+        return cls(cohort_id=cohort.cohort_id, tier=cohort.tier, rank=cohort.rank)
 
 
 class PlayerRankOut(CamelModel):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -203,21 +204,53 @@ class VoidAsk:
 
 async def void_entry(stores: Stores, policy: ModerationPolicy, ask: VoidAsk) -> Entry:
     """Delete the player's entry on one board with its counters (as erasure deletes a row; a
-    hidden row holds none), and log it; the player may submit again. ``NotFound`` where they
-    have no entry."""
+    hidden row holds none), and log it; the player may submit again. On a variant with
+    ``cohortSize`` their row on their cohort goes too, first (decision 0039): a void that stops
+    between the two leaves the board's entry, and voiding again finishes it. ``NotFound`` where
+    they have no entry."""
     asked, board = ask.moderation, ask.board
     _checked(asked)
-    row_id = player_partition(board.board_id, asked.player_id, ask.definition.shards)
-    expired = board_is_expired(board, now=asked.now, definition=ask.definition)
-    voided: Standing | None = None
+    player_id, now_s = asked.player_id, to_ms(asked.now) // 1000
+    if board_is_expired(board, now=asked.now, definition=ask.definition):
+        raise NotFound(f"player {player_id!r} is not on board {board.board_id}")
+    if ask.definition.cohort_size is not None and board.cohort is None:
+        await _delete_row(
+            stores,
+            policy,
+            board,
+            lambda: stores.standings.cohort_row(board.board_id, player_id),
+            now_s,
+        )
+    row_id = player_partition(board.board_id, player_id, ask.definition.shards)
+    voided = await _delete_row(
+        stores, policy, board, lambda: stores.moderation.read_row(row_id, player_id), now_s
+    )
+    if voided is None:
+        raise NotFound(f"player {player_id!r} is not on board {board.board_id}")
+    event = _event(asked, Logged.VOID, board.board_id)
+    await persist(lambda: stores.moderation.log_event(event))
+    telemetry.moderation_action("void")
+    telemetry.rows_moderated("voided")
+    return voided.entry
+
+
+async def _delete_row(
+    stores: Stores,
+    policy: ModerationPolicy,
+    board: Board,
+    read: Callable[[], Awaitable[Standing | None]],
+    now_s: int,
+) -> Standing | None:
+    """The row ``read`` finds, deleted with its counters (read again after a cancelled try);
+    ``None`` where there is none."""
     for attempt in range(_VOID_ATTEMPTS):
         await wait_before(attempt, base_s=0.02, cap_s=1.0)
-        row = None if expired else await stores.moderation.read_row(row_id, asked.player_id)
+        row = await read()
         if row is None:
-            raise NotFound(f"player {asked.player_id!r} is not on board {board.board_id}")
+            return None
         try:
             await stores.standings.delete_standing(
-                row, counters=_leaving(policy.layout, row), now_s=to_ms(asked.now) // 1000
+                row, counters=_leaving(policy.layout, row), now_s=now_s
             )
         except LeaseHeld:
             raise BoardBeingSeeded(
@@ -229,15 +262,8 @@ async def void_entry(stores: Stores, policy: ModerationPolicy, ask: VoidAsk) -> 
         except Throttled:
             telemetry.transaction_cancelled("moderation", "throttled")
         else:
-            voided = row
-            break
-    if voided is None:
-        raise Unavailable(f"board {board.board_id} is too contended to void the entry now; retry")
-    event = _event(asked, Logged.VOID, board.board_id)
-    await persist(lambda: stores.moderation.log_event(event))
-    telemetry.moderation_action("void")
-    telemetry.rows_moderated("voided")
-    return voided.entry
+            return row
+    raise Unavailable(f"board {board.board_id} is too contended to void the entry now; retry")
 
 
 def _leaving(layout: BucketLayout, row: Standing) -> tuple[CounterDelta, ...]:

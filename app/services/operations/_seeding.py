@@ -135,11 +135,21 @@ async def seed_board(
     ``progress`` and cancellation included) leaves its lease to expire, its rows uncounted and the
     mark in place: seeding again, or the reconciler with apply, recovers (docs/operations.md).
     Raises ``BoardBeingSeeded`` when another seeder holds the lease, ``Conflict`` when the lease
-    is lost mid-way, ``InvalidInput`` for a board past its retention."""
+    is lost mid-way, ``InvalidInput`` for a board past its retention or of a variant cut into
+    cohorts (``cohortSize``)."""
     board_id = board.board_id
     if seed.board_id != board_id:
         raise InvalidInput(f"the seed file was checked for board {seed.board_id}, not {board_id}")
     definition = seed.definition
+    if definition.cohort_size is not None:
+        # A seeded row would be on the board and in no cohort, with no seat: the board and its
+        # cohorts would disagree for good (decision 0039). Players enter by joins or submissions.
+        raise InvalidInput(
+            f"{board.game}/{board.variant} is cut into cohorts (cohortSize): seeding would put "
+            "players on the board without a place in a cohort, so it is refused; players enter "
+            "a cohort variant by joining or submitting",
+            errors=[{"field": "variant", "message": "a variant with cohortSize cannot be seeded"}],
+        )
     expires = board_expires_at(board, definition)
     if expires is not None and expires.timestamp() <= time.time():
         raise InvalidInput(f"board {board_id} is past its retention; its rows would never show")

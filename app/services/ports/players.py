@@ -221,6 +221,11 @@ class StandingStore(Protocol):
     async def standings_of(self, player_id: str) -> list[Standing]:
         """Every board row of the player: one Query on the base table."""
 
+    async def cohort_row(self, board_id: str, player_id: str) -> Standing | None:
+        """The player's row on their cohort of the period board ``board_id`` (decision 0039),
+        visible or hidden, if they have one: one Query of their partition, strongly
+        consistent."""
+
     async def standings_page(self, player_id: str, *, after: str, limit: int) -> StandingsPage:
         """The player's board rows whose board (partition) id sorts after ``after`` (``""``:
         from the first), from one Query reading at most ``limit`` rows of their partition (its

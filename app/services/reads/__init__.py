@@ -12,6 +12,7 @@ from app.services.policies import ReadPolicy
 from app.services.ports import Snapshot, SnapshotSummary, Stores
 from app.services.ranking import Ranking
 from app.services.reads._asks import BoardAsk, PageAsk
+from app.services.reads._cohorts import rank_with_cohort
 from app.services.reads._listing import MAX_LISTED_VARIANTS, BoardListing, live_boards
 from app.services.reads._players import (
     MAX_GROUP,
@@ -20,6 +21,7 @@ from app.services.reads._players import (
     STANDINGS_QUERIES_PER_PAGE,
     STANDINGS_ROWS_PER_QUERY,
     Around,
+    CohortRank,
     GroupMember,
     Neighbour,
     PlayerRank,
@@ -81,7 +83,11 @@ class BoardReads:
     async def rank(
         self, board: Board, definition: BoardDefinition, player_id: str, *, now: datetime
     ) -> PlayerRank:
+        """The player's entry and rank; on a period board of a variant with ``cohortSize``,
+        their rank in their cohort too, read at the same time (``rank_with_cohort``)."""
         asked = BoardAsk(board, definition, now)
+        if definition.cohort_size is not None and board.cohort is None:
+            return await rank_with_cohort(self._stores, self._ranking, asked, player_id)
         return await player_rank(self._stores, self._ranking, asked, player_id)
 
     async def around(
@@ -144,6 +150,7 @@ __all__ = [
     "BoardListing",
     "BoardPage",
     "BoardReads",
+    "CohortRank",
     "GroupMember",
     "Neighbour",
     "PlayerRank",

@@ -24,6 +24,16 @@ from app.services.rules.held import Definitions
 
 
 @dataclass(frozen=True)
+class CohortRank:
+    """A player's place in their cohort of a period board (decision 0039): exact, always."""
+
+    cohort_id: str
+    tier: str | None
+    """Their league tier, which the cohort's id names (``None`` outside a league)."""
+    rank: int
+
+
+@dataclass(frozen=True)
 class PlayerRank:
     board: Board
     entry: Entry
@@ -33,6 +43,9 @@ class PlayerRank:
     read_at: datetime | None = None
     """When the reads the rank stands on began, where they are not this request's own (a hot
     board's mirror: ``Ranking.rank_at``)."""
+    cohort: CohortRank | None = None
+    """Their rank in their cohort, on a period board of a variant with ``cohortSize``, where
+    their cohort's row is read (every submission writes it beside the board's)."""
 
 
 @dataclass(frozen=True)
