@@ -16,10 +16,10 @@ from app.api.schemas import (
 )
 from app.bootstrap import Runtime
 from app.cli.arguments import checked_name
+from app.cli.definitions import definition_fields
 from app.cli.output import as_json, print_json, print_model
 from app.cli.progress import ProgressReport
 from app.domain.definitions import BoardDefinition
-from app.errors import InvalidInput
 from app.services.api_keys import ApiKeyInfo, digest_of
 from app.services.ports.operations import API_KEY_ID_LENGTH
 
@@ -162,24 +162,7 @@ async def run_boards(runtime: Runtime, args: argparse.Namespace) -> int:
         shown = await rules.show(game, variant)
         out = BoardDefinitionOut.of(game, variant, shown.definition, defined_at=shown.defined_at)
     else:
-        fields: dict[str, Any] = {
-            "order": args.order,
-            "operator": args.operator,
-            "scoreFormat": args.score_format,
-            "shards": args.shards,
-        }
-        if args.periods is not None:
-            fields["periods"] = [p.strip() for p in args.periods.split(",")]
-        if args.retention_days is not None:
-            fields["retentionDays"] = args.retention_days
-        if args.score_min is not None:
-            fields["scoreMin"] = args.score_min
-        if args.score_max is not None:
-            fields["scoreMax"] = args.score_max
-        if args.time_zone is not None:
-            fields["timeZone"] = args.time_zone
-        if args.season:
-            fields["seasons"] = [_season(text) for text in args.season]
+        fields = definition_fields(args)
         try:
             wanted = BoardDefinitionIn.model_validate(fields)
         except ValidationError as exc:
@@ -212,17 +195,6 @@ def _scores(definition: BoardDefinition) -> str:
         return "any"
     low, high = definition.score_min, definition.score_max
     return f"{'' if low is None else low}..{'' if high is None else high}"
-
-
-def _season(text: str) -> dict[str, str]:
-    """``--season ID,START,END`` as the API's season (the times checked with the definition)."""
-    parts = [part.strip() for part in text.split(",")]
-    if len(parts) != 3:
-        raise InvalidInput(
-            f"--season {text!r} is not ID,START,END (s1,2027-01-01T00:00Z,2027-04-01T00:00Z)"
-        )
-    season_id, starts_at, ends_at = parts
-    return {"id": season_id, "startsAt": starts_at, "endsAt": ends_at}
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:

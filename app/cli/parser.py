@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from app import __version__
+from app.cli.definitions import add_entry_options
 from app.cli.webhooks import add_webhook_commands
 from app.domain.definitions import BoardDefinition, Operator, ScoreFormat
 from app.domain.keys import Order
@@ -139,6 +140,7 @@ def _add_boards_commands(
         "2027-04-01T00:00Z); repeat for each. A definition is whole: name the seasons that "
         "have ended too, as they were",
     )
+    add_entry_options(define)
     boards_list = boards_command("list", "every defined variant of a game")
     boards_list.add_argument("game", metavar="GAME", help="the game id")
     show = boards_command("show", "how a variant's boards rank (its definition or the default)")

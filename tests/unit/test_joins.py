@@ -12,7 +12,7 @@ import pytest
 from app.domain.cohorts import Placement
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board, Period, PeriodKind
-from app.errors import Contended, EntrantsFull, NotFound, TransactionCancelled
+from app.errors import Contended, EntrantsFull, NotFound, Throttled, TransactionCancelled
 from app.services.cohorts import JoinAsk, PlacePolicy
 from app.services.cohorts._join import join
 from app.services.ports.entrants import LeagueWrite
@@ -93,6 +93,46 @@ async def test_a_placement_whose_answer_was_lost_is_still_the_first() -> None:
     outcome = await join(entrants, POLICY, ask("ann", cohort_size=5))
     assert outcome.first
     assert entrants.placed[(BOARD.board_id, None)] == 1  # no seat burnt
+
+
+class _Throttled(MemoryEntrants):
+    """Throttles every placement; ``applied``: after applying the first (a resend of a placement
+    applied, its answer lost, throttled in turn)."""
+
+    def __init__(self, *, applied: bool) -> None:
+        super().__init__()
+        self.applied = applied
+
+    async def place(
+        self,
+        placement: Placement,
+        *,
+        max_entrants: int | None,
+        expires_at: int | None,
+        league: LeagueWrite | None = None,
+    ) -> None:
+        if self.applied and self.calls["place"] == 0:
+            await super().place(placement, max_entrants=max_entrants, expires_at=expires_at)
+        else:
+            self.calls["place"] += 1
+        raise Throttled("DynamoDB throttled placing the player", retry_after=1)
+
+
+async def test_a_placement_applied_whose_resend_was_throttled_is_still_the_first() -> None:
+    entrants = _Throttled(applied=True)
+    outcome = await join(entrants, POLICY, ask("ann", cohort_size=5))
+    assert outcome.first
+    assert (outcome.placement.seat, outcome.placement.cohort_id) == (0, "1")
+    assert entrants.placed[(BOARD.board_id, None)] == 1
+    assert entrants.calls["read_entry"] == 2  # read again to learn whether it was applied
+
+
+async def test_a_placement_throttled_and_not_applied_is_a_503_that_places_nobody() -> None:
+    entrants = _Throttled(applied=False)
+    with pytest.raises(Throttled):
+        await join(entrants, POLICY, ask("ann", cohort_size=5))
+    assert entrants.placements == {}
+    assert entrants.calls["place"] == 1  # throughput is not contention: not tried again
 
 
 async def test_a_variant_that_places_nobody_is_not_found() -> None:

@@ -13,7 +13,7 @@ from app.domain.calendar import board_expiry_s
 from app.domain.cohorts import Placement
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
-from app.errors import Contended, EntrantsFull, NotFound, TransactionCancelled
+from app.errors import Contended, EntrantsFull, NotFound, TransactionCancelled, Unavailable
 from app.services.cohorts._league import Due, Standing, league_write, standing_for
 from app.services.ports.entrants import EntrantStore, EntryState
 from app.services.work import wait_before
@@ -98,6 +98,14 @@ async def place(entrants: EntrantStore, policy: PlacePolicy, ask: PlaceAsk) -> P
         except TransactionCancelled as cancelled:
             telemetry.transaction_cancelled("placement", cancelled.kind)
             continue
+        except Unavailable:
+            # Throttled or unanswered, its outcome unknown: botocore's resend of a placement
+            # applied, its answer lost, can be throttled or lost too. Placed with this
+            # request's token, the player was placed by this request.
+            found = (await entrants.read_entry(ask.player_id, board_id)).placement
+            if found is None or found.token != ask.token:
+                raise
+            return found
         return mine
     raise Contended("the board's placements are too contended right now; retry", retry_after=1)
 
