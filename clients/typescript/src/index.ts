@@ -36,6 +36,25 @@ export interface Claim {
   first: boolean;
   idempotencyKey: string;
 }
+/** A join's body: `playerId`, `cohortId` (null on a variant without cohortSize), `tier` in a league. */
+export type EntrantOut = Schemas["EntrantOut"];
+/** A join's answer: `first` is true only on the service's 201, this call placing the player. */
+export interface Entrant {
+  entrant: EntrantOut;
+  first: boolean;
+}
+/** On a cohort variant's rank read: the player's cohort, its league tier, their rank in it. */
+export type CohortRank = Schemas["CohortRankOut"];
+/**
+ * A player's place in a variant's league: their `tier`, their `cohortId` in the current `period`
+ * (null until placed in it) and that period's id. Written here until the generated types hold
+ * the route.
+ */
+export interface League {
+  tier: string;
+  cohortId: string | null;
+  period: string;
+}
 /** One submission of a batch; its Idempotency-Key is made (a UUID) unless given. */
 export type BatchItem = Submission & { idempotencyKey?: string };
 type ResultOut = Schemas["BatchResultOut"];
@@ -93,12 +112,15 @@ export interface ClientOptions {
 const RETRIED = new Set([409, 429, 503]);
 /**
  * 409s that end: these are answers, not "try later". A claim's `period-open` says when the period
- * closes (Retry-After), often hours away: thrown at once, for the caller to claim again then.
+ * closes (Retry-After), often hours away: thrown at once, for the caller to claim again then. A
+ * board `full` (maxEntrants) and a player's `attempts-exhausted` (maxAttempts) stay so.
  */
 const FINAL_CONFLICTS = new Set([
   "/problems/conflict",
   "/problems/idempotency-key-reused",
   "/problems/period-open",
+  "/problems/full",
+  "/problems/attempts-exhausted",
 ]);
 
 interface Answer<T> {
@@ -110,6 +132,9 @@ interface Answer<T> {
 export class LeaderboardClient {
   /** The generated client, for any call this layer does not wrap. */
   readonly api: Client<paths>;
+  private readonly baseUrl: string;
+  private readonly apiKey: string | undefined;
+  private readonly fetcher: typeof globalThis.fetch | undefined;
   private readonly maxAttempts: number;
   private readonly maxWaitMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -120,6 +145,9 @@ export class LeaderboardClient {
       fetch: options.fetch,
       headers: options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {},
     });
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.apiKey = options.apiKey;
+    this.fetcher = options.fetch;
     this.maxAttempts = options.maxAttempts ?? 5;
     this.maxWaitMs = options.maxWaitMs ?? 30_000;
     this.sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
@@ -203,6 +231,53 @@ export class LeaderboardClient {
       }),
     );
     return { claim: data, first: response.status === 201, idempotencyKey };
+  }
+
+  /**
+   * Join a player to a period board of a cohort or tournament variant (the game server's key):
+   * the next seat, first come first placed. `first` is true only on the service's 201, this call
+   * placing them; a repeat answers 200 with the same `entrant` and `first: false`, and changes
+   * nothing. Joins carry no Idempotency-Key: a retry after a lost 201 finds the player placed
+   * (`first: false`). Past maxEntrants a `LeaderboardError` 409 `/problems/full` is thrown at once;
+   * a variant with nothing to join is a 404.
+   */
+  async joinBoard(game: string, variant: string, period: string, playerId: string): Promise<Entrant> {
+    const { data, response } = await this.retried(() =>
+      this.api.POST("/v1/leaderboards/{game}/{variant}/{period}/entrants/{player_id}", {
+        params: { path: { game, variant, period, player_id: playerId } },
+      }),
+    );
+    return { entrant: data, first: response.status === 201 };
+  }
+
+  /**
+   * One page of a cohort's board, ranked within the cohort (the page `topOfBoard` gives);
+   * `cohortId` as a join or a rank read's `cohort` names it ("3", "gold-3" in a league).
+   */
+  async topOfCohort(
+    game: string,
+    variant: string,
+    period: string,
+    cohortId: string,
+    options: { limit?: number; cursor?: string } = {},
+  ) {
+    const { data } = await this.retried(() =>
+      this.api.GET("/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}", {
+        params: { path: { game, variant, period, cohort_id: cohortId }, query: options },
+      }),
+    );
+    return data;
+  }
+
+  /**
+   * A player's place in a variant's league (a variant with tiers): `{ tier, cohortId, period }`,
+   * their tier and cohort in the current period. A `LeaderboardError` 404 where there is none.
+   */
+  async getLeague(game: string, variant: string, playerId: string): Promise<League> {
+    const path = [game, variant, playerId].map(encodeURIComponent);
+    const url = `${this.baseUrl}/v1/games/${path[0]}/variants/${path[1]}/players/${path[2]}/league`;
+    const { data } = await this.retried(() => this.getJson<League>(url));
+    return data;
   }
 
   /** One page of a board, best first. */
@@ -319,6 +394,19 @@ export class LeaderboardClient {
       }),
     );
     return data;
+  }
+
+  /**
+   * A GET of a route the generated types do not hold yet (the league's), answered as
+   * openapi-fetch answers: the body as `data` when ok, else as `error`.
+   */
+  private async getJson<T>(url: string): Promise<Answer<T>> {
+    const headers: Record<string, string> = { Accept: "application/json, application/problem+json" };
+    if (this.apiKey) headers.Authorization = `Bearer ${this.apiKey}`;
+    const send = this.fetcher ?? globalThis.fetch;
+    const response = await send(new Request(url, { headers }));
+    const body: unknown = await response.json().catch(() => undefined);
+    return response.ok ? { data: body as T, response } : { error: body, response };
   }
 
   /** The call, tried again while the service says to (Retry-After) or does not answer. */
