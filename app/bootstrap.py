@@ -310,7 +310,9 @@ def build_leaderboard(settings: Settings, stores: Stores, policies: Policies) ->
         ranking=ranking,
         webhooks=Webhooks(stores, webhook_policy(settings)),
         claims=Claims(stores, stores.claims, claim_policy(policies)),
-        cohorts=Cohorts(stores.entrants, stores.ranks, place_policy(policies)),
+        cohorts=Cohorts(
+            stores.entrants, stores.ranks, place_policy(policies), registry=stores.registry
+        ),
     )
 
 
@@ -322,6 +324,7 @@ def place_policy(policies: Policies) -> PlacePolicy:
         attempts=max(64, submit.max_attempts),
         backoff_base_s=submit.backoff_base_s / 2,
         backoff_cap_s=min(0.25, submit.backoff_cap_s),
+        settle=policies.settle,
     )
 
 

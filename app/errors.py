@@ -31,6 +31,7 @@
     │   │                             cancelled a transaction for throughput (never contention)
     │   ├── ItemBusy                  a plain write met a transaction holding its item
     │   ├── Overloaded                the task answers all its backend serves within the target
+    │   ├── LeagueClosing             a league's player waits on their last period's close
     │   └── CountsIncomplete          a seed or a counter rebuild has the counters part-written
     └── StoreError                    raised by the DynamoDB adapter, handled inside the services
         ├── ConditionFailed           a conditional write found another state
@@ -282,6 +283,11 @@ class Overloaded(Unavailable):
     target (``app.api.overload``): refused at once, with nothing read or done."""
 
     title, slug = "Overloaded", "overloaded"
+
+
+class LeagueClosing(Unavailable):
+    """A league's player of the last period cannot be placed in the next before its close has
+    decided their tier (decision 0040)."""
 
 
 class Contended(Unavailable):

@@ -411,6 +411,7 @@ class MemorySubmissions:
         lease_board_ids: Sequence[str],
         grain_slots: Sequence[SlotAddress] = (),
         entry_board_ids: Sequence[str] = (),
+        entry_tiers: tuple[str, ...] = (),
     ) -> SubmissionState:
         t = self._t
         t.called("read_submission")

@@ -247,9 +247,7 @@ async def get_player_rank(
         rank = await state.leaderboard.cohorts.rank_in_cohort(
             read.board, placement.cohort_id, found.entry.key
         )
-        in_cohort = CohortRankOut(
-            cohort_id=placement.cohort_id, tier=placement.tier, rank=rank
-        )
+        in_cohort = CohortRankOut(cohort_id=placement.cohort_id, tier=placement.tier, rank=rank)
     _say_read_at(response, found.read_at)
     exact = found.rank.rank if isinstance(found.rank, ExactRank) else None
     return PlayerRankOut(

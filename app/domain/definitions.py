@@ -10,6 +10,7 @@ increment that made the total), then the smaller player id: the rank key carries
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import cached_property
@@ -17,9 +18,17 @@ from typing import assert_never
 
 from app.domain.calendar import UTC_NAME, Calendar, Season
 from app.domain.clock import iso_ms
-from app.domain.cohorts import MAX_ATTEMPTS, MAX_COHORT_SIZE, MAX_ENTRANTS, Seating
+from app.domain.cohorts import (
+    MAX_ATTEMPTS,
+    MAX_COHORT_SIZE,
+    MAX_ENTRANTS,
+    MAX_TIERS,
+    League,
+    Seating,
+    Tier,
+)
 from app.domain.keys import SCORE_CEILING, Order, RankKey, check_score
-from app.domain.periods import PeriodKind
+from app.domain.periods import TIER_ID_PATTERN, PeriodKind
 from app.domain.shards import check_shards
 
 
@@ -125,6 +134,8 @@ class BoardDefinition:
     """Most players placed (joined, or placed by a first submission) on a period board."""
     max_attempts: int | None = None
     """Most accepted submissions per player per period board."""
+    tiers: tuple[Tier, ...] = ()
+    """A league's tiers, lowest first (decision 0040): cohorts form within a tier."""
 
     def __post_init__(self) -> None:
         check_shards(self.shards)
@@ -135,6 +146,7 @@ class BoardDefinition:
         ):
             if value is not None and not least <= value <= most:
                 raise ValueError(f"{name} must be in {least}..{most}, got {value}")
+        _check_tiers(self)
         # Checks the zone and the seasons (ValueError), and orders the seasons.
         object.__setattr__(self, "seasons", Calendar(self.time_zone, self.seasons).seasons)
         if PeriodKind.SEASON in self.periods and not self.seasons:
@@ -162,6 +174,11 @@ class BoardDefinition:
             or self.max_entrants is not None
             or self.max_attempts is not None
         )
+
+    @property
+    def league(self) -> League | None:
+        """Its tiers, where it is a league."""
+        return League(self.tiers) if self.tiers else None
 
     @property
     def seating(self) -> Seating:
@@ -257,8 +274,60 @@ class BoardDefinition:
             ("joinRequired", self.join_required == other.join_required),
             ("maxEntrants", self.max_entrants == other.max_entrants),
             ("maxAttempts", rises),
+            # Promotion and relegation places may change; the tiers players are in may not.
+            ("tiers", [tier.id for tier in self.tiers] == [tier.id for tier in other.tiers]),
         )
         return tuple(name for name, same in fixed if not same)
+
+
+TIER_RE = re.compile(TIER_ID_PATTERN)
+
+
+def _check_tiers(definition: BoardDefinition) -> None:
+    """A league (decision 0040): 2..10 tiers of distinct ids over cohorts of one period that
+    closes; no promotion out of the top tier, no relegation out of the lowest, and no cohort
+    asked to move more players than it holds."""
+    tiers = definition.tiers
+    if not tiers:
+        return
+    if not 2 <= len(tiers) <= MAX_TIERS:
+        raise ValueError(f"a league has 2 to {MAX_TIERS} tiers, got {len(tiers)}")
+    ids = _tier_ids(tiers)
+    size = definition.cohort_size
+    if size is None:
+        raise ValueError("tiers need cohortSize: a league's cohorts form within a tier")
+    if len(definition.periods) != 1 or definition.periods[0] is PeriodKind.ALLTIME:
+        raise ValueError(
+            "a league moves its players at a period's close: its periods must be exactly one "
+            "of day, week, month or season"
+        )
+    if definition.max_entrants is not None:
+        raise ValueError("a league's tiers take every player: leave maxEntrants out")
+    if tiers[-1].promote:
+        raise ValueError(f"the top tier {ids[-1]!r} has no tier above: its promote must be 0")
+    if tiers[0].demote:
+        raise ValueError(f"the lowest tier {ids[0]!r} has no tier below: its demote must be 0")
+    for tier in tiers:
+        if tier.promote + tier.demote > size:
+            raise ValueError(
+                f"tier {tier.id!r} moves {tier.promote} up and {tier.demote} down, more than "
+                f"its cohorts' {size} players"
+            )
+
+
+def _tier_ids(tiers: tuple[Tier, ...]) -> list[str]:
+    ids = [tier.id for tier in tiers]
+    if len(set(ids)) != len(ids):
+        raise ValueError("each tier's id may be named once")
+    for tier in tiers:
+        if not TIER_RE.fullmatch(tier.id):
+            raise ValueError(
+                f"tier id {tier.id!r} must be a lowercase letter then up to 31 lowercase letters, "
+                "digits or underscores"
+            )
+        if tier.promote < 0 or tier.demote < 0:
+            raise ValueError(f"tier {tier.id!r}: promote and demote are counts, 0 or more")
+    return ids
 
 
 def season_changes(current: BoardDefinition, wanted: BoardDefinition, *, now_ms: int) -> list[str]:

@@ -82,10 +82,29 @@ PLACED_PREFIX = "cohorts#"
 variant (decision 0039)."""
 
 PLACED_SORT_KEY = "cohorts"
+"""The count's sort key; in a league each tier has its own, ``cohorts#<tier>`` (decision 0040)."""
 
 
 def placed_pk(board_id: str) -> str:
     return f"{PLACED_PREFIX}{board_id}"
+
+
+def placed_sk(tier: str | None) -> str:
+    return PLACED_SORT_KEY if tier is None else f"{PLACED_SORT_KEY}#{tier}"
+
+
+LEAGUE_PREFIX = "league#"
+"""``<player>`` / ``league#<game>#<variant>``: the player's league (their tier, their last
+placement); ``league#<board>`` / ``<cohortId>``: who of that cohort moved at the board's close
+(decision 0040)."""
+
+
+def league_sk(game: str, variant: str) -> str:
+    return f"{LEAGUE_PREFIX}{game}#{variant}"
+
+
+def moves_pk(board_id: str) -> str:
+    return f"{LEAGUE_PREFIX}{board_id}"
 
 
 REGISTRY_PK = "registry#boards"
@@ -148,6 +167,7 @@ RESERVED_GAMES = frozenset(
         CLAIM_PREFIX,
         PLACEMENT_PREFIX,
         PLACED_PREFIX,
+        LEAGUE_PREFIX,
         HISTOGRAM_PREFIX,
         LEASE_PREFIX,
         REGISTRY_PK,

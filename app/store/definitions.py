@@ -4,7 +4,8 @@
 and reads back unbounded), ``timeZone`` and ``seasons`` (a list of ``{id, startsAt, endsAt}``,
 epoch ms; each only where not UTC's and not empty: one stored before them reads back UTC, with
 no seasons), ``cohortSize``, ``joinRequired``, ``maxEntrants`` and ``maxAttempts`` (each only
-where set: decision 0039) and ``definedAt``. Keyed by game, so a game's variants are one Query;
+where set: decision 0039), ``tiers`` (a list of ``{id, promote, demote}``, lowest first, only
+where set: decision 0040) and ``definedAt``. Keyed by game, so a game's variants are one Query;
 the partition key holds ``#``, which no player id can."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from app.domain.calendar import UTC_NAME, Season
 from app.domain.clock import iso_ms, to_ms
+from app.domain.cohorts import Tier
 from app.domain.definitions import BoardDefinition, Operator, ScoreFormat
 from app.domain.keys import Order
 from app.domain.periods import PeriodKind
@@ -78,6 +80,8 @@ class DefinitionItems:
             item["joinRequired"] = {"BOOL": True}
         if definition.seasons:
             item["seasons"] = {"L": [{"M": _season_map(season)} for season in definition.seasons]}
+        if definition.tiers:
+            item["tiers"] = {"L": [{"M": _tier_map(tier)} for tier in definition.tiers]}
         await self._dynamo.put_item(
             "storing the board definition", TableName=self._table, Item=item
         )
@@ -86,6 +90,17 @@ class DefinitionItems:
 
 def _season_map(season: Season) -> dict[str, AttributeValueTypeDef]:
     return {"id": s(season.id), "startsAt": n(season.starts_at_ms), "endsAt": n(season.ends_at_ms)}
+
+
+def _tier_map(tier: Tier) -> dict[str, AttributeValueTypeDef]:
+    return {"id": s(tier.id), "promote": n(tier.promote), "demote": n(tier.demote)}
+
+
+def _tiers(item: Item) -> tuple[Tier, ...]:
+    return tuple(
+        Tier(get_s(m, "id") or "", get_n(m, "promote") or 0, get_n(m, "demote") or 0)
+        for m in (value["M"] for value in item.get("tiers", {}).get("L", []) if "M" in value)
+    )
 
 
 def _seasons(item: Item) -> tuple[Season, ...]:
@@ -116,6 +131,7 @@ def _stored(game: str, item: Item) -> StoredDefinition:
             join_required=item.get("joinRequired", {}).get("BOOL", False),
             max_entrants=get_n(item, "maxEntrants"),
             max_attempts=get_n(item, "maxAttempts"),
+            tiers=_tiers(item),
         ),
         defined_at=get_s(item, "definedAt") or "",
     )

@@ -18,6 +18,7 @@ from app.domain.shards import player_partition
 from app.domain.storage_keys import (
     CLAIM_PREFIX,
     ERASING_SORT_KEY,
+    LEAGUE_PREFIX,
     MEMBERSHIP_PREFIX,
     MODERATION_PREFIX,
     PLACEMENT_PREFIX,
@@ -157,7 +158,13 @@ class StandingItems:
             elif sort_key.startswith(CLAIM_PREFIX):
                 rows.claims.append(sort_key.removeprefix(CLAIM_PREFIX))
             elif sort_key.startswith(PLACEMENT_PREFIX):
-                rows.placements.append(sort_key.removeprefix(PLACEMENT_PREFIX))
+                board_id = sort_key.removeprefix(PLACEMENT_PREFIX)
+                rows.placements.append(board_id)
+                cohort_id = get_s(item, "cohortId")
+                if cohort_id is not None:
+                    rows.cohorts[board_id] = cohort_id
+            elif sort_key.startswith(LEAGUE_PREFIX):
+                rows.leagues.append(sort_key.removeprefix(LEAGUE_PREFIX))
             else:
                 unknown += 1
         return replace(rows, unknown=unknown)

@@ -14,7 +14,13 @@ from app.domain.ties import SlotTies
 from app.services.ports import SlotAddress, SubmissionState, SubmissionWrite
 from app.store.client import Dynamo, TransactionItemsCancelled, TransactionThrottled
 from app.store.counters import CounterChanges, CounterItems
-from app.store.entrants import attempt_update, entry_keys, entry_state, placement_writes
+from app.store.entrants import (
+    attempt_update,
+    entry_keys,
+    entry_state,
+    league_put,
+    placement_writes,
+)
 from app.store.hiding import moderation_check
 from app.store.items import Item, get_n, get_s, key
 from app.store.leases import lease_key, lease_of
@@ -53,9 +59,16 @@ class SubmissionItems:
         lease_board_ids: Sequence[str],
         grain_slots: Sequence[SlotAddress] = (),
         entry_board_ids: Sequence[str] = (),
+        entry_tiers: tuple[str, ...] = (),
     ) -> SubmissionState:
         record = key(player_id, record_id)
-        entries = [k for board in entry_board_ids for k in entry_keys(player_id, board)]
+        entries = list(
+            {
+                _address(k): k
+                for board in entry_board_ids
+                for k in entry_keys(player_id, board, entry_tiers)
+            }.values()
+        )
         rows = {board: key(player_id, board) for board in board_ids}
         leases = {board: lease_key(board) for board in lease_board_ids}
         grains = {slot: grain_key(*slot) for slot in dict.fromkeys(grain_slots)}
@@ -80,7 +93,9 @@ class SubmissionItems:
             )
         }
         read = [found[_address(k)] for k in entries if _address(k) in found]
-        placed = {board: entry_state(read, player_id, board) for board in entry_board_ids}
+        placed = {
+            board: entry_state(read, player_id, board, entry_tiers) for board in entry_board_ids
+        }
 
         def at(address: Item) -> Item | None:
             return found.get(_address(address))
@@ -101,6 +116,7 @@ class SubmissionItems:
             moderation=None if moderated is None else action_of(moderated),
             placements={board: entry.placement for board, entry in placed.items()},
             placed={board: entry.placed for board, entry in placed.items()},
+            entries=placed,
         )
 
     async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, SlotTies]:
@@ -143,6 +159,8 @@ class SubmissionItems:
                         self._table, entry.placement, max_entrants=None, expires_at=entry.expires_at
                     )
                 )
+                if entry.league is not None:
+                    items.append(league_put(self._table, write.player_id, entry.league))
             else:
                 items.append(attempt_update(self._table, entry.placement))
         planned: list[tuple[int, CounterChanges]] = []

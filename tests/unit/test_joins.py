@@ -15,6 +15,7 @@ from app.domain.periods import Board, Period, PeriodKind
 from app.errors import Contended, EntrantsFull, NotFound, TransactionCancelled
 from app.services.cohorts import JoinAsk, PlacePolicy
 from app.services.cohorts._join import join
+from app.services.ports.entrants import LeagueWrite
 from tests.fakes_cohorts import MemoryEntrants
 
 BOARD = Board("trivia", "cup", Period(PeriodKind.WEEK, "2026-W49"))
@@ -41,7 +42,7 @@ async def test_ten_thousand_racing_joins_make_two_hundred_full_cohorts_of_fifty(
     assert set(cohorts.values()) == {50}
     seats = sorted(o.placement.seat for o in outcomes)
     assert seats == list(range(10_000))
-    assert entrants.placed[BOARD.board_id] == 10_000
+    assert entrants.placed[(BOARD.board_id, None)] == 10_000
 
 
 async def test_a_race_for_the_last_places_places_exactly_as_many() -> None:
@@ -58,7 +59,7 @@ async def test_a_race_for_the_last_places_places_exactly_as_many() -> None:
     placed = [r for r in racing if not isinstance(r, BaseException)]
     assert len(placed) == 10
     assert all(isinstance(r, EntrantsFull) for r in racing if isinstance(r, BaseException))
-    assert entrants.placed[BOARD.board_id] == 20
+    assert entrants.placed[(BOARD.board_id, None)] == 20
 
 
 async def test_a_repeat_is_the_same_place_and_not_first() -> None:
@@ -68,14 +69,19 @@ async def test_a_repeat_is_the_same_place_and_not_first() -> None:
     assert first.first
     assert not again.first
     assert again.placement.seat == first.placement.seat
-    assert entrants.placed[BOARD.board_id] == 1
+    assert entrants.placed[(BOARD.board_id, None)] == 1
 
 
 class _LostAnswer(MemoryEntrants):
     """Applies the first placement, then answers as a resend that met its own write would."""
 
     async def place(
-        self, placement: Placement, *, max_entrants: int | None, expires_at: int | None
+        self,
+        placement: Placement,
+        *,
+        max_entrants: int | None,
+        expires_at: int | None,
+        league: LeagueWrite | None = None,
     ) -> None:
         await super().place(placement, max_entrants=max_entrants, expires_at=expires_at)
         if self.calls["place"] == 1:
@@ -86,7 +92,7 @@ async def test_a_placement_whose_answer_was_lost_is_still_the_first() -> None:
     entrants = _LostAnswer()
     outcome = await join(entrants, POLICY, ask("ann", cohort_size=5))
     assert outcome.first
-    assert entrants.placed[BOARD.board_id] == 1  # no seat burnt
+    assert entrants.placed[(BOARD.board_id, None)] == 1  # no seat burnt
 
 
 async def test_a_variant_that_places_nobody_is_not_found() -> None:
@@ -96,9 +102,15 @@ async def test_a_variant_that_places_nobody_is_not_found() -> None:
 
 class _AlwaysRaced(MemoryEntrants):
     async def place(
-        self, placement: Placement, *, max_entrants: int | None, expires_at: int | None
+        self,
+        placement: Placement,
+        *,
+        max_entrants: int | None,
+        expires_at: int | None,
+        league: LeagueWrite | None = None,
     ) -> None:
-        self.placed[placement.board_id] = placement.seat + 1  # another placement got there first
+        # Another placement got there first.
+        self.placed[(placement.board_id, None)] = placement.seat + 1
         raise TransactionCancelled("raced", kind="condition")
 
 

@@ -15,6 +15,8 @@ KEYS = [
     scheme.claim_sk("trivia#classic#day#2026-12-01"),
     scheme.placement_sk("trivia#classic#day#2026-12-01"),
     scheme.placed_pk("trivia#classic#day#2026-12-01"),
+    scheme.league_sk("trivia", "classic"),
+    scheme.moves_pk("trivia#classic#week#2026-W49"),
     scheme.coarse_pk("trivia#classic#alltime", 0),
     scheme.fine_pk("trivia#classic#alltime", 7),
     scheme.tie_pk("trivia#classic#alltime", 7, 3),

@@ -4,7 +4,7 @@ from them. Every body is named here, where the routes import them from."""
 from __future__ import annotations
 
 from app.api.schemas.claims import ClaimOut
-from app.api.schemas.cohorts import EntrantOut
+from app.api.schemas.cohorts import EntrantOut, LeagueOut, PreviousPeriodOut
 from app.api.schemas.common import (
     Country,
     DisplayName,
@@ -102,10 +102,12 @@ __all__ = [
     "Health",
     "Id",
     "IdempotencyKey",
+    "LeagueOut",
     "PeriodName",
     "PeriodOut",
     "PlayerEntryOut",
     "PlayerRankOut",
+    "PreviousPeriodOut",
     "Problem",
     "RankOut",
     "ReconcileReportOut",

@@ -25,7 +25,7 @@ from app.api.schemas.common import (
 )
 from app.domain.calendar import MAX_SEASONS, SEASON_ID_PATTERN, UTC_NAME, Season, time_zone
 from app.domain.clock import iso_ms, to_ms
-from app.domain.cohorts import MAX_ATTEMPTS, MAX_COHORT_SIZE, MAX_ENTRANTS
+from app.domain.cohorts import MAX_ATTEMPTS, MAX_COHORT_SIZE, MAX_ENTRANTS, MAX_TIERS, Tier
 from app.domain.definitions import (
     MAX_RETENTION_DAYS,
     BoardDefinition,
@@ -33,7 +33,7 @@ from app.domain.definitions import (
     ScoreFormat,
 )
 from app.domain.keys import Order
-from app.domain.periods import PeriodKind
+from app.domain.periods import TIER_ID_PATTERN, PeriodKind
 from app.domain.shards import SHARD_COUNTS
 
 PeriodName = Literal["alltime", "day", "week", "month", "season"]
@@ -163,6 +163,38 @@ class SeasonOut(CamelModel):
         )
 
 
+TIERS_MEANING = (
+    f"a league (2..{MAX_TIERS} tiers, lowest first; needs cohortSize and exactly one period of "
+    "day, week, month or season): cohorts form within a tier, and at each period's close each "
+    "cohort's best promote move up a tier and worst demote down, for the next period; new "
+    "players start in the lowest. The tiers' ids cannot change while the boards hold entries; "
+    "their promote and demote may"
+)
+
+
+class TierIn(CamelModel):
+    """One tier of a league."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
+
+    id: str = Field(pattern=TIER_ID_PATTERN, examples=["bronze"])
+    promote: Annotated[StrictInt, Field(ge=0, le=MAX_COHORT_SIZE), BeforeValidator(_integral)] = (
+        Field(default=0, description="each cohort's best this many move up a tier at the close")
+    )
+    demote: Annotated[StrictInt, Field(ge=0, le=MAX_COHORT_SIZE), BeforeValidator(_integral)] = (
+        Field(default=0, description="each cohort's worst this many move down a tier")
+    )
+
+    def tier(self) -> Tier:
+        return Tier(self.id, self.promote, self.demote)
+
+
+class TierOut(CamelModel):
+    id: str
+    promote: int
+    demote: int
+
+
 class BoardDefinitionIn(CamelModel):
     """How a variant's boards rank. A field left out takes its default (not the stored value: a
     PUT says the whole definition). Unknown fields are refused (422)."""
@@ -206,6 +238,9 @@ class BoardDefinitionIn(CamelModel):
     join_required: StrictBool = Field(default=False, description=JOIN_REQUIRED_MEANING)
     max_entrants: MaxEntrants | None = Field(default=None, description=MAX_ENTRANTS_MEANING)
     max_attempts: MaxAttempts | None = Field(default=None, description=MAX_ATTEMPTS_MEANING)
+    tiers: list[TierIn] = Field(
+        default_factory=list, max_length=MAX_TIERS, description=TIERS_MEANING
+    )
 
     @field_validator("time_zone")
     @classmethod
@@ -221,15 +256,19 @@ class BoardDefinitionIn(CamelModel):
             self.periods = [*self.periods, "season"]
         if "season" in self.periods and not self.seasons:
             raise ValueError("the season period needs seasons: list them in seasons")
-        self._calendar_checked()
+        self._checked()
         return self
 
-    def _calendar_checked(self) -> None:
-        """The seasons together: distinct ids, none overlapping (``ValueError`` says which)."""
+    def _checked(self) -> None:
+        """The seasons together (distinct ids, none overlapping) and the league's tiers with the
+        fields they need (``ValueError`` says what is wrong)."""
         BoardDefinition(
             periods=tuple(PeriodKind(p) for p in self.periods),
             time_zone=self.time_zone,
             seasons=tuple(s.season() for s in self.seasons),
+            cohort_size=self.cohort_size,
+            max_entrants=self.max_entrants,
+            tiers=tuple(tier.tier() for tier in self.tiers),
         )
 
     @field_validator("periods")
@@ -264,6 +303,7 @@ class BoardDefinitionIn(CamelModel):
             join_required=self.join_required,
             max_entrants=self.max_entrants,
             max_attempts=self.max_attempts,
+            tiers=tuple(tier.tier() for tier in self.tiers),
         )
 
 
@@ -284,6 +324,7 @@ class BoardDefinitionOut(CamelModel):
     join_required: bool = Field(description=JOIN_REQUIRED_MEANING)
     max_entrants: int | None = Field(description=MAX_ENTRANTS_MEANING)
     max_attempts: int | None = Field(description=MAX_ATTEMPTS_MEANING)
+    tiers: list[TierOut] = Field(description=TIERS_MEANING)
     defined: bool = Field(description="false: the variant has none and follows the default")
     defined_at: str | None = Field(default=None, description="when it was last put")
 
@@ -308,6 +349,10 @@ class BoardDefinitionOut(CamelModel):
             join_required=definition.join_required,
             max_entrants=definition.max_entrants,
             max_attempts=definition.max_attempts,
+            tiers=[
+                TierOut(id=tier.id, promote=tier.promote, demote=tier.demote)
+                for tier in definition.tiers
+            ],
             defined=defined_at is not None,
             defined_at=defined_at,
         )

@@ -5,7 +5,8 @@ the place they have."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from app import telemetry
 from app.domain.calendar import board_expiry_s
@@ -13,7 +14,8 @@ from app.domain.cohorts import Placement
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.errors import Contended, EntrantsFull, NotFound, TransactionCancelled
-from app.services.ports.entrants import EntrantStore
+from app.services.cohorts._league import Standing, league_write, standing_for
+from app.services.ports.entrants import EntrantStore, EntryState
 from app.services.work import wait_before
 
 
@@ -23,6 +25,8 @@ class PlacePolicy:
     """Transactions a placement tries before it answers 503 (each a re-read and a new seat)."""
     backoff_base_s: float
     backoff_cap_s: float
+    settle: timedelta = timedelta(0)
+    """The lateness a period's close waits for (a league's tiers wait on that close)."""
 
 
 @dataclass(frozen=True)
@@ -62,30 +66,51 @@ class PlaceAsk:
     player_id: str
     token: str
     """Unique to the request: what tells a placement of its own."""
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
 async def place(entrants: EntrantStore, policy: PlacePolicy, ask: PlaceAsk) -> Placement:
     """The player's placement: found, or made now at the next seat (retried on every cancellation:
     a seat taken by another placement burns nothing, it is read again)."""
-    board_id = ask.board.board_id
-    seating = ask.definition.seating
-    expires_at = board_expiry_s(ask.board, ask.definition)
+    board_id, definition = ask.board.board_id, ask.definition
+    seating = definition.seating
+    expires_at = board_expiry_s(ask.board, definition)
+    tiers = () if definition.league is None else definition.league.ids
     for attempt in range(policy.attempts):
         await wait_before(attempt, base_s=policy.backoff_base_s, cap_s=policy.backoff_cap_s)
-        state = await entrants.read_entry(ask.player_id, board_id)
+        state = await entrants.read_entry(ask.player_id, board_id, tiers)
         if state.placement is not None:
             return state.placement
-        if seating.full(state.placed):
+        tier = None if not tiers else (await _standing(entrants, policy, ask, state)).tier
+        seen = state.placed_in(tier)
+        if seating.full(seen):
             raise EntrantsFull(
-                f"board {board_id} has placed {state.placed} players, its maxEntrants: "
+                f"board {board_id} has placed {seen} players, its maxEntrants: "
                 f"player {ask.player_id!r} was not placed",
                 retry_after=60,
             )
-        mine = seating.placement(ask.player_id, board_id, state.placed, ask.token)
+        mine = seating.placement(ask.player_id, board_id, seen, ask.token, tier)
+        league = league_write(definition, ask.board, mine, state.league)
         try:
-            await entrants.place(mine, max_entrants=seating.max_entrants, expires_at=expires_at)
+            await entrants.place(
+                mine, max_entrants=seating.max_entrants, expires_at=expires_at, league=league
+            )
         except TransactionCancelled as cancelled:
             telemetry.transaction_cancelled("placement", cancelled.kind)
             continue
         return mine
     raise Contended("the board's placements are too contended right now; retry", retry_after=1)
+
+
+async def _standing(
+    entrants: EntrantStore, policy: PlacePolicy, ask: PlaceAsk, state: EntryState
+) -> Standing:
+    return await standing_for(
+        entrants,
+        ask.definition,
+        ask.board,
+        state.league,
+        ask.player_id,
+        now=ask.now,
+        settle=policy.settle,
+    )

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 import structlog
@@ -30,9 +31,15 @@ EVENT_TOP = 100
 """Entries of the final snapshot a ``board.closed`` event carries."""
 
 
-def closed_event(board: Board, calendar: Calendar, snapshot: Snapshot) -> Event:
+def closed_event(
+    board: Board,
+    calendar: Calendar,
+    snapshot: Snapshot,
+    *,
+    extra: Mapping[str, Any] = MappingProxyType({}),
+) -> Event:
     """The board's ``board.closed`` event, as its final snapshot ``snapshot`` tells it; its
-    period's span is its variant's ``calendar``'s."""
+    period's span is its variant's ``calendar``'s; ``extra``: fields more (a league's moves)."""
     span = calendar.span(board.period)
     fields: dict[str, Any] = {
         "leaderboardId": board.board_id,
@@ -54,6 +61,7 @@ def closed_event(board: Board, calendar: Calendar, snapshot: Snapshot) -> Event:
             }
             for entry in snapshot.entries[:EVENT_TOP]
         ],
+        **extra,
     }
     created = parse_iso_ms(snapshot.taken_at)
     return Event.of(board.game, BOARD_CLOSED, fields, created_at_ms=created)

@@ -6,6 +6,7 @@ the stored responses of their submissions; idempotent, and reports what it remov
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -151,6 +152,7 @@ class _Eraser:
             not (rows.standings or rows.hidden or memberships or records or rows.moderated_games)
             and not rows.claims
             and not rows.placements
+            and not rows.leagues
         ):
             return False
         # Standings first: from here on, no new snapshot can include the player. Rows hidden by
@@ -158,12 +160,14 @@ class _Eraser:
         erased = await self._each([*rows.standings, *rows.hidden], self._erase_standing)
         self._boards += sum(erased)
         await self._each(rows.moderated_games, self._erase_moderation)
-        scrubbed, erased_records, erased_claims, _ = await all_or_none(
+        scrubbed, erased_records, erased_claims, _, _ = await all_or_none(
             self._each(memberships, self._erase_membership),
             self._each(records, self._erase_record),
             self._each(rows.claims, self._erase_claim),
-            # The seat stays taken (decision 0039): the board's count is not given back.
-            self._each(rows.placements, self._erase_placement),
+            # The seat stays taken (decision 0039): the board's count is not given back. A
+            # league's moves of the player's cohort lose their id; their league records go.
+            self._each(rows.placements, functools.partial(self._erase_placement, rows.cohorts)),
+            self._each(rows.leagues, self._erase_league),
         )
         self._snapshots += sum(scrubbed)
         self._records += sum(erased_records)
@@ -284,8 +288,16 @@ class _Eraser:
         await persist(lambda: self._stores.requests.erase_record(self._player, found.record_id))
         return True
 
-    async def _erase_placement(self, board_id: str) -> bool:
-        await persist(lambda: self._stores.entrants.erase_placement(self._player, board_id))
+    async def _erase_placement(self, cohorts: dict[str, str], board_id: str) -> bool:
+        entrants = self._stores.entrants
+        cohort_id = cohorts.get(board_id)
+        if cohort_id is not None:
+            await persist(lambda: entrants.scrub_moves(board_id, cohort_id, self._player))
+        await persist(lambda: entrants.erase_placement(self._player, board_id))
+        return True
+
+    async def _erase_league(self, league: str) -> bool:
+        await persist(lambda: self._stores.entrants.erase_league(self._player, league))
         return True
 
     async def _erase_claim(self, board_id: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -18,6 +18,7 @@ import structlog
 from app.domain.calendar import board_is_expired, period_closes_at
 from app.domain.clock import iso_ms, to_ms
 from app.domain.definitions import BoardDefinition
+from app.domain.events import Event
 from app.domain.models import Entry
 from app.domain.periods import Board
 from app.errors import (
@@ -30,8 +31,8 @@ from app.errors import (
     Unavailable,
 )
 from app.services.operations._close import closed_event
+from app.services.operations._league_close import settle_league
 from app.services.ports import (
-    BoardIndex,
     BoardRegistry,
     Snapshot,
     SnapshotEntry,
@@ -39,7 +40,7 @@ from app.services.ports import (
     SnapshotReason,
     Stores,
 )
-from app.services.ranking.pages import merged_page, player_count
+from app.services.ranking.pages import player_count, top_entries
 from app.services.registry import register_board
 from app.services.rules.held import Definitions
 from app.services.work import Progress, persist
@@ -110,7 +111,7 @@ async def take_snapshot(
     if board_is_expired(board, now=now, definition=definition):
         raise NotFound(f"board {board.board_id} is past its retention; its rows are not kept")
     if settle is None:
-        snapshot, _ = await _take(stores, board, definition, now=now, top_n=top_n, closing=False)
+        snapshot, _ = await _take(stores, board, definition, now=now, top_n=top_n, closing=None)
         return snapshot
     closes = period_closes_at(board, definition, settle=settle)
     if closes is None or closes > now:
@@ -147,8 +148,12 @@ _Taken = tuple[Snapshot, ShortenedSnapshot | None]
 async def _take_closing(
     stores: Stores, board: Board, definition: BoardDefinition, *, now: datetime, top_n: int
 ) -> _Taken | None:
+    # A league's moves first (decision 0040): put once, they are the event's whoever closes.
+    league = await settle_league(stores, board, definition)
+    extra = {} if league is None else league.event_fields()
+    event_of = functools.partial(closed_event, board, definition.calendar, extra=extra)
     try:
-        return await _take(stores, board, definition, now=now, top_n=top_n, closing=True)
+        return await _take(stores, board, definition, now=now, top_n=top_n, closing=event_of)
     except _AlreadyClosed:
         return None
 
@@ -164,13 +169,14 @@ async def _take(
     *,
     now: datetime,
     top_n: int,
-    closing: bool,
+    closing: Callable[[Snapshot], Event] | None,
 ) -> _Taken:
-    """A snapshot written: the board's final one, of its close (``closing``), or a manual one."""
+    """A snapshot written: the board's final one, of its close (``closing`` makes its event),
+    or a manual one."""
     board_id, shards = board.board_id, definition.shards
-    reason: SnapshotReason = "closed" if closing else "manual"
+    reason: SnapshotReason = "manual" if closing is None else "closed"
     entries, players = await asyncio.gather(
-        _top(stores.index, board_id, top_n, shards),
+        top_entries(stores.index, board_id, top_n, shards),
         player_count(stores.counters, board_id, shards),
     )
     archive = stores.snapshots
@@ -186,7 +192,7 @@ async def _take(
     # Measured before anything is written: the memberships and the later attempts' times (of
     # the same length) only ever keep the item as large or make it smaller.
     fit = archive.fit(whole)
-    if not fit.fits and not closing:
+    if not fit.fits and closing is None:
         raise _too_large(whole, fit)
     fitting = replace(whole, entries=whole.entries[: fit.entries_that_fit])
     for _ in range(_COLLISION_ATTEMPTS):
@@ -196,9 +202,9 @@ async def _take(
         members = _members(snapshot)
         unwritten = functools.partial(_unwrite_memberships, stores, snapshot, members)
         try:
-            if closing:
+            if closing is not None:
                 # One event for every try of this snapshot: its id marks the close as this one's.
-                event = closed_event(board, definition.calendar, snapshot)
+                event = closing(snapshot)
                 closing_put = functools.partial(archive.put_closing_snapshot, snapshot, event)
                 if not await persist(closing_put):
                     await unwritten()
@@ -282,20 +288,6 @@ def _shortened(snapshot: Snapshot, fit: SnapshotFit) -> ShortenedSnapshot:
         limit_bytes=shortened.limit_bytes,
     )
     return shortened
-
-
-async def _top(index: BoardIndex, board_id: str, top_n: int, shards: int) -> list[Entry]:
-    entries: list[Entry] = []
-    start: tuple[str, str] | None = None
-    while len(entries) < top_n:
-        page = await merged_page(
-            index, board_id, shards=shards, limit=top_n - len(entries), start=start
-        )
-        entries.extend(page.entries)
-        start = page.next_start
-        if start is None:
-            break
-    return entries[:top_n]
 
 
 def _ranked(entries: Sequence[Entry]) -> tuple[SnapshotEntry, ...]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from app.services.ports.claims import Claim, ClaimLedger
-from app.services.ports.entrants import EntrantStore, EntryState
+from app.services.ports.entrants import EntrantStore, EntryState, LeagueWrite, MovesState
 from app.services.ports.moderation import ModerationStore
 from app.services.ports.operations import (
     API_KEY_ID_LENGTH,
@@ -142,10 +142,12 @@ __all__ = [
     "ErasureMarks",
     "FineItem",
     "IndexedKey",
+    "LeagueWrite",
     "Lease",
     "LeaseStore",
     "Membership",
     "ModerationStore",
+    "MovesState",
     "OutboxStore",
     "PlayerRecord",
     "PlayerRows",

@@ -14,6 +14,7 @@ from app.domain.models import CounterDelta, Standing, StandingWrite
 from app.domain.moderation import Action
 from app.domain.seed_file import SeedRow
 from app.domain.ties import SlotTies
+from app.services.ports.entrants import EntryState, LeagueWrite
 from app.services.ports.operations import Lease
 from app.services.ports.ranking import SlotAddress
 
@@ -70,6 +71,9 @@ class SubmissionState:
     place, or ``None``."""
     placed: Mapping[str, int] = field(default_factory=dict)
     """By period board id, for the same boards: the players placed on it so far."""
+    entries: Mapping[str, EntryState] = field(default_factory=dict)
+    """By period board id, for the same boards: all that was read of the player's place (in a
+    league, each tier's count and their league record: decision 0040)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,8 @@ class EntryWrite:
     new: bool
     """Placed by this submission (the board's count moves from ``placement.seat``)."""
     expires_at: int | None
+    league: LeagueWrite | None = None
+    """In a league, the player's league record a new placement puts (decision 0040)."""
 
 
 @dataclass(frozen=True)
@@ -116,10 +122,12 @@ class SubmissionStore(Protocol):
         lease_board_ids: Sequence[str],
         grain_slots: Sequence[SlotAddress] = (),
         entry_board_ids: Sequence[str] = (),
+        entry_tiers: tuple[str, ...] = (),
     ) -> SubmissionState:
         """The record, the rows of ``board_ids``, the leases of ``lease_board_ids`` (the others
         are known), the erasure mark, the tie grains of ``grain_slots``, the player's placement
-        on each of ``entry_board_ids`` and its count: one call."""
+        on each of ``entry_board_ids`` and its count (in a league, each of ``entry_tiers``' count and
+        the player's league record): one call."""
 
     async def read_grains(self, slots: Sequence[SlotAddress]) -> Mapping[SlotAddress, SlotTies]:
         """The tie grains (and cuts) of those of ``slots`` that have one: one call."""
@@ -180,6 +188,11 @@ class PlayerRows:
     placements: list[str] = field(default_factory=list)
     """The period boards the player is placed on (``<player>`` / ``cohort#<board>``: decision
     0039)."""
+    cohorts: dict[str, str] = field(default_factory=dict)
+    """Their cohort on each of those boards that has cohorts, by board id."""
+    leagues: list[str] = field(default_factory=list)
+    """The leagues the player has a record in (``<player>`` / ``league#<game>#<variant>``:
+    decision 0040), as ``<game>#<variant>``."""
 
 
 @dataclass(frozen=True)

@@ -90,3 +90,19 @@ async def merged_page(
         entries=found,
         next_start=None if last is None or not more else (last.encode(), last.player_id),
     )
+
+
+async def top_entries(index: BoardIndex, board_id: str, top_n: int, shards: int) -> list[Entry]:
+    """The board's best ``top_n`` entries (shown ones: hidden rows are in no index), page by
+    page across its ``shards``."""
+    entries: list[Entry] = []
+    start: tuple[str, str] | None = None
+    while len(entries) < top_n:
+        page = await merged_page(
+            index, board_id, shards=shards, limit=top_n - len(entries), start=start
+        )
+        entries.extend(page.entries)
+        start = page.next_start
+        if start is None:
+            break
+    return entries[:top_n]

@@ -29,7 +29,7 @@ from app.services.ports import Stores
 from app.services.ranking import Ranking
 from app.services.registry import BoardRegistrar
 from app.services.rules.held import Definitions
-from app.services.submissions._ask import CohortGuessedWrong, SubmitAsk
+from app.services.submissions._ask import CohortGuessedWrong, SubmitAsk, seated
 from app.services.submissions._plan import check_bounds, checked_achieved_at
 from app.services.submissions._submit import (
     GuessedWrong,
@@ -133,35 +133,22 @@ class Submissions:
             confirmed = await confirm()
             if confirmed != ask.definition:
                 raise GuessedWrong(confirmed)
-        cohorts = await self._cohorts_of(ask)
+        settle = self._policy.max_lateness
+        seated_ask = await seated(self._stores.entrants, ask, settle=settle)
         for _ in range(_COHORT_GUESSES):
             try:
-                return await self._write_boards(replace(ask, cohorts=cohorts))
+                return await self._write_boards(seated_ask)
             except CohortGuessedWrong as wrong:
-                cohorts = dict(wrong.cohorts)  # a seat taken meanwhile: nothing was written
+                # A seat taken meanwhile, or a league record moved: nothing was written.
+                if wrong.cohorts is None:
+                    seated_ask = await seated(self._stores.entrants, ask, settle=settle)
+                else:
+                    seated_ask = replace(seated_ask, cohorts=dict(wrong.cohorts))
         raise Contended(
             "the board's placements are too contended right now; retry with the same "
             "Idempotency-Key",
             retry_after=1,
         )
-
-    async def _cohorts_of(self, ask: SubmitAsk) -> dict[str, str]:
-        """The player's cohort on each period board: theirs, or the one the next seat is in (one
-        call; decision 0039)."""
-        periods = ask.periods
-        entries = await self._stores.entrants.read_entries(
-            ask.submission.player_id, [board.board_id for board in periods]
-        )
-        seating = ask.definition.seating
-        cohorts = {}
-        for board in periods:
-            entry = entries[board.board_id]
-            placement = entry.placement or seating.placement(
-                ask.submission.player_id, board.board_id, entry.placed
-            )
-            if placement.cohort_id is not None:
-                cohorts[board.board_id] = placement.cohort_id
-        return cohorts
 
     async def _write_boards(
         self,

@@ -4,12 +4,16 @@ variant, the player's cohort of each (decision 0039)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 
 from app.domain.clock import from_ms
+from app.domain.cohorts import LeagueRecord
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.domain.submission import Submission
+from app.services.cohorts._league import standing_for
+from app.services.ports.entrants import EntrantStore
 
 
 def shards_of(board: Board, definition: BoardDefinition) -> int:
@@ -32,6 +36,12 @@ class SubmitAsk:
     cohorts: Mapping[str, str] = field(default_factory=dict)
     """The player's cohort on each period board, by its id, as read before the write (decision
     0039): their rows there are written too. Empty on a variant without cohorts."""
+    tiers: Mapping[str, str] | None = None
+    """In a league, the player's tier on each period board, decided before the write (decision
+    0040); ``None`` elsewhere."""
+    leagues: Mapping[str, LeagueRecord | None] = field(default_factory=dict)
+    """In a league, the player's league record as that decision read it, by board id: a write
+    that reads another decides again."""
 
     @property
     def periods(self) -> list[Board]:
@@ -56,8 +66,47 @@ class SubmitAsk:
 
 class CohortGuessedWrong(Exception):
     """The cohorts a submission started with are not the ones its read says (a seat taken
-    meanwhile): nothing was written; start again with these."""
+    meanwhile): nothing was written; start again with these (``None``: the player's league
+    record changed, decide their tiers again)."""
 
-    def __init__(self, cohorts: Mapping[str, str]) -> None:
+    def __init__(self, cohorts: Mapping[str, str] | None) -> None:
         super().__init__("the player's cohorts are not the ones guessed")
         self.cohorts = cohorts
+
+
+async def seated(entrants: EntrantStore, ask: SubmitAsk, *, settle: timedelta) -> SubmitAsk:
+    """``ask`` with the player's cohort on each period board: theirs, or the one the next seat
+    is in (one call; decision 0039), and in a league their tier (decision 0040: one call more
+    where their last period's close must be read)."""
+    periods, definition = ask.periods, ask.definition
+    player = ask.submission.player_id
+    league = definition.league
+    tiers = () if league is None else league.ids
+    entries = await entrants.read_entries(player, [board.board_id for board in periods], tiers)
+    seating = definition.seating
+    cohorts, placed_tiers, leagues = {}, {}, {}
+    for board in periods:
+        entry = entries[board.board_id]
+        placement = entry.placement
+        if placement is None:
+            tier = None
+            if league is not None:
+                standing = await standing_for(
+                    entrants,
+                    definition,
+                    board,
+                    entry.league,
+                    player,
+                    now=from_ms(ask.now_ms),
+                    settle=settle,
+                )
+                tier = standing.tier
+            placement = seating.placement(player, board.board_id, entry.placed_in(tier), tier=tier)
+        if placement.cohort_id is not None:
+            cohorts[board.board_id] = placement.cohort_id
+        if placement.tier is not None:
+            placed_tiers[board.board_id] = placement.tier
+        leagues[board.board_id] = entry.league
+    if league is None:
+        return replace(ask, cohorts=cohorts)
+    return replace(ask, cohorts=cohorts, tiers=placed_tiers, leagues=leagues)

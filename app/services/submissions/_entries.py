@@ -5,12 +5,14 @@ attempts used up refuse it before anything is written."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from app.domain.calendar import board_expiry_s
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.errors import AttemptsExhausted, EntrantsFull, NotJoined
+from app.services.cohorts._league import league_write
 from app.services.ports import EntryWrite, SubmissionState
 
 
@@ -21,10 +23,12 @@ def entry_writes(
     *,
     player: str,
     token: str,
+    tiers: Mapping[str, str] | None = None,
 ) -> tuple[EntryWrite, ...]:
     """The placement writes of a submission to ``boards``, from the ``state`` it read: nothing on
     a variant that places nobody. ``NotJoined``, ``EntrantsFull``, ``AttemptsExhausted``: refused,
-    nothing to write. ``token``: the request's, stored on a placement it makes."""
+    nothing to write. ``token``: the request's, stored on a placement it makes. ``tiers``: in a
+    league, the player's tier on each board, as decided before the write (decision 0040)."""
     if not definition.gates_entry:
         return ()
     writes = []
@@ -38,15 +42,22 @@ def entry_writes(
                     f"player {player!r} has not joined board {board_id}, and its variant "
                     "requires a join (joinRequired); nothing was stored",
                 )
-            seen = state.placed.get(board_id, 0)
+            tier = None if tiers is None else tiers[board_id]
+            entry = state.entries.get(board_id)
+            seen = entry.placed_in(tier) if entry is not None else state.placed.get(board_id, 0)
             if definition.seating.full(seen):
                 raise EntrantsFull(
                     f"board {board_id} has placed {seen} players, its maxEntrants: nothing was "
                     "stored",
                     retry_after=60,
                 )
-            placed = definition.seating.placement(player, board_id, seen, token)
-            writes.append(EntryWrite(replace(placed, attempts=1), new=True, expires_at=expires_at))
+            placed = replace(
+                definition.seating.placement(player, board_id, seen, token, tier), attempts=1
+            )
+            league = league_write(
+                definition, board, placed, None if entry is None else entry.league
+            )
+            writes.append(EntryWrite(placed, new=True, expires_at=expires_at, league=league))
             continue
         most = definition.max_attempts
         if most is not None and placement.attempts >= most:

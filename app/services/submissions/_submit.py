@@ -116,6 +116,9 @@ class _Writer:
         self._achieved_ms = ask.achieved_ms
         self._boards = boards = ask.boards
         self._periods = ask.periods
+        self._ask = ask
+        league = definition.league
+        self._tiers = () if league is None else league.ids
         self._cohorts = ask.cohorts
         self._record_id = ask.record_id
         self._request_hash = ask.request_hash
@@ -168,6 +171,7 @@ class _Writer:
                 lease_board_ids=unknown,
                 grain_slots=self._grain_slots,
                 entry_board_ids=self._entry_board_ids,
+                entry_tiers=self._tiers,
             )
             if confirm is None:
                 state = await reading
@@ -184,9 +188,14 @@ class _Writer:
                 return replayed
             self._refuse_held(state)
             entries = entry_writes(
-                self._definition, self._periods, state, player=player, token=self._nonce
+                self._definition,
+                self._periods,
+                state,
+                player=player,
+                token=self._nonce,
+                tiers=self._ask.tiers,
             )
-            self._check_cohorts(entries)
+            self._check_cohorts(entries, state)
             rows = {
                 board.board_id: state.rows[self._rows[board.board_id]] for board in self._boards
             }
@@ -246,9 +255,15 @@ class _Writer:
             retry_after=1,
         )
 
-    def _check_cohorts(self, entries: tuple[EntryWrite, ...]) -> None:
+    def _check_cohorts(self, entries: tuple[EntryWrite, ...], state: SubmissionState) -> None:
         """``CohortGuessedWrong`` where a placement read (or to be made) is in another cohort
-        than the one this writer was built to write to."""
+        than the one this writer was built to write to, or (in a league) the player's league
+        record is not the one their tier was decided on."""
+        if self._ask.tiers is not None:
+            for board_id, decided_on in self._ask.leagues.items():
+                entry = state.entries.get(board_id)
+                if entry is not None and entry.placement is None and entry.league != decided_on:
+                    raise CohortGuessedWrong(None)
         if self._definition.cohort_size is None:
             return
         read = {entry.placement.board_id: entry.placement.cohort_id or "" for entry in entries}

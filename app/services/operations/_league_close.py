@@ -1,0 +1,104 @@
+"""A league's part of the close (decision 0040): before a board of a variant with ``tiers`` is
+marked closed, each of its cohorts' moves are decided from its final standings (shown players
+with a score, best first) and put once, so every later placement of its players reads the same
+moves, and the ``board.closed`` event lists them."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.domain.calendar import board_expiry_s
+from app.domain.cohorts import CohortMoves, League
+from app.domain.definitions import BoardDefinition
+from app.domain.periods import Board
+from app.services.ports import Stores
+from app.services.ranking.pages import top_entries
+from app.services.work import persist
+
+EVENT_MOVES = 1000
+"""Moves a ``board.closed`` event lists, at most (its counts are whole)."""
+
+_CONCURRENCY = 8
+"""Cohorts settled at once."""
+
+
+@dataclass(frozen=True)
+class LeagueClose:
+    """Every cohort's moves, by cohort id."""
+
+    moves: dict[str, CohortMoves]
+    league: League
+
+    def event_fields(self) -> dict[str, Any]:
+        """The event's ``league``: the counts, and who moved (up to ``EVENT_MOVES``)."""
+        listed: list[dict[str, str]] = []
+        promoted = demoted = 0
+        for cohort_id, moves in sorted(self.moves.items(), key=lambda item: _order(item[0])):
+            promoted += len(moves.up)
+            demoted += len(moves.down)
+            for player, move in [
+                *((p, "up") for p in moves.up),
+                *((p, "down") for p in moves.down),
+            ]:
+                listed.append(
+                    {
+                        "playerId": player,
+                        "cohortId": cohort_id,
+                        "from": moves.tier,
+                        "to": self.league.after(moves.tier, "up" if move == "up" else "down"),
+                    }
+                )
+        return {
+            "league": {
+                "cohorts": len(self.moves),
+                "promoted": promoted,
+                "demoted": demoted,
+                "moves": listed[:EVENT_MOVES],
+                "movesTruncated": len(listed) > EVENT_MOVES,
+            }
+        }
+
+
+def _order(cohort_id: str) -> tuple[str, int]:
+    tier, _, number = cohort_id.rpartition("-")
+    return tier, int(number)
+
+
+async def settle_league(
+    stores: Stores, board: Board, definition: BoardDefinition
+) -> LeagueClose | None:
+    """Each cohort's moves, decided and put where none are yet (another closer's, where it put
+    first, are the ones kept): ``None`` on a variant that is not a league."""
+    league, size = definition.league, definition.cohort_size
+    if league is None or size is None:
+        return None
+    counts = await persist(lambda: stores.entrants.read_counts(board.board_id, league.ids))
+    cohorts = [
+        (tier, f"{tier}-{number}")
+        for tier in league.ids
+        for number in range(1, math.ceil(counts.get(tier, 0) / size) + 1)
+    ]
+    gate = asyncio.Semaphore(_CONCURRENCY)
+    expires_at = board_expiry_s(board, definition)
+
+    async def settle(tier: str, cohort_id: str) -> tuple[str, CohortMoves]:
+        async with gate:
+            cohort = board.in_cohort(cohort_id)
+            ranked = await top_entries(stores.index, cohort.board_id, size, 1)
+            decided = league.moves(tier, [entry.player_id for entry in ranked])
+            kept = await persist(
+                lambda: stores.entrants.put_moves(
+                    board.board_id, cohort_id, decided, expires_at=expires_at
+                )
+            )
+            return cohort_id, kept
+
+    settled = await asyncio.gather(*(settle(tier, cohort_id) for tier, cohort_id in cohorts))
+    return LeagueClose(dict(settled), league)
+
+
+__all__: Sequence[str] = ["EVENT_MOVES", "LeagueClose", "settle_league"]
