@@ -220,6 +220,13 @@ class PlayerRankOut(TypedDict):
     scoreFormat: Literal["integer", "duration_ms"]
 
 
+class PreviousPeriodOut(TypedDict):
+    cohortId: str
+    move: Literal["up", "down", "stay", "pending"]
+    period: str
+    tier: str
+
+
 class Problem(TypedDict):
     """
     RFC 9457 problem details.
@@ -368,6 +375,22 @@ class TieSlotOut(TypedDict):
     wasSealed: bool
 
 
+class TierIn(TypedDict):
+    """
+    One tier of a league.
+    """
+
+    demote: NotRequired[int]
+    id: str
+    promote: NotRequired[int]
+
+
+class TierOut(TypedDict):
+    demote: int
+    id: str
+    promote: int
+
+
 class VariantBoardsOut(TypedDict):
     periods: list[str]
     variant: str
@@ -427,6 +450,7 @@ class BoardDefinitionIn(TypedDict):
     scoreMin: NotRequired[int | None]
     seasons: NotRequired[list[SeasonIn]]
     shards: NotRequired[Literal[1, 2, 4, 8, 16, 32, 64]]
+    tiers: NotRequired[list[TierIn]]
     timeZone: NotRequired[str]
 
 
@@ -447,6 +471,7 @@ class BoardDefinitionOut(TypedDict):
     scoreMin: int | None
     seasons: list[SeasonOut]
     shards: Literal[1, 2, 4, 8, 16, 32, 64]
+    tiers: list[TierOut]
     timeZone: str
     variant: str
 
@@ -487,6 +512,13 @@ class GroupOut(TypedDict):
     leaderboardId: str
     period: PeriodOut
     scoreFormat: Literal["integer", "duration_ms"]
+
+
+class LeagueOut(TypedDict):
+    cohortId: str | None
+    period: str | None
+    previous: NotRequired[PreviousPeriodOut | None]
+    tier: str
 
 
 class ReconcileReportOut(TypedDict):

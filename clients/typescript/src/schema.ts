@@ -162,6 +162,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/{game}/variants/{variant}/players/{player_id}/league": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's tier and cohort in a league (a variant with tiers)
+         * @description A new player is in the lowest tier, with no cohort yet. previous says what their last period's close did (move: up, down, stay, or pending while that close is not done). 404 on a variant without tiers.
+         */
+        get: operations["getLeague"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/games/{game}/webhook": {
         parameters: {
             query?: never;
@@ -666,6 +686,8 @@ export interface components {
              * @enum {integer}
              */
             shards?: 1 | 2 | 4 | 8 | 16 | 32 | 64;
+            /** @description a league (2..10 tiers, lowest first; needs cohortSize and exactly one period of day, week, month or season): cohorts form within a tier, and at each period's close each cohort's best promote move up a tier and worst demote down, for the next period; new players start in the lowest. The tiers' ids cannot change while the boards hold entries; their promote and demote may */
+            tiers?: components["schemas"]["TierIn"][];
             /**
              * @description the IANA time zone (Europe/Paris, America/New_York) whose local midnight starts the variant's day, week (Monday) and month boards: a day lasts 23 or 25 hours across a daylight-saving change, and a period's id is its local date. It cannot change while the variant's boards hold entries
              * @default UTC
@@ -707,6 +729,8 @@ export interface components {
              * @enum {integer}
              */
             shards: 1 | 2 | 4 | 8 | 16 | 32 | 64;
+            /** @description a league (2..10 tiers, lowest first; needs cohortSize and exactly one period of day, week, month or season): cohorts form within a tier, and at each period's close each cohort's best promote move up a tier and worst demote down, for the next period; new players start in the lowest. The tiers' ids cannot change while the boards hold entries; their promote and demote may */
+            tiers: components["schemas"]["TierOut"][];
             /** @description the IANA time zone (Europe/Paris, America/New_York) whose local midnight starts the variant's day, week (Monday) and month boards: a day lasts 23 or 25 hours across a daylight-saving change, and a period's id is its local date. It cannot change while the variant's boards hold entries */
             timeZone: string;
             variant: string;
@@ -921,6 +945,17 @@ export interface components {
         Health: {
             status: string;
         };
+        /** LeagueOut */
+        LeagueOut: {
+            /** @description their cohort on the current period's board; null until they are placed (their first accepted submission or join) */
+            cohortId: string | null;
+            /** @description the current period's id; null between seasons */
+            period: string | null;
+            /** @description their last placement, where it is not on the current period's board */
+            previous?: components["schemas"]["PreviousPeriodOut"] | null;
+            /** @description the tier the player plays the current period in */
+            tier: string;
+        };
         /** ModeratedPlayerOut */
         ModeratedPlayerOut: {
             /** @enum {string} */
@@ -1018,6 +1053,19 @@ export interface components {
              * @enum {string}
              */
             scoreFormat: "integer" | "duration_ms";
+        };
+        /** PreviousPeriodOut */
+        PreviousPeriodOut: {
+            cohortId: string;
+            /**
+             * @description what its close did: pending until that close is done (the period's end plus the accepted lateness, and a closer's run)
+             * @enum {string}
+             */
+            move: "up" | "down" | "stay" | "pending";
+            /** @description the period id of the player's last placement */
+            period: string;
+            /** @description the tier they played it in */
+            tier: string;
         };
         /**
          * Problem
@@ -1263,6 +1311,30 @@ export interface components {
             unwritten: number;
             /** @description its last build had sealed its counts */
             wasSealed: boolean;
+        };
+        /**
+         * TierIn
+         * @description One tier of a league.
+         */
+        TierIn: {
+            /**
+             * @description each cohort's worst this many move down a tier
+             * @default 0
+             */
+            demote?: number;
+            /** @example bronze */
+            id: string;
+            /**
+             * @description each cohort's best this many move up a tier at the close
+             * @default 0
+             */
+            promote?: number;
+        };
+        /** TierOut */
+        TierOut: {
+            demote: number;
+            id: string;
+            promote: number;
         };
         /** VariantBoardsOut */
         VariantBoardsOut: {
@@ -1960,6 +2032,60 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLeague: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the game's variant (mode) */
+                variant: string;
+                /** @description the player's id */
+                player_id: string;
+                /** @description the game */
+                game: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeagueOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
