@@ -681,6 +681,34 @@ def test_a_join_past_max_entrants_is_full_and_outside_cohorts_a_404(
     assert no_cohorts.value.status == 404
 
 
+def test_a_league_places_a_new_player_in_the_lowest_tier_and_says_so(
+    service: str, connect: Callable[[str], LeaderboardClient]
+) -> None:
+    tiers = [{"id": "bronze", "promote": 1}, {"id": "silver", "demote": 1}]
+    _define(service, "pycohort", "league", cohortSize=2, periods=["day"], tiers=tiers)
+    client = connect(KEY)
+    today = client.top("pycohort", "league", "day")["period"]["id"]
+    before = client.league("pycohort", "league", "l-ann")
+    assert (before["tier"], before["cohortId"], before["period"]) == ("bronze", None, today)
+    assert before.get("previous") is None
+
+    entrant = client.join_board("pycohort", "league", "day", "l-ann")
+    assert (entrant.first, entrant.tier, entrant.cohort_id) == (True, "bronze", "bronze-1")
+    placed = client.league("pycohort", "league", "l-ann")
+    assert (placed["tier"], placed["cohortId"], placed["period"]) == ("bronze", "bronze-1", today)
+
+    client.submit_score("l-ann", 70, "pycohort", "league")
+    ranked = client.player_rank("pycohort", "league", "day", "l-ann")
+    assert ranked.cohort == {"cohortId": "bronze-1", "tier": "bronze", "rank": 1}
+    cohort = client.top_of_cohort("pycohort", "league", "day", "bronze-1")
+    assert [e["playerId"] for e in cohort["entries"]] == ["l-ann"]
+
+    _define(service, "pycohort", "noleague", cohortSize=2, periods=["day"])
+    with pytest.raises(LeaderboardError) as not_a_league:
+        client.league("pycohort", "noleague", "l-ann")
+    assert (not_a_league.value.status, not_a_league.value.type) == (404, "/problems/not-found")
+
+
 def test_a_cheater_is_hidden_banned_voided_and_restored_through_the_client(
     connect: Callable[[str], LeaderboardClient],
 ) -> None:

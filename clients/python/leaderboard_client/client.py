@@ -12,7 +12,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict, cast
+from typing import Any, Literal, cast
 from urllib.parse import quote
 
 import httpx
@@ -28,6 +28,7 @@ from .models import (
     CohortRankOut,
     EntrantOut,
     EntryOut,
+    LeagueOut,
     ModeratedPlayersOut,
     ModerationLogOut,
     ModerationOut,
@@ -207,16 +208,6 @@ class Entrant:
     @property
     def tier(self) -> str | None:
         return self.entrant.get("tier")
-
-
-class LeagueOut(TypedDict):
-    """A player's place in a variant's league (``GET .../players/{playerId}/league``): their
-    ``tier``, their ``cohortId`` in the current ``period`` (None until they are placed in it), and
-    that period's id. Written here until the generated models hold the route's schema."""
-
-    tier: str
-    cohortId: str | None
-    period: str
 
 
 @dataclass(frozen=True)
@@ -713,8 +704,12 @@ class LeaderboardClient:
         return cast("BoardPageOut", self._get(path, {"limit": limit, "cursor": cursor}))
 
     def league(self, game: str, variant: str, player_id: str) -> LeagueOut:
-        """The player's place in the variant's league: ``{tier, cohortId, period}`` (the current
-        period; ``cohortId`` None until they are placed in it). A 404 where there is none."""
+        """The player's place in a variant with ``tiers``: ``{tier, cohortId, period, previous}``,
+        the tier they play the current period in (the lowest for a new player), their cohort on
+        its board (None until placed), its id (None between seasons), and ``previous``, their last
+        placement where it was another period's (``{period, tier, cohortId, move}``, ``move``
+        ``up``, ``down``, ``stay``, or ``pending`` until that period's close). A variant without
+        tiers is a 404."""
         return cast("LeagueOut", self._get(_Core.league_path(game, variant, player_id)))
 
     def top(

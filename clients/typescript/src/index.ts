@@ -46,15 +46,11 @@ export interface Entrant {
 /** On a cohort variant's rank read: the player's cohort, its league tier, their rank in it. */
 export type CohortRank = Schemas["CohortRankOut"];
 /**
- * A player's place in a variant's league: their `tier`, their `cohortId` in the current `period`
- * (null until placed in it) and that period's id. Written here until the generated types hold
- * the route.
+ * A player's place in a variant's league: the `tier` they play the current `period` in, their
+ * `cohortId` on its board (null until placed; `period` null between seasons), and `previous`, their
+ * last placement where it was another period's, with its close's `move` (up, down, stay, pending).
  */
-export interface League {
-  tier: string;
-  cohortId: string | null;
-  period: string;
-}
+export type League = Schemas["LeagueOut"];
 /** One submission of a batch; its Idempotency-Key is made (a UUID) unless given. */
 export type BatchItem = Submission & { idempotencyKey?: string };
 type ResultOut = Schemas["BatchResultOut"];
@@ -132,9 +128,6 @@ interface Answer<T> {
 export class LeaderboardClient {
   /** The generated client, for any call this layer does not wrap. */
   readonly api: Client<paths>;
-  private readonly baseUrl: string;
-  private readonly apiKey: string | undefined;
-  private readonly fetcher: typeof globalThis.fetch | undefined;
   private readonly maxAttempts: number;
   private readonly maxWaitMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -145,9 +138,6 @@ export class LeaderboardClient {
       fetch: options.fetch,
       headers: options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {},
     });
-    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
-    this.apiKey = options.apiKey;
-    this.fetcher = options.fetch;
     this.maxAttempts = options.maxAttempts ?? 5;
     this.maxWaitMs = options.maxWaitMs ?? 30_000;
     this.sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
@@ -270,13 +260,16 @@ export class LeaderboardClient {
   }
 
   /**
-   * A player's place in a variant's league (a variant with tiers): `{ tier, cohortId, period }`,
-   * their tier and cohort in the current period. A `LeaderboardError` 404 where there is none.
+   * A player's place in a variant with tiers (a league): `{ tier, cohortId, period, previous }`, the
+   * tier they play the current period in (the lowest for a new player) and their cohort on its
+   * board (null until placed). A variant without tiers is a `LeaderboardError` 404.
    */
   async getLeague(game: string, variant: string, playerId: string): Promise<League> {
-    const path = [game, variant, playerId].map(encodeURIComponent);
-    const url = `${this.baseUrl}/v1/games/${path[0]}/variants/${path[1]}/players/${path[2]}/league`;
-    const { data } = await this.retried(() => this.getJson<League>(url));
+    const { data } = await this.retried(() =>
+      this.api.GET("/v1/games/{game}/variants/{variant}/players/{player_id}/league", {
+        params: { path: { game, variant, player_id: playerId } },
+      }),
+    );
     return data;
   }
 
@@ -394,19 +387,6 @@ export class LeaderboardClient {
       }),
     );
     return data;
-  }
-
-  /**
-   * A GET of a route the generated types do not hold yet (the league's), answered as
-   * openapi-fetch answers: the body as `data` when ok, else as `error`.
-   */
-  private async getJson<T>(url: string): Promise<Answer<T>> {
-    const headers: Record<string, string> = { Accept: "application/json, application/problem+json" };
-    if (this.apiKey) headers.Authorization = `Bearer ${this.apiKey}`;
-    const send = this.fetcher ?? globalThis.fetch;
-    const response = await send(new Request(url, { headers }));
-    const body: unknown = await response.json().catch(() => undefined);
-    return response.ok ? { data: body as T, response } : { error: body, response };
   }
 
   /** The call, tried again while the service says to (Retry-After) or does not answer. */

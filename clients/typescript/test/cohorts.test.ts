@@ -82,7 +82,12 @@ test("the top of a cohort is read from its path, with the page's query", async (
 test("a league is read from its path with the key, retried, and its 404 thrown", async () => {
   const seen: Seen[] = [];
   const waits: number[] = [];
-  const league = { tier: "gold", cohortId: null, period: "week:2026-W49" };
+  const league = {
+    tier: "gold",
+    cohortId: null,
+    period: "week:2026-W49",
+    previous: { period: "week:2026-W48", tier: "silver", cohortId: "silver-4", move: "up" },
+  };
   const leaderboard = client(
     [problem(429, "/problems/rate-limited", 2), json(league), problem(404, "/problems/not-found")],
     seen,
