@@ -1,7 +1,9 @@
 """The board viewer's cohort view in headless Chromium, against `leaderboard serve --demo`: on a
 variant cut into cohorts (DESIGN.md section 16), the open player's panel lists the top of their
 cohort as the API ranks it (``GET .../{period}/cohorts/{cohortId}``, named by their rank read),
-their row marked; on any other variant it shows none, and asks for no cohort and no league.
+their row marked; on a league variant it says the player's tier and cohort as the league read
+answers them (``GET /v1/games/{game}/variants/{variant}/players/{playerId}/league``); on any other
+variant it shows none, and asks for no cohort and no league.
 
 Every figure is checked against what the API answers to the test itself.
 """
@@ -10,10 +12,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import date, timedelta
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, Request
+from playwright.sync_api import Browser, Page, Request, Route
 
 from tests.browser.harness import DESKTOP
 from tests.browser.test_viewer import (
@@ -109,6 +112,54 @@ def test_a_players_cohort_is_listed_as_the_api_ranks_it_with_their_row_marked(
     _wait_for_text(page, "#cohort-rank", "Rank 1 in the cohort of 1 player")
     assert [r["playerId"] for r in _rows(page, "#cohort")] == ["co-cy"]
     assert page.is_hidden("#player-league")
+
+
+def test_a_league_players_tier_and_cohort_are_said_as_the_league_read_answers(
+    page: Page, service: str, api: httpx.Client
+) -> None:
+    variant = f"league{uuid.uuid4().hex[:6]}"
+    tiers = [{"id": "bronze", "promote": 1}, {"id": "silver", "demote": 1}]
+    _define(api, variant, {"cohortSize": 2, "periods": ["day"], "tiers": tiers})
+    for player, score in (("lg-ann", 10), ("lg-bob", 30), ("lg-cy", 20)):
+        _submit(api, player, score, variant=variant)
+    league = api.get(f"/v1/games/trivia/variants/{variant}/players/lg-cy/league").json()
+    today = league["period"]
+    assert (league["tier"], league["cohortId"]) == ("bronze", "bronze-2")
+    assert today.startswith("day:")
+    board = f"/v1/leaderboards/trivia/{variant}/{today}"
+    assert api.get(f"{board}/players/lg-cy").json()["cohort"] == {
+        "cohortId": "bronze-2",
+        "tier": "bronze",
+        "rank": 1,
+    }
+
+    asked = _asked(page)
+    _open(page, service, f"trivia/{variant}/day", "lg-cy")
+    _cohort_shown(page)
+    page.wait_for_selector("#player-league:not([hidden])", timeout=REFRESH_TIMEOUT_MS)
+    assert (
+        page.text_content("#player-league") == f"League: bronze tier · cohort bronze-2 in {today}"
+    )
+    assert page.text_content("#cohort-heading") == "Their cohort: bronze-2 · bronze tier"
+    assert page.text_content("#cohort-rank") == "Rank 1 in the cohort of 1 player"
+    assert [r["playerId"] for r in _rows(page, "#cohort")] == ["lg-cy"]
+    assert f"/v1/games/trivia/variants/{variant}/players/lg-cy/league" in asked
+
+    # What the last period's close did, as the league read says it (a close is hours away here:
+    # the service's answer, with the previous placement a close would have left, as the test's).
+    yesterday = f"day:{date.fromisoformat(today[4:]) - timedelta(days=1)}"
+    previous = {"period": yesterday, "tier": "silver", "cohortId": "silver-1", "move": "down"}
+
+    def after_a_close(route: Route) -> None:
+        answer = route.fetch()
+        route.fulfill(response=answer, json={**answer.json(), "previous": previous})
+
+    page.route("**/players/lg-cy/league", after_a_close)
+    _wait_for_text(
+        page,
+        "#player-league",
+        f"League: bronze tier · cohort bronze-2 in {today} · {yesterday} in silver: moved down",
+    )
 
 
 def test_a_variant_without_cohorts_shows_no_cohort_and_asks_for_none(

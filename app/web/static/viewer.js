@@ -659,8 +659,11 @@
     drawRows($("cohort"), "cohort", page.value.entries);
   }
 
-  // A player's league (a variant with tiers): their tier, and their cohort in the league's current
-  // period. Shown only as the API answers it: nothing where it answers none (404), or fails.
+  // A player's league (a variant with tiers): the tier they play the current period in, their
+  // cohort on its board, and what the last period's close did to them. Shown only as the API
+  // answers it: nothing where it answers none (404: no tiers), or fails.
+  const MOVES = { up: "moved up", down: "moved down", stay: "stayed", pending: "its close is pending" };
+
   function drawLeague(league) {
     const line = $("player-league");
     const answer = league && league.status === "fulfilled" ? league.value : null;
@@ -671,8 +674,15 @@
     }
     const strong = document.createElement("strong");
     strong.textContent = `League: ${answer.tier} tier`;
-    const placed = answer.cohortId ? `cohort ${answer.cohortId} in ${answer.period}` : `not yet in a cohort of ${answer.period}`;
-    line.replaceChildren(strong, ` · ${placed}`);
+    const parts = [];
+    if (!answer.period) parts.push("between seasons");
+    else if (answer.cohortId) parts.push(`cohort ${answer.cohortId} in ${answer.period}`);
+    else parts.push(`not yet in a cohort of ${answer.period}`);
+    const previous = answer.previous;
+    if (previous && typeof previous.period === "string") {
+      parts.push(`${previous.period} in ${previous.tier}: ${Object.hasOwn(MOVES, previous.move) ? MOVES[previous.move] : previous.move}`);
+    }
+    line.replaceChildren(strong, ...parts.map((part) => ` · ${part}`));
     line.hidden = false;
   }
 
