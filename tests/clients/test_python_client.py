@@ -24,6 +24,7 @@ import pytest
 from clients.python.leaderboard_client import (
     AsyncLeaderboardClient,
     Claim,
+    Entrant,
     EstimatedRank,
     ExactRank,
     LeaderboardClient,
@@ -271,6 +272,91 @@ async def test_the_async_client_claims_first_then_repeat() -> None:
     await http.aclose()
     assert (first.first, again.first, first.claim == again.claim) == (True, False, True)
     assert seen[0].headers["Idempotency-Key"] != seen[1].headers["Idempotency-Key"]
+
+
+ENTRANT: dict[str, Any] = {"playerId": "p1", "cohortId": "gold-2", "tier": "gold"}
+
+
+def test_a_join_is_first_on_201_and_a_repeat_is_not_with_the_same_body() -> None:
+    client, seen, waits = _mocked(
+        [
+            _problem(503, "unavailable", "1"),
+            httpx.Response(201, json=ENTRANT),
+            httpx.Response(200, json=ENTRANT),
+        ]
+    )
+    first = client.join_board("trivia", "cup", "day:2026-12-06", "p1")
+    again = client.join_board("trivia", "cup", "day:2026-12-06", "p1")
+    assert (first.first, first.attempts, again.first, again.attempts) == (True, 2, False, 1)
+    assert first.entrant == again.entrant == ENTRANT
+    assert (first.player_id, first.cohort_id, first.tier) == ("p1", "gold-2", "gold")
+    assert [(r.method, r.url.path) for r in seen] == [
+        ("POST", "/v1/leaderboards/trivia/cup/day:2026-12-06/entrants/p1")
+    ] * 3
+    assert waits == [1.0]
+
+
+def test_a_join_to_a_full_board_raises_full_at_once() -> None:
+    client, seen, waits = _mocked([_problem(409, "full"), httpx.Response(201, json=ENTRANT)])
+    with pytest.raises(LeaderboardError) as raised:
+        client.join_board("trivia", "cup", "day", "p1")
+    assert (raised.value.status, raised.value.type) == (409, "/problems/full")
+    assert (len(seen), waits) == (1, [])
+
+
+def test_a_join_outside_cohorts_has_no_cohort_and_no_tier() -> None:
+    client, _, _ = _mocked([httpx.Response(201, json={"playerId": "p1", "cohortId": None})])
+    entrant = client.join_board("trivia", "cup", "day", "p1")
+    assert (entrant.cohort_id, entrant.tier, entrant.first) == (None, None, True)
+
+
+def test_the_top_of_a_cohort_and_the_league_are_read_from_their_paths() -> None:
+    page: dict[str, Any] = {
+        "leaderboardId": "trivia#cup#alltime#~gold-2",
+        "entries": [],
+        "nextCursor": None,
+    }
+    league: dict[str, Any] = {"tier": "gold", "cohortId": "gold-2", "period": "week:2026-W49"}
+    client, seen, _ = _mocked([httpx.Response(200, json=page), httpx.Response(200, json=league)])
+    assert client.top_of_cohort("trivia", "cup", "alltime", "gold-2", limit=5) == page
+    assert client.league("trivia", "cup", "p1") == league
+    assert [(r.url.path, dict(r.url.params)) for r in seen] == [
+        ("/v1/leaderboards/trivia/cup/alltime/cohorts/gold-2", {"limit": "5"}),
+        ("/v1/games/trivia/variants/cup/players/p1/league", {}),
+    ]
+
+
+async def test_the_async_client_joins_reads_a_cohort_and_a_league() -> None:
+    page: dict[str, Any] = {"entries": [{"playerId": "p1"}], "nextCursor": None}
+    league: dict[str, Any] = {"tier": "bronze", "cohortId": None, "period": "day:2026-12-06"}
+    answers = iter(
+        [
+            httpx.Response(201, json=ENTRANT),
+            httpx.Response(200, json=ENTRANT),
+            httpx.Response(200, json=page),
+            httpx.Response(200, json=league),
+        ]
+    )
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(f"{request.method} {request.url.path}")
+        return next(answers)
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    async with AsyncLeaderboardClient(BASE, "k", http=http) as client:
+        first = await client.join_board("trivia", "cup", "day", "p1")
+        again = await client.join_board("trivia", "cup", "day", "p1")
+        top = await client.top_of_cohort("trivia", "cup", "day", "3")
+        placed = await client.league("trivia", "cup", "p1")
+    await http.aclose()
+    assert (first.first, again.first, top, placed) == (True, False, page, league)
+    assert seen == [
+        "POST /v1/leaderboards/trivia/cup/day/entrants/p1",
+        "POST /v1/leaderboards/trivia/cup/day/entrants/p1",
+        "GET /v1/leaderboards/trivia/cup/day/cohorts/3",
+        "GET /v1/games/trivia/variants/cup/players/p1/league",
+    ]
 
 
 def _item_result(key: str, status: int, slug: str = "", retry_after: int | None = None) -> Any:
@@ -522,6 +608,105 @@ def test_a_claim_on_an_open_board_is_period_open_and_reads_carry_the_period(
     assert ranked.period is not None
     assert ranked.period == page["period"]
     assert ranked.period["endsAt"] is not None
+
+
+def _define(service: str, game: str, variant: str, **fields: Any) -> None:
+    """Define a variant with the dev key (an admin's); the client has no method for it."""
+    with httpx.Client(trust_env=False, timeout=10.0) as http:
+        defined = http.put(
+            f"{service}/v1/games/{game}/variants/{variant}",
+            json=fields,
+            headers={"Authorization": f"Bearer {KEY}"},
+        )
+    assert defined.status_code == 200, defined.text
+
+
+def test_players_join_cohorts_and_each_cohort_ranks_its_own(
+    service: str, connect: Callable[[str], LeaderboardClient]
+) -> None:
+    _define(service, "pycohort", "cup", cohortSize=2, periods=["alltime"])
+    client = connect(KEY)
+    joined = [
+        client.join_board("pycohort", "cup", "alltime", p) for p in ("c-ann", "c-bob", "c-cy")
+    ]
+    assert [(e.player_id, e.cohort_id, e.tier, e.first) for e in joined] == [
+        ("c-ann", "1", None, True),
+        ("c-bob", "1", None, True),
+        ("c-cy", "2", None, True),
+    ]
+    again = client.join_board("pycohort", "cup", "alltime", "c-bob")
+    assert (again.first, again.entrant) == (False, joined[1].entrant)
+
+    for player_id, score in {"c-ann": 10, "c-bob": 30, "c-cy": 20}.items():
+        client.submit_score(player_id, score, "pycohort", "cup")
+    first = client.top_of_cohort("pycohort", "cup", "alltime", "1")
+    assert [(e["playerId"], e["rank"]) for e in first["entries"]] == [("c-bob", 1), ("c-ann", 2)]
+    assert (first["playerCount"], first["nextCursor"]) == (2, None)
+    assert first["period"] == client.top("pycohort", "cup")["period"]
+    paged = client.top_of_cohort("pycohort", "cup", "alltime", "1", limit=1)
+    assert [e["playerId"] for e in paged["entries"]] == ["c-bob"]
+    assert paged["nextCursor"] is not None
+    second = client.top_of_cohort("pycohort", "cup", "alltime", "2")
+    assert [(e["playerId"], e["rank"]) for e in second["entries"]] == [("c-cy", 1)]
+
+    # On the whole board c-ann is third; in her cohort, second.
+    ranked = client.player_rank("pycohort", "cup", "alltime", "c-ann")
+    assert isinstance(ranked.rank, ExactRank)
+    assert ranked.rank.rank == 3
+    assert ranked.cohort is not None
+    assert (ranked.cohort["cohortId"], ranked.cohort["rank"]) == ("1", 2)
+    assert ranked.cohort.get("tier") is None
+    client.submit_score("c-ann", 10, "pycohort", "plain")
+    assert client.player_rank("pycohort", "plain", "alltime", "c-ann").cohort is None
+
+
+def test_a_join_past_max_entrants_is_full_and_outside_cohorts_a_404(
+    service: str, connect: Callable[[str], LeaderboardClient]
+) -> None:
+    _define(service, "pycohort", "capped", maxEntrants=1, periods=["alltime"])
+    client = connect(KEY)
+    entrant: Entrant = client.join_board("pycohort", "capped", "alltime", "f-one")
+    assert (entrant.first, entrant.cohort_id) == (True, None)
+    with pytest.raises(LeaderboardError) as full:
+        client.join_board("pycohort", "capped", "alltime", "f-two")
+    assert (full.value.status, full.value.type, full.value.attempts) == (409, "/problems/full", 1)
+    assert not client.join_board("pycohort", "capped", "alltime", "f-one").first
+
+    _define(service, "pycohort", "open", periods=["alltime"])
+    with pytest.raises(LeaderboardError) as nothing_to_join:
+        client.join_board("pycohort", "open", "alltime", "f-one")
+    assert nothing_to_join.value.status == 404
+    with pytest.raises(LeaderboardError) as no_cohorts:
+        client.top_of_cohort("pycohort", "capped", "alltime", "1")
+    assert no_cohorts.value.status == 404
+
+
+def test_a_league_places_a_new_player_in_the_lowest_tier_and_says_so(
+    service: str, connect: Callable[[str], LeaderboardClient]
+) -> None:
+    tiers = [{"id": "bronze", "promote": 1}, {"id": "silver", "demote": 1}]
+    _define(service, "pycohort", "league", cohortSize=2, periods=["day"], tiers=tiers)
+    client = connect(KEY)
+    today = client.top("pycohort", "league", "day")["period"]["id"]
+    before = client.league("pycohort", "league", "l-ann")
+    assert (before["tier"], before["cohortId"], before["period"]) == ("bronze", None, today)
+    assert before.get("previous") is None
+
+    entrant = client.join_board("pycohort", "league", "day", "l-ann")
+    assert (entrant.first, entrant.tier, entrant.cohort_id) == (True, "bronze", "bronze-1")
+    placed = client.league("pycohort", "league", "l-ann")
+    assert (placed["tier"], placed["cohortId"], placed["period"]) == ("bronze", "bronze-1", today)
+
+    client.submit_score("l-ann", 70, "pycohort", "league")
+    ranked = client.player_rank("pycohort", "league", "day", "l-ann")
+    assert ranked.cohort == {"cohortId": "bronze-1", "tier": "bronze", "rank": 1}
+    cohort = client.top_of_cohort("pycohort", "league", "day", "bronze-1")
+    assert [e["playerId"] for e in cohort["entries"]] == ["l-ann"]
+
+    _define(service, "pycohort", "noleague", cohortSize=2, periods=["day"])
+    with pytest.raises(LeaderboardError) as not_a_league:
+        client.league("pycohort", "noleague", "l-ann")
+    assert (not_a_league.value.status, not_a_league.value.type) == (404, "/problems/not-found")
 
 
 def test_a_cheater_is_hidden_banned_voided_and_restored_through_the_client(

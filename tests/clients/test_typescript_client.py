@@ -1,7 +1,7 @@
 """The TypeScript client: installed from its lock, its generated types current with the committed
 OpenAPI document, its own tests passing, packed into an installable tarball that a strict project
-can install and type-check the READMEs' examples against, and its example game server posting a
-round and reading the top of a running service."""
+can install and type-check the READMEs' examples against, its example game server posting a
+round and reading the top of a running service, and its cohort and league calls against one."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.served import ROOT, clean_environment, serve
@@ -231,3 +232,86 @@ def _game_server(built: Path, base_url: str) -> list[str]:
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
     return ran.stdout.splitlines()
+
+
+# Joins, a cohort's top, the rank in a cohort and the league, through the built client: run by
+# Node, printing what each call returned as one JSON document.
+COHORT_SCRIPT = """\
+import { LeaderboardClient, LeaderboardError } from "%(index)s";
+const client = new LeaderboardClient({ baseUrl: process.env.LEADERBOARD_URL, apiKey: process.env.LEADERBOARD_API_KEY });
+const joins = [];
+for (const playerId of ["ts-ann", "ts-bob", "ts-cy", "ts-ann"]) {
+  joins.push(await client.joinBoard("tscohort", "league", "day", playerId));
+}
+for (const [playerId, score] of [["ts-ann", 10], ["ts-bob", 30]]) {
+  await client.submitScore({ playerId, score, game: "tscohort", variant: "league" });
+}
+const top = await client.topOfCohort("tscohort", "league", "day", "bronze-1");
+const { cohort } = await client.playerRank("tscohort", "league", "day", "ts-ann");
+const league = await client.getLeague("tscohort", "league", "ts-cy");
+let full = null;
+try {
+  await client.joinBoard("tscohort", "capped", "alltime", "ts-two");
+} catch (error) {
+  if (!(error instanceof LeaderboardError)) throw error;
+  full = { status: error.status, type: error.type };
+}
+console.log(JSON.stringify({ joins, top: top.entries.map((e) => [e.playerId, e.rank]), cohort, league, full }));
+"""
+
+
+def test_the_client_joins_reads_a_cohort_and_a_league_of_a_running_service(
+    built: Path, tmp_path: Path
+) -> None:
+    environment = clean_environment() | {"LEADERBOARD_DEV_API_KEY": KEY}
+    with serve(tmp_path, environment, ready_timeout_s=90) as base_url:
+        tiers = [{"id": "bronze", "promote": 1}, {"id": "silver", "demote": 1}]
+        definitions = {
+            "league": {"cohortSize": 2, "periods": ["day"], "tiers": tiers},
+            "capped": {"maxEntrants": 1, "periods": ["alltime"]},
+        }
+        with httpx.Client(base_url=base_url, trust_env=False, timeout=10.0) as http:
+            for variant, body in definitions.items():
+                defined = http.put(
+                    f"/v1/games/tscohort/variants/{variant}",
+                    json=body,
+                    headers={"Authorization": f"Bearer {KEY}"},
+                )
+                assert defined.status_code == 200, defined.text
+            joined = http.post(
+                "/v1/leaderboards/tscohort/capped/alltime/entrants/ts-one",
+                headers={"Authorization": f"Bearer {KEY}"},
+            )
+            assert joined.status_code == 201, joined.text
+            today = http.get("/v1/leaderboards/tscohort/league/day").json()["period"]["id"]
+        script = tmp_path / "cohorts.mjs"
+        script.write_text(COHORT_SCRIPT % {"index": (built / "src" / "index.js").as_uri()})
+        assert NODE is not None
+        ran = subprocess.run(
+            [NODE, str(script)],
+            env=clean_environment() | {"LEADERBOARD_URL": base_url, "LEADERBOARD_API_KEY": KEY},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    said = json.loads(ran.stdout)
+    assert [
+        (j["entrant"]["playerId"], j["entrant"]["cohortId"], j["first"]) for j in said["joins"]
+    ] == [
+        ("ts-ann", "bronze-1", True),
+        ("ts-bob", "bronze-1", True),
+        ("ts-cy", "bronze-2", True),
+        ("ts-ann", "bronze-1", False),
+    ]
+    assert {j["entrant"]["tier"] for j in said["joins"]} == {"bronze"}
+    assert said["top"] == [["ts-bob", 1], ["ts-ann", 2]]
+    assert said["cohort"] == {"cohortId": "bronze-1", "tier": "bronze", "rank": 2}
+    assert said["league"] == {
+        "tier": "bronze",
+        "cohortId": "bronze-2",
+        "period": today,
+        "previous": None,
+    }
+    assert said["full"] == {"status": 409, "type": "/problems/full"}

@@ -1,5 +1,6 @@
 // The board viewer at /: the boards the registry lists, the top of one board page by page, and one
-// player's rank and neighbours, refreshed every few seconds, with how the board ranks in words.
+// player's rank and neighbours (on a cohort variant their cohort's top too, and in a league their
+// tier), refreshed every few seconds, with how the board ranks in words.
 // It reads the public API only (GET /v1/boards, /v1/games/.../variants/... and
 // /v1/leaderboards/...), exactly as any client would, and shows what the API answers: ranks,
 // ranges, scores and totals are never computed or re-sorted here. The words for how a board ranks
@@ -10,6 +11,11 @@
   const REFRESH_MS = 5000;
   const PAGE_SIZE = 25;
   const AROUND = 5;
+  // A cohort's top as the player panel lists it: at least this many, and down to the player's
+  // own place in their cohort where that is further (up to the API's page limit), so that their
+  // row is among those listed.
+  const COHORT_TOP = 10;
+  const MAX_PAGE = 100;
   // The registry gains a board each new day and week: read the list again about once a minute,
   // and at the first refresh after the browser's clock passes midnight UTC (listingDue).
   const LISTING_EVERY = 12;
@@ -48,7 +54,7 @@
     words: null,
     scoreFormat: "integer", // how the board's scores read, as its last read said
     // playerId -> rank (or a range's first rank) as last shown in each table, to mark movers.
-    shown: { top: null, around: null },
+    shown: { top: null, around: null, cohort: null },
     generation: 0, // bumped by every change of view: answers for an older view are dropped
     timer: null,
     refreshes: 0,
@@ -505,6 +511,7 @@
     if (view.period === period.id) return;
     view.shown.top = null; // another board than the one drawn: nothing on it "moved"
     view.shown.around = null;
+    view.shown.cohort = null;
     choosePeriod(asked, true);
   }
 
@@ -623,9 +630,74 @@
     drawRows($("around"), "around", around.entries);
   }
 
+  // On a cohort variant, the rank read names the player's cohort (found.cohort: its id, its league
+  // tier, their rank in it): that cohort's top, read as the API ranks it, with their row marked.
+  // Nothing on any other variant. A failed read of the cohort says so in its place.
+  function drawCohort(found, page) {
+    const cohort = found && found.cohort;
+    $("cohort-view").hidden = !cohort;
+    if (!cohort) {
+      view.shown.cohort = null;
+      return;
+    }
+    const tier = cohort.tier ? ` · ${cohort.tier} tier` : "";
+    $("cohort-heading").textContent = `Their cohort: ${cohort.cohortId}${tier}`;
+    const line = $("cohort-rank");
+    const strong = document.createElement("strong");
+    strong.textContent = `Rank ${cohort.rank} in the cohort`;
+    line.replaceChildren(strong);
+    if (page.status === "rejected") {
+      $("cohort").hidden = true;
+      view.shown.cohort = null;
+      say("cohort-message", `Could not read the cohort. ${describe(page.reason)}`, true);
+      return;
+    }
+    const count = page.value.playerCount;
+    line.append(` of ${count} player${count === 1 ? "" : "s"}`);
+    $("cohort").hidden = false;
+    say("cohort-message", "");
+    drawRows($("cohort"), "cohort", page.value.entries);
+  }
+
+  // A player's league (a variant with tiers): the tier they play the current period in, their
+  // cohort on its board, and what the last period's close did to them. Shown only as the API
+  // answers it: nothing where it answers none (404: no tiers), or fails.
+  const MOVES = { up: "moved up", down: "moved down", stay: "stayed", pending: "its close is pending" };
+
+  function drawLeague(league) {
+    const line = $("player-league");
+    const answer = league && league.status === "fulfilled" ? league.value : null;
+    if (!answer || typeof answer.tier !== "string") {
+      line.textContent = "";
+      line.hidden = true;
+      return;
+    }
+    const strong = document.createElement("strong");
+    strong.textContent = `League: ${answer.tier} tier`;
+    const parts = [];
+    if (!answer.period) parts.push("between seasons");
+    else if (answer.cohortId) parts.push(`cohort ${answer.cohortId} in ${answer.period}`);
+    else parts.push(`not yet in a cohort of ${answer.period}`);
+    const previous = answer.previous;
+    if (previous && typeof previous.period === "string") {
+      parts.push(`${previous.period} in ${previous.tier}: ${Object.hasOwn(MOVES, previous.move) ? MOVES[previous.move] : previous.move}`);
+    }
+    line.replaceChildren(strong, ...parts.map((part) => ` · ${part}`));
+    line.hidden = false;
+  }
+
+  // Whether the variant is a league, by what has been read of it: its definition lists tiers, or
+  // the player's cohort names one.
+  function isLeague(found) {
+    const definition = view.rules.of === variantKey() ? view.rules.definition : null;
+    const tiers = definition && Array.isArray(definition.tiers) && definition.tiers.length > 0;
+    return Boolean(tiers || (found && found.cohort && found.cohort.tier));
+  }
+
   function playerError(error) {
     $("player-found").hidden = true;
     view.shown.around = null;
+    view.shown.cohort = null;
     $("player-heading").textContent = view.player;
     if (error.status === 404 && error.problem.type === "/problems/not-found") {
       say("player-message", `No player “${view.player}” on this board (${boardName()}). Check the id, or choose another board.`, true);
@@ -707,6 +779,17 @@
         // Its periods as its definition keeps them (a variant the list does not hold; seasons).
         if (read) choosePeriod(view.follows || view.period, true);
       }
+      // The player's cohort and league, once the rank read has named them (a second round trip,
+      // on cohort and league variants only).
+      const ranked = player && found.status === "fulfilled" ? found.value : null;
+      const cohort = ranked && ranked.cohort;
+      const [cohortPage, league] = await Promise.allSettled([
+        cohort
+          ? api(`${path}/cohorts/${encodeURIComponent(cohort.cohortId)}?limit=${Math.min(MAX_PAGE, Math.max(COHORT_TOP, cohort.rank))}`, controller.signal)
+          : null,
+        player && isLeague(ranked) ? api(`${variantPath()}/players/${player}/league`, controller.signal) : null,
+      ]);
+      if (generation !== view.generation || controller.signal.aborted) return;
       const scroll = [window.scrollX, window.scrollY];
       if (page.status === "fulfilled") {
         learnPeriod(page.value.period);
@@ -714,8 +797,11 @@
         drawRules(); // after drawBoard: the headings' title is the format that board read says
       } else throw page.reason;
       if (player) {
-        if (found.status === "fulfilled" && around.status === "fulfilled") drawPlayer(found.value, around.value);
-        else playerError(found.status === "rejected" ? found.reason : around.reason);
+        if (found.status === "fulfilled" && around.status === "fulfilled") {
+          drawPlayer(found.value, around.value);
+          drawCohort(found.value, cohortPage);
+          drawLeague(league);
+        } else playerError(found.status === "rejected" ? found.reason : around.reason);
       }
       window.scrollTo(...scroll); // redrawn rows of the same height: the reader stays where they were
       $("updated").textContent = `Updated ${utcParts(new Date()).clock} UTC`;
@@ -756,7 +842,10 @@
       view.shown.top = null;
       view.drawn = false;
     }
-    if (board || player) view.shown.around = null;
+    if (board || player) {
+      view.shown.around = null;
+      view.shown.cohort = null;
+    }
   }
 
   function changed(what = {}) {

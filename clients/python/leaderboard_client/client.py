@@ -25,7 +25,10 @@ from .models import (
     BoardOutcomeOut,
     BoardPageOut,
     ClaimOut,
+    CohortRankOut,
+    EntrantOut,
     EntryOut,
+    LeagueOut,
     ModeratedPlayersOut,
     ModerationLogOut,
     ModerationOut,
@@ -144,6 +147,9 @@ class PlayerRank:
     entry: EntryOut
     rank: Rank
     period: PeriodOut | None = None
+    cohort: CohortRankOut | None = None
+    """On a cohort variant: the player's ``cohortId``, its league ``tier`` (None outside a
+    league) and their exact ``rank`` in the cohort; None elsewhere."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +183,31 @@ class Claim:
     @property
     def claimed_at(self) -> str:
         return self.claim["claimedAt"]
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A join's answer: ``entrant`` is the service's body (``playerId``, ``cohortId``, and
+    ``tier`` in a league), the same on every join of the player to the period board; ``first`` is
+    True only where the service answered 201, this request placing the player."""
+
+    entrant: EntrantOut
+    first: bool
+    attempts: int
+
+    @property
+    def player_id(self) -> str:
+        return self.entrant["playerId"]
+
+    @property
+    def cohort_id(self) -> str | None:
+        """The cohort to read with ``top_of_cohort`` (``3``, ``gold-3`` in a league); None on a
+        variant without ``cohortSize``."""
+        return self.entrant["cohortId"]
+
+    @property
+    def tier(self) -> str | None:
+        return self.entrant.get("tier")
 
 
 @dataclass(frozen=True)
@@ -304,6 +335,7 @@ def _read_rank(body: PlayerRankOut) -> PlayerRank:
         entry=body["entry"],
         rank=rank,
         period=body.get("period"),
+        cohort=body.get("cohort"),
     )
 
 
@@ -377,6 +409,25 @@ class _Core:
             idempotency_key=request.headers["Idempotency-Key"],
             attempts=attempts,
         )
+
+    def join(self, game: str, variant: str, period: Period, player_id: str) -> _Request:
+        return self.request(
+            "POST", f"{_board_path(game, variant, period)}/entrants/{_segment(player_id)}"
+        )
+
+    @staticmethod
+    def joined(response: httpx.Response, attempts: int) -> Entrant:
+        entrant = cast("EntrantOut", response.json())
+        return Entrant(entrant=entrant, first=response.status_code == 201, attempts=attempts)
+
+    @staticmethod
+    def cohort_path(game: str, variant: str, period: Period, cohort_id: str) -> str:
+        return f"{_board_path(game, variant, period)}/cohorts/{_segment(cohort_id)}"
+
+    @staticmethod
+    def league_path(game: str, variant: str, player_id: str) -> str:
+        variant_path = f"/v1/games/{_segment(game)}/variants/{_segment(variant)}"
+        return f"{variant_path}/players/{_segment(player_id)}/league"
 
     def settle(self, response: httpx.Response, attempt: int) -> float | None:
         """What an answer means for the loop: the wait before trying again, ``None`` where it is
@@ -623,6 +674,44 @@ class LeaderboardClient:
         response, attempts = self._send(request)
         return _Core.claimed(request, response, attempts)
 
+    # ---- cohorts, tournaments and leagues (DESIGN.md section 16) ------------------------------
+
+    def join_board(self, game: str, variant: str, period: Period, player_id: str) -> Entrant:
+        """Join the player to a period board of a cohort or tournament variant (the game
+        server's key): placed in the next seat, first come first placed. ``Entrant.first`` is
+        True only on the service's 201, this call placing them; a repeat answers 200 with the same
+        body (``first=False``): joining again is harmless. Retried on 429, 503 and transport
+        errors; a retry after a lost 201 finds the player placed and says ``first=False``.
+        ``LeaderboardError`` 409 ``/problems/full`` past ``maxEntrants`` (not retried); 404 on a
+        variant with nothing to join."""
+        response, attempts = self._send(self._core.join(game, variant, period, player_id))
+        return _Core.joined(response, attempts)
+
+    def top_of_cohort(
+        self,
+        game: str,
+        variant: str,
+        period: Period,
+        cohort_id: str,
+        *,
+        limit: int = 25,
+        cursor: str | None = None,
+    ) -> BoardPageOut:
+        """One page of a cohort's board, ranked within the cohort (the same page as ``top``);
+        ``cohort_id`` as a join or a rank read names it (``3``, ``gold-3``). A variant without
+        ``cohortSize`` is a 404."""
+        path = _Core.cohort_path(game, variant, period, cohort_id)
+        return cast("BoardPageOut", self._get(path, {"limit": limit, "cursor": cursor}))
+
+    def league(self, game: str, variant: str, player_id: str) -> LeagueOut:
+        """The player's place in a variant with ``tiers``: ``{tier, cohortId, period, previous}``,
+        the tier they play the current period in (the lowest for a new player), their cohort on
+        its board (None until placed), its id (None between seasons), and ``previous``, their last
+        placement where it was another period's (``{period, tier, cohortId, move}``, ``move``
+        ``up``, ``down``, ``stay``, or ``pending`` until that period's close). A variant without
+        tiers is a 404."""
+        return cast("LeagueOut", self._get(_Core.league_path(game, variant, player_id)))
+
     def top(
         self,
         game: str,
@@ -824,6 +913,29 @@ class AsyncLeaderboardClient:
         request = self._core.claim(game, variant, period, player_id, idempotency_key)
         response, attempts = await self._send(request)
         return _Core.claimed(request, response, attempts)
+
+    async def join_board(self, game: str, variant: str, period: Period, player_id: str) -> Entrant:
+        """See ``LeaderboardClient.join_board``."""
+        response, attempts = await self._send(self._core.join(game, variant, period, player_id))
+        return _Core.joined(response, attempts)
+
+    async def top_of_cohort(
+        self,
+        game: str,
+        variant: str,
+        period: Period,
+        cohort_id: str,
+        *,
+        limit: int = 25,
+        cursor: str | None = None,
+    ) -> BoardPageOut:
+        """See ``LeaderboardClient.top_of_cohort``."""
+        path = _Core.cohort_path(game, variant, period, cohort_id)
+        return cast("BoardPageOut", await self._get(path, {"limit": limit, "cursor": cursor}))
+
+    async def league(self, game: str, variant: str, player_id: str) -> LeagueOut:
+        """See ``LeaderboardClient.league``."""
+        return cast("LeagueOut", await self._get(_Core.league_path(game, variant, player_id)))
 
     async def top(
         self,

@@ -36,6 +36,21 @@ export interface Claim {
   first: boolean;
   idempotencyKey: string;
 }
+/** A join's body: `playerId`, `cohortId` (null on a variant without cohortSize), `tier` in a league. */
+export type EntrantOut = Schemas["EntrantOut"];
+/** A join's answer: `first` is true only on the service's 201, this call placing the player. */
+export interface Entrant {
+  entrant: EntrantOut;
+  first: boolean;
+}
+/** On a cohort variant's rank read: the player's cohort, its league tier, their rank in it. */
+export type CohortRank = Schemas["CohortRankOut"];
+/**
+ * A player's place in a variant's league: the `tier` they play the current `period` in, their
+ * `cohortId` on its board (null until placed; `period` null between seasons), and `previous`, their
+ * last placement where it was another period's, with its close's `move` (up, down, stay, pending).
+ */
+export type League = Schemas["LeagueOut"];
 /** One submission of a batch; its Idempotency-Key is made (a UUID) unless given. */
 export type BatchItem = Submission & { idempotencyKey?: string };
 type ResultOut = Schemas["BatchResultOut"];
@@ -93,12 +108,15 @@ export interface ClientOptions {
 const RETRIED = new Set([409, 429, 503]);
 /**
  * 409s that end: these are answers, not "try later". A claim's `period-open` says when the period
- * closes (Retry-After), often hours away: thrown at once, for the caller to claim again then.
+ * closes (Retry-After), often hours away: thrown at once, for the caller to claim again then. A
+ * board `full` (maxEntrants) and a player's `attempts-exhausted` (maxAttempts) stay so.
  */
 const FINAL_CONFLICTS = new Set([
   "/problems/conflict",
   "/problems/idempotency-key-reused",
   "/problems/period-open",
+  "/problems/full",
+  "/problems/attempts-exhausted",
 ]);
 
 interface Answer<T> {
@@ -203,6 +221,56 @@ export class LeaderboardClient {
       }),
     );
     return { claim: data, first: response.status === 201, idempotencyKey };
+  }
+
+  /**
+   * Join a player to a period board of a cohort or tournament variant (the game server's key):
+   * the next seat, first come first placed. `first` is true only on the service's 201, this call
+   * placing them; a repeat answers 200 with the same `entrant` and `first: false`, and changes
+   * nothing. Joins carry no Idempotency-Key: a retry after a lost 201 finds the player placed
+   * (`first: false`). Past maxEntrants a `LeaderboardError` 409 `/problems/full` is thrown at once;
+   * a variant with nothing to join is a 404.
+   */
+  async joinBoard(game: string, variant: string, period: string, playerId: string): Promise<Entrant> {
+    const { data, response } = await this.retried(() =>
+      this.api.POST("/v1/leaderboards/{game}/{variant}/{period}/entrants/{player_id}", {
+        params: { path: { game, variant, period, player_id: playerId } },
+      }),
+    );
+    return { entrant: data, first: response.status === 201 };
+  }
+
+  /**
+   * One page of a cohort's board, ranked within the cohort (the page `topOfBoard` gives);
+   * `cohortId` as a join or a rank read's `cohort` names it ("3", "gold-3" in a league).
+   */
+  async topOfCohort(
+    game: string,
+    variant: string,
+    period: string,
+    cohortId: string,
+    options: { limit?: number; cursor?: string } = {},
+  ) {
+    const { data } = await this.retried(() =>
+      this.api.GET("/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}", {
+        params: { path: { game, variant, period, cohort_id: cohortId }, query: options },
+      }),
+    );
+    return data;
+  }
+
+  /**
+   * A player's place in a variant with tiers (a league): `{ tier, cohortId, period, previous }`, the
+   * tier they play the current period in (the lowest for a new player) and their cohort on its
+   * board (null until placed). A variant without tiers is a `LeaderboardError` 404.
+   */
+  async getLeague(game: string, variant: string, playerId: string): Promise<League> {
+    const { data } = await this.retried(() =>
+      this.api.GET("/v1/games/{game}/variants/{variant}/players/{player_id}/league", {
+        params: { path: { game, variant, player_id: playerId } },
+      }),
+    );
+    return data;
   }
 
   /** One page of a board, best first. */

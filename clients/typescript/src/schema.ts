@@ -261,9 +261,93 @@ export interface paths {
         };
         /**
          * The top of one cohort of a board, best first (a variant with cohortSize)
-         * @description A cohort is a board of its own (decision 0039): the same page as the board's top, ranked within the cohort. 404 on a variant without cohortSize.
+         * @description A cohort is a board of its own (decision 0039): the same page as the board's top, ranked within the cohort. 404 on a variant without cohortSize; a cohort past the board's last has no entries.
          */
         get: operations["getTopOfCohort"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}/players": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A group's board within one cohort: those of the players named in it, in its order
+         * @description As the board's group board, of the cohort (its ranks the cohort's). 404 on a variant without cohortSize; a cohort past the board's last has no entries.
+         */
+        get: operations["getCohortGroupBoard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}/players/{player_id}/around": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The players just ahead of and just behind a player in their cohort
+         * @description As the board's around, of the cohort (its ranks the cohort's; a player not in it is a 404). 404 on a variant without cohortSize; a cohort past the board's last has no entries.
+         */
+        get: operations["getPlayersAroundInCohort"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A cohort's snapshots, newest first
+         * @description As the board's, of one cohort (a board of its own, decision 0039). 404 on a variant without cohortSize; a cohort past the board's last has no entries.
+         */
+        get: operations["listCohortSnapshots"];
+        put?: never;
+        /**
+         * Take a snapshot of one cohort of a board now
+         * @description As the board's snapshot, of one cohort (a board of its own, decision 0039). 404 on a variant without cohortSize; a cohort past the board's last has no entries.
+         */
+        post: operations["takeCohortSnapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/leaderboards/{game}/{variant}/{period}/cohorts/{cohort_id}/snapshots/{snapshot_taken_at}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One snapshot of a cohort: its top and player count when it was taken
+         * @description 404 on a variant without cohortSize; a cohort past the board's last has no entries.
+         */
+        get: operations["getCohortSnapshot"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2574,7 +2658,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description the cohort (1, 2, ...), as a join answers */
+                /** @description the cohort (1, 2, ...; in a league gold-1, ...), as a join answers */
                 cohort_id: string;
                 /** @description the game */
                 game: string;
@@ -2603,6 +2687,328 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCohortGroupBoard: {
+        parameters: {
+            query: {
+                /** @description the players, comma-separated (ids=a,b,c): 1 to 100 distinct ids, 1 to 20 with withRank=true (an id named twice counts once toward either); unknown ones are left out */
+                ids: string;
+                /** @description add each one's board rank (costs a rank read each) */
+                withRank?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description the cohort (1, 2, ...; in a league gold-1, ...), as a join answers */
+                cohort_id: string;
+                /** @description the game */
+                game: string;
+                /** @description the game's variant (mode) */
+                variant: string;
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPlayersAroundInCohort: {
+        parameters: {
+            query?: {
+                before?: number;
+                after?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the player's id */
+                player_id: string;
+                /** @description the cohort (1, 2, ...; in a league gold-1, ...), as a join answers */
+                cohort_id: string;
+                /** @description the game */
+                game: string;
+                /** @description the game's variant (mode) */
+                variant: string;
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AroundOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCohortSnapshots: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the cohort (1, 2, ...; in a league gold-1, ...), as a join answers */
+                cohort_id: string;
+                /** @description the game */
+                game: string;
+                /** @description the game's variant (mode) */
+                variant: string;
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotListOut"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    takeCohortSnapshot: {
+        parameters: {
+            query?: {
+                /** @description entries kept; a snapshot is one item of at most 400 KB, so a top that does not fit is a 422 naming the largest that does */
+                top?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the cohort (1, 2, ...; in a league gold-1, ...), as a join answers */
+                cohort_id: string;
+                /** @description the game */
+                game: string;
+                /** @description the game's variant (mode) */
+                variant: string;
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotOut"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCohortSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description snapshotTakenAt as listed, an ISO 8601 UTC time (a time the calendar has, or 422) */
+                snapshot_taken_at: string;
+                /** @description the cohort (1, 2, ...; in a league gold-1, ...), as a join answers */
+                cohort_id: string;
+                /** @description the game */
+                game: string;
+                /** @description the game's variant (mode) */
+                variant: string;
+                /** @description alltime, day, week, month, season (the current one, in the variant's time zone) or day:YYYY-MM-DD, week:YYYY-Www, month:YYYY-MM (a date the calendar has, of the years 1970 to 9899, or 422), season:ID (404 for a season the variant does not have, and for season when none is running) */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotOut"];
                 };
             };
             /** @description Not Found */
