@@ -164,7 +164,7 @@ class SubmissionItems:
                 )
                 if entry.league is not None:
                     items.append(league_put(self._table, write.player_id, entry.league))
-            else:
+            elif entry.counted:
                 items.append(attempt_update(self._table, entry.placement))
         planned: list[tuple[int, CounterChanges]] = []
         for board in write.boards:

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from tests.api.test_definitions import define
-from tests.conftest import SUBMIT_KEY, Service
+from tests.conftest import ADMIN_KEY, SUBMIT_KEY, Service
 from tests.faults import install
 from tests.support import submit
 
@@ -153,7 +153,29 @@ async def test_a_submission_to_a_tournament_makes_no_more_calls_and_to_cohorts_o
     plain = [c for v, _, c in costs if v == "plain"]
     cup = [c for v, _, c in costs if v == "cup"]
     assert cup[1:] == plain[1:], costs
-    # With cohorts: the player's places read first, one call more.
-    league = [c for v, _, c in costs if v == "league"]
-    for ordinary, placed in zip(plain[1:], league[1:], strict=True):
-        assert placed == {**ordinary, "BatchGetItem": ordinary["BatchGetItem"] + 1}, costs
+    # With cohorts: a new player's places read first, one call more; a player placed before
+    # (the task remembers a placement: it never moves) makes none more.
+    cohorts = [c for v, _, c in costs if v == "league"]
+    assert cohorts[1] == plain[1], costs
+    new_player = {**plain[2], "BatchGetItem": plain[2]["BatchGetItem"] + 1}
+    assert cohorts[2] == new_player, costs
+
+
+async def test_a_remembered_placement_erased_since_is_placed_again_where_the_count_says(
+    service: Service,
+) -> None:
+    """The task remembers a placement (it never moves), but erasure deletes it: the next
+    submission's write finds none, plans again, and seats the player anew, not in the cohort
+    remembered."""
+    http = service.http
+    assert (await define(http, cohortSize=2, periods=["alltime"])).status_code == 200
+    for player in ("ann", "ann", "bob"):  # ann's second submission is from memory
+        assert (await submit(http, player=player, score=10)).status_code == 200
+    board = "/v1/leaderboards/trivia/classic/alltime"
+    assert (await http.get(f"{board}/players/ann")).json()["cohort"]["cohortId"] == "1"
+    erased = await http.delete("/v1/players/ann", headers={"Authorization": f"Bearer {ADMIN_KEY}"})
+    assert erased.status_code == 200, erased.text
+    assert (await submit(http, player="ann", score=30)).status_code == 200
+    assert (await http.get(f"{board}/players/ann")).json()["cohort"]["cohortId"] == "2"
+    first = (await http.get(f"{board}/cohorts/1")).json()["entries"]
+    assert [e["playerId"] for e in first] == ["bob"]

@@ -99,6 +99,9 @@ class EntryWrite:
     expires_at: int | None
     league: LeagueWrite | None = None
     """In a league, the player's league record a new placement puts (decision 0040)."""
+    counted: bool = True
+    """An attempt on a placement read is written (and conditioned): only under ``maxAttempts``,
+    which nothing else reads."""
 
 
 @dataclass(frozen=True)

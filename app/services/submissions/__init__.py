@@ -24,12 +24,19 @@ from app.errors import (
     Throttled,
     Unavailable,
 )
+from app.services.memory import Recent
 from app.services.policies import SubmitPolicy
 from app.services.ports import Stores
 from app.services.ranking import Ranking
 from app.services.registry import BoardRegistrar
 from app.services.rules.held import Definitions
-from app.services.submissions._ask import CohortGuessedWrong, SubmitAsk, seated
+from app.services.submissions._ask import (
+    CohortGuessedWrong,
+    Placed,
+    SubmitAsk,
+    remember,
+    seated,
+)
 from app.services.submissions._plan import check_bounds, checked_achieved_at
 from app.services.submissions._submit import (
     GuessedWrong,
@@ -39,6 +46,9 @@ from app.services.submissions._submit import (
 )
 from app.services.submissions.admission import BoardAdmission
 from app.services.submissions.in_flight import IdempotencyKeysInFlight, SeenLeases
+
+_PLACEMENTS_KEPT = 50_000
+"""Placements a task remembers (a few hundred bytes each): its players' of the live periods."""
 
 _COHORT_GUESSES = 8
 """Writes a submission that places its player tries, each after another placement took the seat
@@ -60,6 +70,7 @@ class Submissions:
         self._keys_in_flight = IdempotencyKeysInFlight(hold_s=policy.in_flight_s)
         self._seen_leases = SeenLeases(ttl_s=policy.lease_cache_s)
         self._registrar = BoardRegistrar(stores.registry)
+        self._placed: Placed = Recent(max_entries=_PLACEMENTS_KEPT)
         self._admission = BoardAdmission(
             per_shard=policy.board_in_flight_per_shard, wait_s=policy.board_wait_s
         )
@@ -133,17 +144,24 @@ class Submissions:
             confirmed = await confirm()
             if confirmed != ask.definition:
                 raise GuessedWrong(confirmed)
-        settle = self._policy.max_lateness
-        seated_ask = await seated(self._stores.entrants, ask, settle=settle)
+        settle, entrants = self._policy.max_lateness, self._stores.entrants
+        seated_ask = await seated(entrants, ask, settle=settle, known=self._placed)
         for _ in range(_COHORT_GUESSES):
             try:
-                return await self._write_boards(seated_ask)
+                written = await self._write_boards(seated_ask)
             except CohortGuessedWrong as wrong:
-                # A seat taken meanwhile, or a league record moved: nothing was written.
+                # A seat taken meanwhile, a league record moved, or a placement remembered and
+                # gone (erased): nothing was written. Plan again from what is stored.
+                for board in ask.periods:
+                    self._placed.forget((ask.submission.player_id, board.board_id))
                 if wrong.cohorts is None:
-                    seated_ask = await seated(self._stores.entrants, ask, settle=settle)
+                    seated_ask = await seated(entrants, ask, settle=settle)
                 else:
                     seated_ask = replace(seated_ask, cohorts=dict(wrong.cohorts))
+            else:
+                if not written.replayed:  # a replay's places were not checked: not known
+                    remember(self._placed, seated_ask)
+                return written
         raise Contended(
             "the board's placements are too contended right now; retry with the same "
             "Idempotency-Key",

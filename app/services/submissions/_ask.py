@@ -13,6 +13,7 @@ from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.domain.submission import Submission
 from app.services.cohorts._league import Due, standing_for
+from app.services.memory import Recent
 from app.services.ports.entrants import EntrantStore
 
 
@@ -74,15 +75,45 @@ class CohortGuessedWrong(Exception):
         self.cohorts = cohorts
 
 
-async def seated(entrants: EntrantStore, ask: SubmitAsk, *, settle: timedelta) -> SubmitAsk:
+Seat = tuple[str | None, str | None]
+"""A placement's cohort and tier."""
+Placed = Recent[tuple[str, str], Seat]
+"""Placements seen or made, by (player, period board): a placement never moves, so a player
+placed before needs no read to know their cohort (the write reads it again, and a placement gone
+since, erased, makes the write plan again from a read)."""
+
+
+def remember(known: Placed, ask: SubmitAsk) -> None:
+    """The places ``ask`` was written with: the placements are there now."""
+    player = ask.submission.player_id
+    for board in ask.periods:
+        tier = None if ask.tiers is None else ask.tiers.get(board.board_id)
+        known.put((player, board.board_id), (ask.cohorts.get(board.board_id), tier))
+
+
+async def seated(
+    entrants: EntrantStore, ask: SubmitAsk, *, settle: timedelta, known: Placed | None = None
+) -> SubmitAsk:
     """``ask`` with the player's cohort on each period board: theirs, or the one the next seat
-    is in (one call; decision 0039), and in a league their tier (decision 0040: one call more
-    where their last period's close must be read)."""
+    is in (one call, none where ``known`` holds every one; decision 0039), and in a league their
+    tier (decision 0040: one call more where their last period's close must be read)."""
     periods, definition = ask.periods, ask.definition
     player = ask.submission.player_id
+    held = {b.board_id: None if known is None else known.get((player, b.board_id)) for b in periods}
+    if all(seat is not None for seat in held.values()):
+        seats = {board_id: seat for board_id, seat in held.items() if seat is not None}
+        cohorts = {board_id: c for board_id, (c, _) in seats.items() if c is not None}
+        placed_tiers = {board_id: t for board_id, (_, t) in seats.items() if t is not None}
+        return replace(
+            ask, cohorts=cohorts, tiers=placed_tiers if definition.league is not None else None
+        )
     league = definition.league
     tiers = () if league is None else league.ids
     entries = await entrants.read_entries(player, [board.board_id for board in periods], tiers)
+    if known is not None:
+        for board_id, entry in entries.items():
+            if entry.placement is not None:
+                known.put((player, board_id), (entry.placement.cohort_id, entry.placement.tier))
     seating = definition.seating
     cohorts, placed_tiers, leagues = {}, {}, {}
     for board in periods:

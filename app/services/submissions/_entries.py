@@ -71,6 +71,7 @@ def entry_writes(
                 replace(placement, attempts=placement.attempts + 1),
                 new=False,
                 expires_at=expires_at,
+                counted=most is not None,
             )
         )
     return tuple(writes)

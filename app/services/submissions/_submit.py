@@ -117,6 +117,7 @@ class _Writer:
         self._achieved_ms = ask.achieved_ms
         self._boards = boards = ask.boards
         self._periods = ask.periods
+        self._period_ids = [board.board_id for board in ask.periods]
         self._ask = ask
         league = definition.league
         self._tiers = () if league is None else league.ids
@@ -158,14 +159,14 @@ class _Writer:
         """``confirm``: the definition this writer's was guessed for, read beside the first read;
         ``GuessedWrong`` (before anything is written) where it differs. The caller has
         registered the boards (``BoardRegistrar``) before this first reads their leases."""
-        board_ids = [board.board_id for board in self._boards]
         row_ids = list(self._rows.values())
         player = self._submission.player_id
         for attempt in range(self._policy.max_attempts):
             await wait_before(
                 attempt, base_s=self._policy.backoff_base_s, cap_s=self._policy.backoff_cap_s
             )
-            unknown = self._leases.unknown(board_ids)
+            # A cohort's board holds no lease: seeding and ranking changes hold period boards.
+            unknown = self._leases.unknown(self._period_ids)
             reading = self._submissions.read_submission(
                 self._record_id,
                 player,
@@ -261,9 +262,12 @@ class _Writer:
         than the one this writer was built to write to, or (in a league) the player's league
         record is not the one their tier was decided on."""
         if self._ask.tiers is not None:
-            for board_id, decided_on in self._ask.leagues.items():
-                entry = state.entries.get(board_id)
-                if entry is not None and entry.placement is None and entry.league != decided_on:
+            for board_id, entry in state.entries.items():
+                # A new placement's tier is decided on the league record read (none where the
+                # placement was remembered: it is gone since, so read it all again).
+                decided = board_id in self._ask.leagues
+                fresh = decided and entry.league == self._ask.leagues[board_id]
+                if entry.placement is None and not fresh:
                     raise CohortGuessedWrong(None)
         if self._definition.cohort_size is None:
             return
