@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -20,11 +21,11 @@ from app.domain.cohorts import Tier
 from app.domain.definitions import BoardDefinition
 from app.domain.moderation import Action
 from app.domain.periods import Board, PeriodKind
-from app.errors import LeagueClosing
+from app.errors import LeagueClosing, Unavailable
 from app.services.cohorts import PlaceAsk, PlacePolicy, place
 from app.services.operations._moderation import ModerateAsk
 from app.services.registry import register_board
-from tests.faults import InFlightItems, fail_first, install, on_item, throttled
+from tests.faults import Faithful, InFlightItems, fail_first, install, on_item, throttled
 from tests.integration.test_snapshots import NOW, SETTLE, board, put_player
 from tests.support import operations, scores_items
 
@@ -117,6 +118,51 @@ async def test_racing_closers_under_lost_answers_put_each_cohort_s_moves_once(
     # The next day seats each in the tier the moves give.
     next_day = await _placed(runtime, NEXT, {"a": 1, "b": 1, "e": 1, "new": 1})
     assert next_day == {"a": "silver-1", "b": "bronze-1", "e": "silver-1", "new": "bronze-1"}
+
+
+async def test_under_the_faithful_run_s_faults_placements_and_moves_stay_exact(
+    runtime: Runtime, faithful_run: Faithful
+) -> None:
+    with faithful_run.quietly():
+        await _defined(runtime)
+    players = [f"p{i}" for i in range(9)]
+
+    async def placed(player: str) -> str:
+        ask = PlaceAsk(DAY, LEAGUE, player, uuid.uuid4().hex, now=NOW)
+        for _ in range(10):  # a 503 the game server would retry
+            try:
+                found = await place(runtime.stores.entrants, POLICY, ask)
+            except Unavailable:
+                await asyncio.sleep(0.05)
+                continue
+            assert found.cohort_id is not None
+            return found.cohort_id
+        raise AssertionError("the placement never got an answer")
+
+    cohorts = dict(zip(players, await asyncio.gather(*map(placed, players)), strict=True))
+    assert Counter(cohorts.values()) == {"bronze-1": 3, "bronze-2": 3, "bronze-3": 3}
+    with faithful_run.quietly():
+        for number, player in enumerate(players):
+            await put_player(runtime, DAY.in_cohort(cohorts[player]), player, 100 - number)
+        await register_board(registry=runtime.stores.registry, board=DAY, definition=LEAGUE)
+    ops = operations(runtime, settle=SETTLE)
+    closes = await asyncio.gather(*(ops.close_periods(NOW) for _ in range(3)))
+    assert sum(faithful_run.injected.values()) > 0, "no fault struck: the test proves nothing"
+    with faithful_run.quietly():
+        if sum(c.closed for c in closes) == 0:  # every closer failed: the next run closes it
+            assert sum(c.failed for c in closes) > 0
+            assert (await ops.close_periods(NOW)).closed == 1
+        else:
+            assert sum(c.closed for c in closes) == 1, closes
+        best = {
+            cohort: min(p for p in players if cohorts[p] == cohort) for cohort in cohorts.values()
+        }
+        # The best of each cohort is its first-scored: p0, p3, p6 score highest in theirs.
+        assert await _moves(runtime) == {
+            cohort: ({player}, set()) for cohort, player in best.items()
+        }
+        (league,) = await _league_events(runtime)
+        assert {m["playerId"] for m in league["moves"]} == set(best.values())
 
 
 async def test_a_player_of_a_period_not_closed_yet_waits_and_a_lost_close_keeps_their_tier(

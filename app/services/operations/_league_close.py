@@ -15,6 +15,7 @@ from app.domain.calendar import board_expiry_s
 from app.domain.cohorts import CohortMoves, League
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
+from app.errors import Unavailable
 from app.services.ports import Stores
 from app.services.ranking.pages import top_entries
 from app.services.work import persist
@@ -87,8 +88,20 @@ async def settle_league(
 
     async def settle(tier: str, cohort_id: str) -> tuple[str, CohortMoves]:
         async with gate:
-            cohort = board.in_cohort(cohort_id)
-            ranked = await top_entries(stores.index, cohort.board_id, size, 1)
+            cohort = board.in_cohort(cohort_id).board_id
+            ranked, counts = await asyncio.gather(
+                top_entries(stores.index, cohort, size, 1),
+                stores.counters.coarse_counts(cohort, consistent=True),
+            )
+            counted = sum(counts.values())
+            if len(ranked) != counted:
+                # RankIndex is eventually consistent: a row written just before the close may
+                # not show yet. Moves are put for good, so not on a view the counts contradict.
+                raise Unavailable(
+                    f"cohort {cohort_id} of board {board.board_id}: its index shows "
+                    f"{len(ranked)} players, its counts {counted}; the close waits for the index",
+                    retry_after=1,
+                )
             decided = league.moves(tier, [entry.player_id for entry in ranked])
             kept = await persist(
                 lambda: stores.entrants.put_moves(
