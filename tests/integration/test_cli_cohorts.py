@@ -65,11 +65,38 @@ async def test_values_out_of_range_are_refused_by_field_and_nothing_is_stored(
     assert (await runtime.stores.definitions.get_definition("trivia", "bad")) is None
 
 
+async def test_a_league_is_defined_from_the_command_line_lowest_tier_first(
+    dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
+) -> None:
+    defined = await define(
+        dynamo_endpoint,
+        table_names,
+        "league",
+        *("--periods", "week", "--cohort-size", "30"),
+        *("--tier", "bronze:5:0", "--tier", "silver:5:5", "--tier", "gold:0:5"),
+    )
+    assert defined.returncode == 0, defined.stderr
+    assert json.loads(defined.stdout)["tiers"] == [
+        {"id": "bronze", "promote": 5, "demote": 0},
+        {"id": "silver", "promote": 5, "demote": 5},
+        {"id": "gold", "promote": 0, "demote": 5},
+    ]
+    stored = await runtime.stores.definitions.get_definition("trivia", "league")
+    assert stored is not None
+    assert [tier.id for tier in stored.definition.tiers] == ["bronze", "silver", "gold"]
+    # A league's rule the schema cannot state (tiers need cohortSize) is refused too.
+    refused = await define(
+        dynamo_endpoint, table_names, "loose", "--tier", "a:1:0", "--tier", "b:0:0"
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert "cohortSize" in refused.stderr, refused.stderr
+
+
 async def test_tiers_the_service_refuses_are_reported_as_its_422_with_nothing_stored(
     dynamo_endpoint: str, table_names: TableNames, runtime: Runtime
 ) -> None:
-    # A '#' is in no id the service takes (it is its keys' separator), so whether or not this
-    # service knows leagues yet, the definition is refused, and the refusal names the tiers.
+    # A '#' is in no id the service takes (it is its keys' separator): the definition is
+    # refused, and the refusal names the tiers.
     refused = await define(
         dynamo_endpoint,
         table_names,
