@@ -27,7 +27,7 @@ from tests.api.test_definitions import define
 from tests.conftest import SUBMIT_KEY, Service, make_settings
 from tests.support import operations, scores_items, submit
 
-SPAN_S = 15
+SPAN_S = 11
 """Each short season's length: long enough for a phase's submissions on a busy machine."""
 VARIANT = "/v1/games/trivia/variants/classic"
 TIERS = [
