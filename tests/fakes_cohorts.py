@@ -89,6 +89,9 @@ class MemoryEntrants:
         self.calls["read_counts"] += 1
         return {tier: self.placed.get((board_id, tier), 0) for tier in tiers}
 
+    async def placed_on(self, board_id: str, tiers: tuple[str, ...]) -> int:
+        return sum(self.placed.get((board_id, tier), 0) for tier in (None, *tiers))
+
     async def read_moves(self, board_id: str, cohort_id: str) -> MovesState:
         self.calls["read_moves"] += 1
         return MovesState(self.moves.get((board_id, cohort_id)), board_id in self.closed)

@@ -91,6 +91,14 @@ class EntrantItems:
         by_key = {get_s(item, "leaderboardId"): get_n(item, "placed") or 0 for item in found}
         return {tier: by_key.get(placed_sk(tier), 0) for tier in tiers}
 
+    async def placed_on(self, board_id: str, tiers: tuple[str, ...]) -> int:
+        found = await self._dynamo.batch_get(
+            "reading the board's counts of players placed",
+            table=self._table,
+            keys=[counter_key(board_id), *(counter_key(board_id, tier) for tier in tiers)],
+        )
+        return sum(get_n(item, "placed") or 0 for item in found)
+
     async def read_moves(self, board_id: str, cohort_id: str) -> MovesState:
         found = await self._dynamo.batch_get(
             "reading the league's moves",
@@ -178,7 +186,7 @@ def transaction_token(placement: Placement) -> str | None:
     however often botocore resends it; another seat is another call."""
     if not placement.token:
         return None
-    text = f"{placement.token}|{placement.board_id}|{placement.seat}"
+    text = f"{placement.token}|{placement.board_id}|{placement.tier}|{placement.seat}"
     return hashlib.sha256(text.encode()).hexdigest()[:36]
 
 

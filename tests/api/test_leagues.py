@@ -222,3 +222,34 @@ async def test_the_league_of_a_variant_without_tiers_is_404(service: Service) ->
     assert "tiers" in changed.json()["detail"]
     wider = [{"id": "bronze", "promote": 2}, *TIERS[1:]]
     assert (await define(http, periods=["week"], cohortSize=5, tiers=wider)).status_code == 200
+
+
+async def test_players_joined_and_yet_to_score_hold_the_entry_fields(service: Service) -> None:
+    http = service.http
+    assert (await define(http, periods=["week"], joinRequired=True)).status_code == 200
+    joined = await http.post(
+        "/v1/leaderboards/trivia/classic/week/entrants/ann",
+        headers={"Authorization": f"Bearer {SUBMIT_KEY}"},
+    )
+    assert joined.status_code == 201, joined.text
+    # No score yet, but a seat: cohorts cut now would leave ann in none.
+    refused = await define(http, periods=["week"], joinRequired=True, cohortSize=5)
+    assert refused.status_code == 409, refused.text
+    assert "cohortSize" in refused.json()["detail"]
+    assert (await http.get(VARIANT)).json()["cohortSize"] is None
+
+
+async def test_a_league_s_players_join_its_current_period_only(service: Service) -> None:
+    http = service.http
+    assert (await define(http, periods=["week"], cohortSize=5, tiers=TIERS)).status_code == 200
+    now = datetime.now(UTC)
+    for days in (7, -7):
+        other = (now + timedelta(days=days)).isocalendar()
+        path = f"week:{other.year}-W{other.week:02d}"
+        refused = await http.post(
+            f"/v1/leaderboards/trivia/classic/{path}/entrants/ann",
+            headers={"Authorization": f"Bearer {SUBMIT_KEY}"},
+        )
+        assert refused.status_code == 422, refused.text
+        assert "current period" in refused.json()["detail"]
+    assert (await _league(http, "ann"))["cohortId"] is None  # nothing was placed

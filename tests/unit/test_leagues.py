@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from app.domain.cohorts import CohortMoves, League, Tier
+from app.domain.cohorts import CohortMoves, League, LeagueRecord, Tier
 from app.domain.definitions import BoardDefinition
-from app.domain.periods import PeriodKind
+from app.domain.periods import Board, Period, PeriodKind
+from app.services.ports import EntryState, SubmissionState
+from app.services.submissions._ask import CohortGuessedWrong
+from app.services.submissions._entries import entry_writes
 
 TIERS = (Tier("bronze", promote=2), Tier("silver", promote=1, demote=2), Tier("gold", demote=1))
 LEAGUE = League(TIERS)
@@ -79,3 +82,32 @@ def test_promotion_places_may_change_under_entries_and_tier_ids_may_not() -> Non
     renamed = _league(tiers=(Tier("bronze", 2), Tier("silver", 1, 2), Tier("platinum", demote=1)))
     assert wider.entry_changes(league) == ()
     assert renamed.entry_changes(league) == ("tiers",)
+
+
+WEEK = Board("trivia", "league", Period.parse("week:2026-W49"))
+LATER = LeagueRecord("silver", "trivia#league#week#2026-W50", 1_796_601_600_000, "silver-1")
+"""A record of the week after WEEK (2026-W50 starts 2026-12-07)."""
+
+
+def _read(record: LeagueRecord | None) -> SubmissionState:
+    entry = EntryState(None, 0, {"bronze": 4, "silver": 2, "gold": 0}, record)
+    return SubmissionState(
+        record=None,
+        rows={},
+        leases={},
+        erasing_until=None,
+        placements={WEEK.board_id: None},
+        placed={WEEK.board_id: 0},
+        entries={WEEK.board_id: entry},
+    )
+
+
+def test_a_late_score_for_a_week_the_player_has_played_past_places_them_in_no_cohort() -> None:
+    league = _league(periods=(PeriodKind.WEEK,))
+    tiers = {WEEK.board_id: "bronze"}
+    assert entry_writes(league, [WEEK], _read(LATER), player="p", token="t", tiers=tiers) == ()
+    first = entry_writes(league, [WEEK], _read(None), player="p", token="t", tiers=tiers)
+    assert [(w.placement.cohort_id, w.new) for w in first] == [("bronze-1", True)]
+    assert first[0].league is not None  # the new record, put with the placement
+    with pytest.raises(CohortGuessedWrong):  # no tier decided: plan again from a read
+        entry_writes(league, [WEEK], _read(None), player="p", token="t", tiers={})

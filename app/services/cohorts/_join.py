@@ -13,7 +13,14 @@ from app.domain.calendar import board_expiry_s
 from app.domain.cohorts import Placement
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
-from app.errors import Contended, EntrantsFull, NotFound, TransactionCancelled, Unavailable
+from app.errors import (
+    Contended,
+    EntrantsFull,
+    InvalidInput,
+    NotFound,
+    TransactionCancelled,
+    Unavailable,
+)
 from app.services.cohorts._league import Due, Standing, league_write, standing_for
 from app.services.ports.entrants import EntrantStore, EntryState
 from app.services.work import wait_before
@@ -54,6 +61,14 @@ async def join(entrants: EntrantStore, policy: PlacePolicy, ask: JoinAsk) -> Joi
             f"{board.game}/{board.variant} has no cohorts and takes no joins (its definition sets "
             "none of cohortSize, joinRequired, maxEntrants, maxAttempts)"
         )
+    if definition.league is not None:
+        current = definition.calendar.containing(definition.periods[0], datetime.now(UTC))
+        if board.period != current:
+            raise InvalidInput(
+                f"a league's players join its current period"
+                f" ({'none: no season is running' if current is None else current.display}), "
+                f"not {board.period.display}: the close of the one before decides their tier"
+            )
     token = uuid.uuid4().hex
     placed = await place(entrants, policy, PlaceAsk(board, definition, ask.player_id, token))
     return JoinOutcome(placed, first=placed.token == token)

@@ -96,6 +96,16 @@ def closes_text(closes: datetime | None) -> str:
     return "now" if closes is None else closes.isoformat().replace("+00:00", "Z")
 
 
+def placed_later(definition: BoardDefinition, board: Board, record: LeagueRecord | None) -> bool:
+    """Whether the player's league record is of a period after ``board``'s: a late score for
+    ``board``, whose tier the close of the period before it would decide, after the player has
+    played on. It counts on ``board``'s whole board and in no cohort (decision 0040's note)."""
+    if definition.league is None or record is None:
+        return False
+    start = definition.calendar.span(board.period).starts_at
+    return record.period_start_ms > (0 if start is None else to_ms(start))
+
+
 def league_write(
     definition: BoardDefinition, board: Board, placement: Placement, read: LeagueRecord | None
 ) -> LeagueWrite | None:

@@ -80,6 +80,11 @@ class EntrantStore(Protocol):
         """Players placed in each tier of the board so far, by tier id (one call)."""
         ...
 
+    async def placed_on(self, board_id: str, tiers: tuple[str, ...]) -> int:
+        """Players placed on the board so far, in every one of ``tiers`` and outside any (one
+        call, strongly)."""
+        ...
+
     async def read_moves(self, board_id: str, cohort_id: str) -> MovesState:
         """Who of the cohort moved at the board's close, and whether the board is closed: one
         call."""

@@ -142,6 +142,9 @@ async def _refuse_if_holding(
     holding)."""
     holding = await boards_with_entries(stores, change)
     current = change.current.definition
+    if change.wanted.entry_changes(current):
+        # Players joined and yet to score hold their seats, cohorts and tiers (decision 0039).
+        holding += await boards_with_placements(stores, change)
     if consistent:
         partitions = [
             (b, partition)
@@ -239,6 +242,23 @@ async def _hold(
         f"board {board_id} is held by {why.holder}: the definition can change once it is done",
         retry_after=max(1, int(why.expires_at - now_s) + 1),
     )
+
+
+async def boards_with_placements(stores: Stores, change: Change) -> list[str]:
+    """The variant's live boards on which a player is placed (joined, or placed by a first
+    submission): their counts, read strongly, one call a board, all at once."""
+    current = change.current.definition
+    if not current.gates_entry:
+        return []
+    registered = await stores.registry.registered_boards(prefix=f"{change.game}#{change.variant}#")
+    live = [
+        r.board_id
+        for r in registered
+        if not board_is_expired(Board.from_id(r.board_id), now=change.now, definition=current)
+    ]
+    tiers = () if current.league is None else current.league.ids
+    placed = await asyncio.gather(*(stores.entrants.placed_on(b, tiers) for b in live))
+    return [board_id for board_id, count in zip(live, placed, strict=True) if count]
 
 
 async def boards_with_entries(stores: Stores, change: Change) -> list[str]:

@@ -12,7 +12,7 @@ from app.domain.cohorts import LeagueRecord
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.domain.submission import Submission
-from app.services.cohorts._league import Due, standing_for
+from app.services.cohorts._league import Due, placed_later, standing_for
 from app.services.memory import Recent
 from app.services.ports.entrants import EntrantStore
 
@@ -119,6 +119,9 @@ async def seated(
     for board in periods:
         entry = entries[board.board_id]
         placement = entry.placement
+        leagues[board.board_id] = entry.league
+        if placement is None and placed_later(definition, board, entry.league):
+            continue  # a late score for a period the player has played past: no cohort
         if placement is None:
             tier = None
             if league is not None:
@@ -132,7 +135,6 @@ async def seated(
             cohorts[board.board_id] = placement.cohort_id
         if placement.tier is not None:
             placed_tiers[board.board_id] = placement.tier
-        leagues[board.board_id] = entry.league
     if league is None:
         return replace(ask, cohorts=cohorts)
     return replace(ask, cohorts=cohorts, tiers=placed_tiers, leagues=leagues)

@@ -12,8 +12,9 @@ from app.domain.calendar import board_expiry_s
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.errors import AttemptsExhausted, EntrantsFull, NotJoined
-from app.services.cohorts._league import league_write
+from app.services.cohorts._league import league_write, placed_later
 from app.services.ports import EntryWrite, SubmissionState
+from app.services.submissions._ask import CohortGuessedWrong
 
 
 def entry_writes(
@@ -42,8 +43,12 @@ def entry_writes(
                     f"player {player!r} has not joined board {board_id}, and its variant "
                     "requires a join (joinRequired); nothing was stored",
                 )
-            tier = None if tiers is None else tiers[board_id]
             entry = state.entries.get(board_id)
+            if placed_later(definition, board, None if entry is None else entry.league):
+                continue  # counts on the whole board, in no cohort (a late score)
+            tier = None if tiers is None else tiers.get(board_id)
+            if tiers is not None and tier is None:
+                raise CohortGuessedWrong(None)  # no tier decided for a board to place on
             seen = entry.placed_in(tier) if entry is not None else state.placed.get(board_id, 0)
             if definition.seating.full(seen):
                 raise EntrantsFull(

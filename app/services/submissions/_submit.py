@@ -30,6 +30,7 @@ from app.domain.submission import PlannedWrite, moderated_write, plan_board_writ
 from app.domain.ties import SlotTies
 from app.errors import (
     BoardBeingSeeded,
+    Conflict,
     Contended,
     IdempotencyKeyReused,
     InvalidInput,
@@ -271,7 +272,14 @@ class _Writer:
                     raise CohortGuessedWrong(None)
         if self._definition.cohort_size is None:
             return
-        read = {entry.placement.board_id: entry.placement.cohort_id or "" for entry in entries}
+        uncut = [e.placement.board_id for e in entries if e.placement.cohort_id is None]
+        if uncut:
+            raise Conflict(
+                f"player {self._submission.player_id!r} was placed on board {uncut[0]} before "
+                "its variant had cohorts: define a new variant for cohorts",
+                retry_after=60,
+            )
+        read = {e.placement.board_id: e.placement.cohort_id or "" for e in entries}
         if read != dict(self._cohorts):
             raise CohortGuessedWrong(read)
 
