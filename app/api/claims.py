@@ -3,30 +3,16 @@ exactly once (docs/operations.md, "Claims")."""
 
 from __future__ import annotations
 
-import hashlib
-import uuid
-from typing import Annotated
-
-from fastapi import APIRouter, Header, Response
+from fastapi import APIRouter, Response
 
 from app.api.deps import BoardDep, NowDep, PlayerPath, PrincipalDep, StateDep, WriteLimitDep
-from app.api.patterns import IDEMPOTENCY_KEY_PATTERN
 from app.api.ratelimit import ratelimit_headers
+from app.api.request_keys import OptionalIdempotencyKey, request_token
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import ClaimOut, problem_responses
 from app.services.seasons import ClaimAsk
 
 router = APIRouter(route_class=StrictQueryRoute, tags=["submissions"])
-
-ClaimKey = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        pattern=IDEMPOTENCY_KEY_PATTERN,
-        description="optional, 1..255 visible ASCII characters: a retry with the same key after "
-        "an answer that never came answers as the first did (201 if it was the first claim)",
-    ),
-]
 
 
 @router.post(
@@ -48,22 +34,15 @@ async def post_claim(
     player_id: PlayerPath,
     now: NowDep,
     response: Response,
-    idempotency_key: ClaimKey = None,
+    idempotency_key: OptionalIdempotencyKey = None,
 ) -> ClaimOut:
     principal.require_submit(board.game)
     leaderboard = state.leaderboard
     definition = await leaderboard.rules.for_reading_board(board)
     outcome = await leaderboard.claims.claim(
-        ClaimAsk(board, definition, player_id, now, _token(principal.name, idempotency_key))
+        ClaimAsk(board, definition, player_id, now, request_token(principal.name, idempotency_key))
     )
     response.headers.update(ratelimit_headers(limit))
     if not outcome.first:
         response.status_code = 200
     return ClaimOut.of(outcome.claim)
-
-
-def _token(client: str, idempotency_key: str | None) -> str:
-    """What tells this request's claim: its key's, scoped to the calling client, or its own."""
-    if idempotency_key is None:
-        return uuid.uuid4().hex
-    return hashlib.sha256(f"{client}\n{idempotency_key}".encode()).hexdigest()[:32]

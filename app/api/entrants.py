@@ -7,6 +7,7 @@ from fastapi import APIRouter, Response
 
 from app.api.deps import BoardDep, PlayerPath, PrincipalDep, StateDep, WriteLimitDep
 from app.api.ratelimit import ratelimit_headers
+from app.api.request_keys import OptionalIdempotencyKey, request_token
 from app.api.routing import StrictQueryRoute
 from app.api.schemas import EntrantOut, problem_responses
 from app.services.cohorts import JoinAsk
@@ -36,11 +37,14 @@ async def post_entrant(
     board: BoardDep,
     player_id: PlayerPath,
     response: Response,
+    idempotency_key: OptionalIdempotencyKey = None,
 ) -> EntrantOut:
     principal.require_submit(board.game)
     leaderboard = state.leaderboard
     definition = await leaderboard.rules.for_reading_board(board)
-    outcome = await leaderboard.cohorts.join(JoinAsk(board, definition, player_id))
+    outcome = await leaderboard.cohorts.join(
+        JoinAsk(board, definition, player_id, request_token(principal.name, idempotency_key))
+    )
     response.headers.update(ratelimit_headers(limit))
     if not outcome.first:
         response.status_code = 200

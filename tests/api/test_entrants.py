@@ -181,3 +181,20 @@ async def test_a_remembered_placement_erased_since_is_placed_again_where_the_cou
     assert (await http.get(f"{board}/players/ann")).json()["cohort"]["cohortId"] == "2"
     first = (await http.get(f"{board}/cohorts/1")).json()["entries"]
     assert [e["playerId"] for e in first] == ["bob"]
+
+
+async def test_a_join_retried_with_its_idempotency_key_is_told_it_was_the_first(
+    service: Service,
+) -> None:
+    http = service.http
+    assert (await define(http, cohortSize=3)).status_code == 200
+    path = "/v1/leaderboards/trivia/classic/alltime/entrants/ann"
+    keyed = {"Authorization": f"Bearer {SUBMIT_KEY}", "Idempotency-Key": "signup-ann-1"}
+    first = await http.post(path, headers=keyed)
+    assert first.status_code == 201, first.text
+    retried = await http.post(path, headers=keyed)  # as after a 201 that never arrived
+    assert (retried.status_code, retried.json()) == (201, first.json())
+    other = await http.post(path, headers={**keyed, "Idempotency-Key": "signup-ann-2"})
+    assert (other.status_code, other.json()) == (200, first.json())
+    unkeyed = await join(http, "ann")
+    assert unkeyed.status_code == 200

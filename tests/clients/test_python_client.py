@@ -294,6 +294,10 @@ def test_a_join_is_first_on_201_and_a_repeat_is_not_with_the_same_body() -> None
         ("POST", "/v1/leaderboards/trivia/cup/day:2026-12-06/entrants/p1")
     ] * 3
     assert waits == [1.0]
+    # One key for a join's retries (the service answers a retry of a placing join 201), a new
+    # one for another join.
+    keys = [r.headers["Idempotency-Key"] for r in seen]
+    assert keys[0] == keys[1] != keys[2]
 
 
 def test_a_join_to_a_full_board_raises_full_at_once() -> None:

@@ -42,6 +42,9 @@ class JoinAsk:
     """The period board (the whole board)."""
     definition: BoardDefinition
     player_id: str
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """What tells this request's placement: its Idempotency-Key's (so a retry after a lost
+    answer is told it was the first), or its own."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ async def join(entrants: EntrantStore, policy: PlacePolicy, ask: JoinAsk) -> Joi
                 f" ({'none: no season is running' if current is None else current.display}), "
                 f"not {board.period.display}: the close of the one before decides their tier"
             )
-    token = uuid.uuid4().hex
+    token = ask.token
     placed = await place(entrants, policy, PlaceAsk(board, definition, ask.player_id, token))
     return JoinOutcome(placed, first=placed.token == token)
 

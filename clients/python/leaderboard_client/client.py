@@ -411,9 +411,9 @@ class _Core:
         )
 
     def join(self, game: str, variant: str, period: Period, player_id: str) -> _Request:
-        return self.request(
-            "POST", f"{_board_path(game, variant, period)}/entrants/{_segment(player_id)}"
-        )
+        path = f"{_board_path(game, variant, period)}/entrants/{_segment(player_id)}"
+        # One key per join, as for a claim: a retry after a lost 201 is answered 201.
+        return self.request("POST", path, headers={"Idempotency-Key": str(uuid.uuid4())})
 
     @staticmethod
     def joined(response: httpx.Response, attempts: int) -> Entrant:
@@ -681,7 +681,7 @@ class LeaderboardClient:
         server's key): placed in the next seat, first come first placed. ``Entrant.first`` is
         True only on the service's 201, this call placing them; a repeat answers 200 with the same
         body (``first=False``): joining again is harmless. Retried on 429, 503 and transport
-        errors; a retry after a lost 201 finds the player placed and says ``first=False``.
+        errors, with one Idempotency-Key, so a retry after a lost 201 is answered 201.
         ``LeaderboardError`` 409 ``/problems/full`` past ``maxEntrants`` (not retried); 404 on a
         variant with nothing to join."""
         response, attempts = self._send(self._core.join(game, variant, period, player_id))

@@ -227,14 +227,24 @@ export class LeaderboardClient {
    * Join a player to a period board of a cohort or tournament variant (the game server's key):
    * the next seat, first come first placed. `first` is true only on the service's 201, this call
    * placing them; a repeat answers 200 with the same `entrant` and `first: false`, and changes
-   * nothing. Joins carry no Idempotency-Key: a retry after a lost 201 finds the player placed
-   * (`first: false`). Past maxEntrants a `LeaderboardError` 409 `/problems/full` is thrown at once;
-   * a variant with nothing to join is a 404.
+   * nothing. One Idempotency-Key (a new UUID unless given) goes with every retry, so a retry
+   * after a lost 201 is answered 201. Past maxEntrants a `LeaderboardError` 409 `/problems/full`
+   * is thrown at once; a variant with nothing to join is a 404.
    */
-  async joinBoard(game: string, variant: string, period: string, playerId: string): Promise<Entrant> {
+  async joinBoard(
+    game: string,
+    variant: string,
+    period: string,
+    playerId: string,
+    options: { idempotencyKey?: string } = {},
+  ): Promise<Entrant> {
+    const idempotencyKey = options.idempotencyKey ?? globalThis.crypto.randomUUID();
     const { data, response } = await this.retried(() =>
       this.api.POST("/v1/leaderboards/{game}/{variant}/{period}/entrants/{player_id}", {
-        params: { path: { game, variant, period, player_id: playerId } },
+        params: {
+          path: { game, variant, period, player_id: playerId },
+          header: { "Idempotency-Key": idempotencyKey },
+        },
       }),
     );
     return { entrant: data, first: response.status === 201 };

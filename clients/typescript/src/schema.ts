@@ -2549,7 +2549,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description optional, 1..255 visible ASCII characters: a retry with the same key after an answer that never came answers as the first did (201 if it was the first claim) */
+                /** @description optional, 1..255 visible ASCII characters: a retry with the same key after an answer that never came answers as the first did (201 if it was the first) */
                 "Idempotency-Key"?: string | null;
             };
             path: {
@@ -3043,7 +3043,10 @@ export interface operations {
     joinBoard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description optional, 1..255 visible ASCII characters: a retry with the same key after an answer that never came answers as the first did (201 if it was the first) */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 /** @description the player's id */
                 player_id: string;

@@ -20,12 +20,18 @@ interface Seen {
   method: string;
   url: string;
   authorization: string | null;
+  idempotencyKey: string | null;
 }
 
 function client(answers: Response[], seen: Seen[], waits: number[] = []): LeaderboardClient {
   const fetch = (async (input: unknown): Promise<Response> => {
     const request = input as Request;
-    seen.push({ method: request.method, url: request.url, authorization: request.headers.get("Authorization") });
+    seen.push({
+      method: request.method,
+      url: request.url,
+      authorization: request.headers.get("Authorization"),
+      idempotencyKey: request.headers.get("Idempotency-Key"),
+    });
     const next = answers.shift();
     if (!next) throw new Error("no more answers");
     return next;
@@ -55,6 +61,11 @@ test("a join is first on the 201 and a repeat is not, with the same body", async
     assert.equal(request.method, "POST");
     assert.equal(request.url, "http://service/v1/leaderboards/trivia/cup/day%3A2026-12-06/entrants/ada");
   }
+  // One key for a join's retries (a retry of a placing join is answered 201), another for a join.
+  const [retried, retry, other] = seen.map((request) => request.idempotencyKey);
+  assert.ok(retried);
+  assert.equal(retry, retried);
+  assert.notEqual(other, retried);
 });
 
 test("a join to a full board throws full at once, and so does attempts-exhausted", async () => {
@@ -100,6 +111,7 @@ test("a league is read from its path with the key, retried, and its 404 thrown",
     method: "GET",
     url: "http://service/v1/games/trivia/variants/cup/players/ada%20lovelace/league",
     authorization: "Bearer k",
+    idempotencyKey: null,
   });
   await assert.rejects(
     leaderboard.getLeague("trivia", "cup", "nobody"),
