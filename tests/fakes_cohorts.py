@@ -92,6 +92,9 @@ class MemoryEntrants:
     async def placed_on(self, board_id: str, tiers: tuple[str, ...]) -> int:
         return sum(self.placed.get((board_id, tier), 0) for tier in (None, *tiers))
 
+    async def still_placed(self, board_id: str, player_ids: tuple[str, ...]) -> set[str]:
+        return {p for p in player_ids if (board_id, p) in self.placements}
+
     async def read_moves(self, board_id: str, cohort_id: str) -> MovesState:
         self.calls["read_moves"] += 1
         return MovesState(self.moves.get((board_id, cohort_id)), board_id in self.closed)

@@ -99,6 +99,15 @@ class EntrantItems:
         )
         return sum(get_n(item, "placed") or 0 for item in found)
 
+    async def still_placed(self, board_id: str, player_ids: tuple[str, ...]) -> set[str]:
+        found = await self._dynamo.batch_get(
+            "reading the movers' placements",
+            table=self._table,
+            keys=[key(player, placement_sk(board_id)) for player in player_ids],
+            projection="playerId",
+        )
+        return {get_s(item, "playerId") or "" for item in found}
+
     async def read_moves(self, board_id: str, cohort_id: str) -> MovesState:
         found = await self._dynamo.batch_get(
             "reading the league's moves",

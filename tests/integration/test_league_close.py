@@ -194,3 +194,17 @@ async def test_erasure_takes_the_league_record_and_the_player_out_of_the_moves(
     left = [i for i in await scores_items(runtime) if i["playerId"]["S"] == "a"]
     assert left == []
     assert await runtime.stores.entrants.read_league("b", "trivia", "classic") is not None
+
+
+async def test_a_player_erased_while_the_close_decides_is_left_out_of_its_moves(
+    runtime: Runtime,
+) -> None:
+    await _defined(runtime)
+    await _placed(runtime, DAY, {"a": 60, "b": 50, "c": 40})
+    # An erasure under way: it deletes the placement first, and its rows after; a close that
+    # read the cohort before them decides "a" goes up, and must leave them out.
+    await runtime.stores.entrants.erase_placement("a", DAY.board_id)
+    assert (await operations(runtime, settle=SETTLE).close_periods(NOW)).closed == 1
+    assert await _moves(runtime) == {"bronze-1": (set(), set())}
+    (league,) = await _league_events(runtime)
+    assert (league["moves"], league["promoted"]) == ([], 0)

@@ -291,9 +291,11 @@ class _Eraser:
     async def _erase_placement(self, cohorts: dict[str, str], board_id: str) -> bool:
         entrants = self._stores.entrants
         cohort_id = cohorts.get(board_id)
+        # The placement first: a close putting moves after this finds it gone and leaves the
+        # player out (decision 0040); moves put before are scrubbed here.
+        await persist(lambda: entrants.erase_placement(self._player, board_id))
         if cohort_id is not None:
             await persist(lambda: entrants.scrub_moves(board_id, cohort_id, self._player))
-        await persist(lambda: entrants.erase_placement(self._player, board_id))
         return True
 
     async def _erase_league(self, league: str) -> bool:

@@ -6,9 +6,10 @@ moves, and the ``board.closed`` event lists them."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.domain.calendar import board_expiry_s
@@ -64,6 +65,26 @@ class LeagueClose:
         }
 
 
+async def _without_erased(
+    stores: Stores, board_id: str, cohort_id: str, moves: CohortMoves
+) -> CohortMoves:
+    """``moves`` less the players erased since the cohort was read: an erasure deletes the
+    placement, then takes the player out of the moves put by then; one that ran between this
+    close's read and its put is caught here, by its placement gone."""
+    movers = (*moves.up, *moves.down)
+    if not movers:
+        return moves
+    entrants = stores.entrants
+    placed = await persist(lambda: entrants.still_placed(board_id, movers))
+    for player in (p for p in movers if p not in placed):
+        await persist(functools.partial(entrants.scrub_moves, board_id, cohort_id, player))
+    return replace(
+        moves,
+        up=tuple(p for p in moves.up if p in placed),
+        down=tuple(p for p in moves.down if p in placed),
+    )
+
+
 def _order(cohort_id: str) -> tuple[str, int]:
     tier, _, number = cohort_id.rpartition("-")
     return tier, int(number)
@@ -108,7 +129,7 @@ async def settle_league(
                     board.board_id, cohort_id, decided, expires_at=expires_at
                 )
             )
-            return cohort_id, kept
+            return cohort_id, await _without_erased(stores, board.board_id, cohort_id, kept)
 
     settled = await asyncio.gather(*(settle(tier, cohort_id) for tier, cohort_id in cohorts))
     return LeagueClose(dict(settled), league)

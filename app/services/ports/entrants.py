@@ -85,6 +85,11 @@ class EntrantStore(Protocol):
         call, strongly)."""
         ...
 
+    async def still_placed(self, board_id: str, player_ids: tuple[str, ...]) -> set[str]:
+        """Those of the players whose placement on the board is there (one call, strongly):
+        the others were erased."""
+        ...
+
     async def read_moves(self, board_id: str, cohort_id: str) -> MovesState:
         """Who of the cohort moved at the board's close, and whether the board is closed: one
         call."""
