@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from app.domain.calendar import board_is_expired, period_closes_at
-from app.domain.clock import to_ms
+from app.domain.clock import iso_ms, to_ms
 from app.domain.cohorts import LeagueRecord, Move, Placement
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
@@ -40,24 +40,29 @@ class Standing:
     """What their last period's close did (``None``: new, or the last period is this one)."""
 
 
+def period_start_ms(definition: BoardDefinition, board: Board) -> int:
+    """When ``board``'s period starts, as a league record keeps it (0: it has no start)."""
+    start = definition.calendar.span(board.period).starts_at
+    return 0 if start is None else to_ms(start)
+
+
 async def standing_for(
     entrants: EntrantStore,
     definition: BoardDefinition,
-    board: Board,
+    board: Board | None,
     record: LeagueRecord | None,
     player_id: str,
     due: Due,
 ) -> Standing:
-    """The tier ``player_id`` (whose league record is ``record``) plays ``board`` in. ``LeagueClosing`` where it waits on a
+    """The tier ``player_id`` (whose league record is ``record``) plays ``board`` in (``None``:
+    the next board they are placed on, between seasons). ``LeagueClosing`` where it waits on a
     close not yet done."""
     league = definition.league
     if league is None:
-        raise ValueError(f"{board.game}/{board.variant} is not a league")
+        raise ValueError("a tier is a league's: this definition has no tiers")
     if record is None:
         return Standing(league.lowest, None, None)
-    start = definition.calendar.span(board.period).starts_at
-    begins_ms = 0 if start is None else to_ms(start)
-    if record.board_id == board.board_id or record.period_start_ms >= begins_ms:
+    if board is not None and record.period_start_ms >= period_start_ms(definition, board):
         # This board's, or a later one's (a late score placing them on an older board).
         return Standing(league.known(record.tier), record, None)
     move = await settled_move(entrants, definition, record, player_id, due)
@@ -87,13 +92,13 @@ async def settled_move(
     raise LeagueClosing(
         f"player {player_id!r} played {last.period.display} of "
         f"{last.game}/{last.variant} in tier {record.tier!r}; its close decides their tier for "
-        f"the next period and has not happened yet (due {closes_text(closes)}): retry then",
+        f"the next period and has not happened yet (due {_due_text(closes)}): retry then",
         retry_after=int(wait) + _CLOSE_WAIT_S,
     )
 
 
-def closes_text(closes: datetime | None) -> str:
-    return "now" if closes is None else closes.isoformat().replace("+00:00", "Z")
+def _due_text(closes: datetime | None) -> str:
+    return "now" if closes is None else iso_ms(to_ms(closes))
 
 
 def placed_later(definition: BoardDefinition, board: Board, record: LeagueRecord | None) -> bool:
@@ -102,8 +107,7 @@ def placed_later(definition: BoardDefinition, board: Board, record: LeagueRecord
     played on. It counts on ``board``'s whole board and in no cohort (decision 0040's note)."""
     if definition.league is None or record is None:
         return False
-    start = definition.calendar.span(board.period).starts_at
-    return record.period_start_ms > (0 if start is None else to_ms(start))
+    return record.period_start_ms > period_start_ms(definition, board)
 
 
 def league_write(
@@ -114,8 +118,7 @@ def league_write(
     board leaves their record as it is)."""
     if definition.league is None or placement.tier is None or placement.cohort_id is None:
         return None
-    start = definition.calendar.span(board.period).starts_at
-    begins_ms = 0 if start is None else to_ms(start)
+    begins_ms = period_start_ms(definition, board)
     if read is not None and read.period_start_ms > begins_ms:
         return None
     record = LeagueRecord(placement.tier, board.board_id, begins_ms, placement.cohort_id)
@@ -158,15 +161,13 @@ async def league_view(
         return LeagueView(league.lowest, None, board, None, None)
     if board is not None and record.board_id == board.board_id:
         return LeagueView(league.known(record.tier), record.cohort_id, board, None, None)
-    if board is not None:
-        start = definition.calendar.span(board.period).starts_at
-        if start is not None and record.period_start_ms >= to_ms(start):
-            return LeagueView(league.known(record.tier), None, board, record, None)
     try:
-        move = await settled_move(entrants, definition, record, player_id, Due(now, settle))
+        standing = await standing_for(
+            entrants, definition, board, record, player_id, Due(now, settle)
+        )
     except LeagueClosing:
         return LeagueView(league.known(record.tier), None, board, record, "pending")
-    return LeagueView(league.after(record.tier, move), None, board, record, move)
+    return LeagueView(standing.tier, None, board, record, standing.move)
 
 
 @dataclass(frozen=True)

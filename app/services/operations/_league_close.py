@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.domain.calendar import board_expiry_s
-from app.domain.cohorts import CohortMoves, League
+from app.domain.cohorts import CohortMoves, League, Move
 from app.domain.definitions import BoardDefinition
 from app.domain.periods import Board
 from app.errors import Unavailable
@@ -42,18 +42,16 @@ class LeagueClose:
         for cohort_id, moves in sorted(self.moves.items(), key=lambda item: _order(item[0])):
             promoted += len(moves.up)
             demoted += len(moves.down)
-            for player, move in [
-                *((p, "up") for p in moves.up),
-                *((p, "down") for p in moves.down),
-            ]:
-                listed.append(
-                    {
-                        "playerId": player,
-                        "cohortId": cohort_id,
-                        "from": moves.tier,
-                        "to": self.league.after(moves.tier, "up" if move == "up" else "down"),
-                    }
-                )
+            sides: tuple[tuple[Move, tuple[str, ...]], ...] = (
+                ("up", moves.up),
+                ("down", moves.down),
+            )
+            for move, players in sides:
+                to = self.league.after(moves.tier, move)
+                listed += [
+                    {"playerId": p, "cohortId": cohort_id, "from": moves.tier, "to": to}
+                    for p in players
+                ]
         return {
             "league": {
                 "cohorts": len(self.moves),
