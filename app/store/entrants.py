@@ -12,6 +12,7 @@ transaction puts the player's league record, ``<player>`` / ``league#<game>#<var
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.domain.cohorts import CohortMoves, LeagueRecord, Placement
@@ -55,13 +56,7 @@ class EntrantItems:
         found = await self._dynamo.batch_get(
             "reading the player's placements",
             table=self._table,
-            keys=list(
-                {
-                    _address(k): k
-                    for board_id in board_ids
-                    for k in entry_keys(player_id, board_id, tiers)
-                }.values()
-            ),
+            keys=entries_keys(player_id, board_ids, tiers),
         )
         return {board_id: entry_state(found, player_id, board_id, tiers) for board_id in board_ids}
 
@@ -212,6 +207,14 @@ def entry_keys(
         key(player_id, league_sk(board.game, board.variant)),
         *(counter_key(board_id, tier) for tier in tiers),
     ]
+
+
+def entries_keys(
+    player_id: str, board_ids: Sequence[str], tiers: tuple[str, ...] = ()
+) -> list[dict[str, AttributeValueTypeDef]]:
+    """``entry_keys`` of each board, each key once (the league record is every board's)."""
+    every = (k for board_id in board_ids for k in entry_keys(player_id, board_id, tiers))
+    return list({_address(k): k for k in every}.values())
 
 
 def _address(k: Item | dict[str, AttributeValueTypeDef]) -> tuple[str | None, str | None]:

@@ -16,7 +16,7 @@ from app.store.client import Dynamo, TransactionItemsCancelled, TransactionThrot
 from app.store.counters import CounterChanges, CounterItems
 from app.store.entrants import (
     attempt_update,
-    entry_keys,
+    entries_keys,
     entry_state,
     league_put,
     placement_writes,
@@ -65,13 +65,7 @@ class SubmissionItems:
             ((), ()) if entries is None else (entries.board_ids, entries.tiers)
         )
         record = key(player_id, record_id)
-        entry_keys_read = list(
-            {
-                _address(k): k
-                for board in entry_board_ids
-                for k in entry_keys(player_id, board, entry_tiers)
-            }.values()
-        )
+        entry_keys_read = entries_keys(player_id, entry_board_ids, entry_tiers)
         rows = {board: key(player_id, board) for board in board_ids}
         leases = {board: lease_key(board) for board in lease_board_ids}
         grains = {slot: grain_key(*slot) for slot in dict.fromkeys(grain_slots)}
