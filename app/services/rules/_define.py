@@ -140,11 +140,12 @@ async def _refuse_if_holding(
     read strongly, each partition of each under the current definition's shards (a
     submission's row and its counters land in one transaction; counters part-written count as
     holding)."""
-    holding = await boards_with_entries(stores, change)
+    live = await live_boards(stores, change)
+    holding = await boards_with_entries(stores, change, live)
     current = change.current.definition
     if change.wanted.entry_changes(current):
         # Players joined and yet to score hold their seats, cohorts and tiers (decision 0039).
-        holding += await boards_with_placements(stores, change)
+        holding += await boards_with_placements(stores, change, live)
     if consistent:
         partitions = [
             (b, partition)
@@ -244,34 +245,34 @@ async def _hold(
     )
 
 
-async def boards_with_placements(stores: Stores, change: Change) -> list[str]:
-    """The variant's live boards on which a player is placed (joined, or placed by a first
-    submission): their counts, read strongly, one call a board, all at once."""
-    current = change.current.definition
-    if not current.gates_entry:
-        return []
-    registered = await stores.registry.registered_boards(prefix=f"{change.game}#{change.variant}#")
-    live = [
-        r.board_id
-        for r in registered
-        if not board_is_expired(Board.from_id(r.board_id), now=change.now, definition=current)
-    ]
-    tiers = () if current.league is None else current.league.ids
-    placed = await asyncio.gather(*(stores.entrants.placed_on(b, tiers) for b in live))
-    return [board_id for board_id, count in zip(live, placed, strict=True) if count]
-
-
-async def boards_with_entries(stores: Stores, change: Change) -> list[str]:
-    """The variant's live boards that hold an entry: the registry's boards of the variant, each
-    partition of each (under the current definition's shards) asked for its first entry, all at
-    once."""
+async def live_boards(stores: Stores, change: Change) -> list[Board]:
+    """The variant's boards in the registry that have not expired under its current
+    definition."""
     current = change.current.definition
     registered = await stores.registry.registered_boards(prefix=f"{change.game}#{change.variant}#")
-    live = [
+    return [
         board
         for board in (Board.from_id(r.board_id) for r in registered)
         if not board_is_expired(board, now=change.now, definition=current)
     ]
+
+
+async def boards_with_placements(stores: Stores, change: Change, live: list[Board]) -> list[str]:
+    """Those of the ``live`` boards on which a player is placed (joined, or placed by a first
+    submission): their counts, read strongly, one call a board, all at once."""
+    current = change.current.definition
+    if not current.gates_entry:
+        return []
+    tiers = () if current.league is None else current.league.ids
+    ids = [board.board_id for board in live]
+    placed = await asyncio.gather(*(stores.entrants.placed_on(b, tiers) for b in ids))
+    return [board_id for board_id, count in zip(ids, placed, strict=True) if count]
+
+
+async def boards_with_entries(stores: Stores, change: Change, live: list[Board]) -> list[str]:
+    """Those of the ``live`` boards that hold an entry: each partition of each (under the
+    current definition's shards) asked for its first entry, all at once."""
+    current = change.current.definition
     partitions = [
         (b.board_id, partition)
         for b in live
