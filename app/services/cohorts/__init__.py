@@ -3,9 +3,7 @@ period board, first come first placed, into cohorts of a size (``_join``)."""
 
 from __future__ import annotations
 
-from app.domain.cohorts import Placement
 from app.domain.definitions import BoardDefinition
-from app.domain.periods import Board
 from app.services.cohorts._join import (
     JoinAsk,
     JoinOutcome,
@@ -32,10 +30,6 @@ class Cohorts:
         self._entrants = entrants
         self._policy = policy
         self._registrar = None if registry is None else BoardRegistrar(registry)
-
-    async def placement(self, board: Board, player_id: str) -> Placement | None:
-        """The player's place on the period board, if they have one (one call)."""
-        return (await self._entrants.read_entry(player_id, board.board_id)).placement
 
     async def join(self, ask: JoinAsk) -> JoinOutcome:
         """201's placement (``first``) or 200's: see ``_join.join``. The board is registered
